@@ -1,0 +1,508 @@
+"""Pavlicek's listing of cases, organised by pattern tuple and factored by suit.
+
+A *case* (Pavlicek 2008) fixes, for every constrained seat, its suit pattern
+(when the seat constrains shape or suit lengths) and its A-K-Q-J holding
+(when it constrains HCP).  Its weight is the number of ways to deal the
+constrained seats' cards consistently; the unconstrained seats then take the
+rest in ``multinomial(13u; 13, ..)`` ways.
+
+Listing every case explicitly costs memory in proportion to their number
+(62 million for his largest example).  Instead the listing here is factored:
+
+* A **cell** is a tuple of patterns, one per patterned seat.
+* Given a cell, each suit is independent apart from a small **feature
+  vector** it contributes: each HCP seat's HCP in that suit and, when some
+  seat is constrained by HCP alone (a *pooled* seat, whose spot cards come
+  from a common pool as in Pavlicek's 36c12 formulas), the honour counts that
+  decide the pool.  A suit **option** is one way to give honours to the HCP
+  seats (and a count of free honours to the shape-only seats); its weight
+  ``F`` counts the ways to deal that suit's cards to the patterned seats.
+* Spades+hearts and diamonds+clubs are combined into dense tables ``T1`` and
+  ``T2`` over the feature space (meet in the middle), and a **level-0 entry**
+  ``(cell, C, z1)`` -- ``C`` the pool's honour counts, ``z1`` the
+  spades+hearts features -- carries the exact weight
+  ``G(C) * T1[z1] * sum(T2[z2] for z2 completing z1 within the constraints)``.
+
+Exact integers throughout: int64 where a bound proves it cannot overflow,
+Python ints above that.  Memory grows with cells x feature-space size, not
+with the number of cases.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from math import comb, factorial, prod
+
+import numpy as np
+
+from .cards import HCP_OF_RANK, MAX_HCP, SPOTS_PER_SUIT
+from .patterns import PATTERNS
+
+#: Limits that keep a build within memory; exceeding one is a clear error.
+MAX_CELLS = 2_000_000
+MAX_FEATURE_CELLS = 30_000_000  # columns x feature-space size, and pairs x size
+MAX_ENTRIES = 3_000_000
+
+_FACT = np.array([factorial(i) for i in range(21)], dtype=object)
+_FACT64 = np.array([factorial(i) for i in range(21)], dtype=np.int64)
+
+
+class TooWide(ValueError):
+    """The spec's exact listing would exceed the memory limits."""
+
+
+@dataclass(frozen=True)
+class SeatRule:
+    """What the engine needs of one constrained seat."""
+
+    seat: int
+    patterns: np.ndarray | None  # bool mask (560,), None = shape free
+    hcp: tuple[int, int] | None
+
+
+@dataclass
+class Layout:
+    """Which seat plays which role, and the feature space they span."""
+
+    patterned: tuple[int, ...]  # seats with a pattern set, seat order
+    hcp_seats: tuple[int, ...]  # seats with an HCP range
+    pooled: tuple[int, ...]  # HCP range but no pattern set
+    shape_only: tuple[int, ...]  # pattern set but no HCP range
+    free: tuple[int, ...]  # unconstrained seats
+    hcp_lo: tuple[int, ...]
+    hcp_hi: tuple[int, ...]
+    dims: tuple[int, ...]  # feature sizes: HCP dims, then exact dims
+    n_box: int  # the first n_box dims are HCP (range) dims
+
+    @property
+    def zsize(self) -> int:
+        return prod(self.dims)
+
+    @property
+    def strides(self) -> np.ndarray:
+        s = np.ones(len(self.dims), dtype=np.int64)
+        for d in range(len(self.dims) - 2, -1, -1):
+            s[d] = s[d + 1] * self.dims[d + 1]
+        return s
+
+    def vectors(self, flat: np.ndarray) -> np.ndarray:
+        """Feature vectors ``(n, ndims)`` of flat indices."""
+        flat = np.asarray(flat, dtype=np.int64)
+        if not self.dims:
+            return np.zeros((len(flat), 0), dtype=np.int64)
+        return np.stack(np.unravel_index(flat, self.dims), axis=1).astype(np.int64)
+
+    @property
+    def has_pool(self) -> bool:
+        return bool(self.pooled)
+
+    def pool_factor(self, c_pooled: tuple[int, ...], c_pat: int) -> int:
+        """G: ways to give the pooled seats their spot cards, or 0 if impossible."""
+        n_pat = len(self.patterned)
+        s_rem = 36 - 13 * n_pat + c_pat
+        t = [13 - c for c in c_pooled]
+        u = s_rem - sum(t)
+        c_free = 16 - c_pat - sum(c_pooled)
+        if min(t, default=0) < 0 or u < 0 or c_free < 0 or s_rem < 0:
+            return 0
+        out = factorial(s_rem) // factorial(u)
+        for x in t:
+            out //= factorial(x)
+        return out
+
+    def free_ways(self) -> int:
+        """Ways to split the unconstrained seats' cards among them."""
+        n = len(self.free)
+        return factorial(13 * n) // factorial(13) ** n
+
+
+def make_layout(rules: list[SeatRule]) -> Layout:
+    patterned = tuple(r.seat for r in rules if r.patterns is not None)
+    hcp_rules = [r for r in rules if r.hcp is not None]
+    pooled = tuple(r.seat for r in hcp_rules if r.patterns is None)
+    shape_only = tuple(r.seat for r in rules if r.patterns is not None and r.hcp is None)
+    constrained = {r.seat for r in rules}
+    free = tuple(s for s in range(4) if s not in constrained)
+    lo = tuple(r.hcp[0] for r in hcp_rules)
+    hi = tuple(min(r.hcp[1], MAX_HCP) for r in hcp_rules)
+    dims = [h + 1 for h in hi]
+    if pooled:
+        his = {r.seat: r.hcp[1] for r in hcp_rules}
+        dims += [min(13, his[s]) + 1 for s in pooled]  # an honour is worth >= 1 HCP
+        dims.append(17 if patterned else 1)  # honours held by patterned seats
+    return Layout(
+        patterned=patterned,
+        hcp_seats=tuple(r.seat for r in hcp_rules),
+        pooled=pooled,
+        shape_only=shape_only,
+        free=free,
+        hcp_lo=lo,
+        hcp_hi=hi,
+        dims=tuple(dims),
+        n_box=len(hcp_rules),
+    )
+
+
+# --------------------------------------------------------------------------- cells
+
+
+def enumerate_cells(rules: list[SeatRule], layout: Layout) -> np.ndarray:
+    """All pattern tuples (one pattern index per patterned seat) whose suit
+    lengths fit in 13 cards per suit.  Shape ``(n_cells, n_patterned)``."""
+    by_seat = {r.seat: r for r in rules}
+    cells = np.zeros((1, 0), dtype=np.int64)
+    sums = np.zeros((1, 4), dtype=np.int64)
+    for seat in layout.patterned:
+        choices = np.nonzero(by_seat[seat].patterns)[0]
+        if len(cells) * len(choices) > 50 * MAX_CELLS:
+            raise TooWide(f"too many pattern combinations ({len(cells) * len(choices):,}) to list exactly")
+        new_sums = sums[:, None, :] + PATTERNS[choices][None, :, :]
+        ok = (new_sums <= 13).all(axis=2)
+        i, j = np.nonzero(ok)
+        cells = np.concatenate([cells[i], choices[j][:, None]], axis=1)
+        sums = new_sums[i, j]
+        if len(cells) > MAX_CELLS:
+            raise TooWide(f"too many pattern combinations ({len(cells):,}) to list exactly")
+    return cells
+
+
+# ------------------------------------------------------------------ suit options
+
+
+@dataclass
+class SuitOptions:
+    """Every way one suit can go, for one column of patterned-seat lengths."""
+
+    masks: np.ndarray  # (n, n_hcp) uint8 honour masks of the HCP seats
+    free_to_shape: np.ndarray  # (n,) honours the shape-only seats take from the free ones
+    weight: np.ndarray  # (n,) int64, F
+    v: np.ndarray  # (n, ndims) feature vector
+    vflat: np.ndarray  # (n,) flat index of v
+
+
+def _honour_assignments(n_hcp: int):
+    """Every way to send A, K, Q, J of one suit to an HCP seat or to 'free'."""
+    dest = np.array(list(itertools.product(range(n_hcp + 1), repeat=4)), dtype=np.int64).reshape(-1, 4)
+    bits = 1 << np.arange(4)
+    masks = np.stack([((dest == i) * bits).sum(axis=1) for i in range(n_hcp)], axis=1) if n_hcp else np.zeros((len(dest), 0), np.int64)
+    pcs = np.stack([(dest == i).sum(axis=1) for i in range(n_hcp)], axis=1) if n_hcp else np.zeros((len(dest), 0), np.int64)
+    pts = np.array(HCP_OF_RANK)
+    hcps = np.stack([((dest == i) * pts).sum(axis=1) for i in range(n_hcp)], axis=1) if n_hcp else np.zeros((len(dest), 0), np.int64)
+    free = (dest == n_hcp).sum(axis=1)
+    return masks, pcs, hcps, free
+
+
+def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
+    """Options for one suit whose lengths for the patterned seats are ``column``."""
+    n_hcp = len(layout.hcp_seats)
+    masks, pcs, hcps, free = _honour_assignments(n_hcp)
+    length_of = dict(zip(layout.patterned, column))
+    ok = np.ones(len(masks), dtype=bool)
+    spots = np.zeros((len(masks), 0), dtype=np.int64)
+    ph_cols = []
+    for i, seat in enumerate(layout.hcp_seats):
+        ok &= hcps[:, i] <= layout.hcp_hi[i]
+        if seat in length_of:
+            a = length_of[seat] - pcs[:, i]
+            ok &= a >= 0
+            spots = np.concatenate([spots, a[:, None]], axis=1)
+            ph_cols.append(i)
+    free_spots = SPOTS_PER_SUIT - spots.sum(axis=1)
+    ok &= free_spots >= 0
+    shape_lengths = [length_of[s] for s in layout.shape_only]
+    total_shape = sum(shape_lengths)
+    shape_split = factorial(total_shape) // prod(factorial(x) for x in shape_lengths)
+    spot_ways = np.zeros(len(masks), dtype=np.int64)
+    a_fact = _FACT64[np.clip(spots, 0, 20)].prod(axis=1) if spots.shape[1] else np.ones(len(masks), np.int64)
+    fs = np.clip(free_spots, 0, 9)
+    spot_ways[ok] = _FACT64[9] // (a_fact[ok] * _FACT64[fs[ok]])
+    pc_ph = pcs[:, ph_cols].sum(axis=1) if ph_cols else np.zeros(len(masks), np.int64)
+    parts = []
+    for h in range(0, min(4, total_shape) + 1):
+        need_spots = total_shape - h
+        okh = ok & (free >= h) & (free_spots >= need_spots)
+        if not okh.any():
+            continue
+        idx = np.nonzero(okh)[0]
+        w = spot_ways[idx] * np.array([comb(int(f), h) for f in free[idx]], dtype=np.int64)
+        w *= np.array([comb(int(f), need_spots) for f in free_spots[idx]], dtype=np.int64)
+        w *= shape_split
+        feats = [hcps[idx]]
+        if layout.has_pool:
+            pool_cols = [layout.hcp_seats.index(s) for s in layout.pooled]
+            feats.append(pcs[idx][:, pool_cols])
+            feats.append((pc_ph[idx] + h)[:, None] if layout.patterned else np.zeros((len(idx), 1), np.int64))
+        v = np.concatenate(feats, axis=1) if feats else np.zeros((len(idx), 0), np.int64)
+        inside = (v < np.array(layout.dims)).all(axis=1) if v.shape[1] else np.ones(len(idx), bool)
+        idx, w, v = idx[inside], w[inside], v[inside]
+        parts.append((masks[idx].astype(np.uint8), np.full(len(idx), h, np.int8), w, v))
+    if not parts:
+        ndim = len(layout.dims)
+        return SuitOptions(np.zeros((0, n_hcp), np.uint8), np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros((0, ndim), np.int64), np.zeros(0, np.int64))
+    m, f, w, v = (np.concatenate(x) for x in zip(*parts))
+    order = np.argsort(v @ layout.strides, kind="stable")
+    m, f, w, v = m[order], f[order], w[order], v[order]
+    return SuitOptions(m, f, w, v, v @ layout.strides)
+
+
+# --------------------------------------------------------------------- the listing
+
+
+@dataclass
+class Listing:
+    """The factored listing of one spec, ready for counting and sampling."""
+
+    layout: Layout
+    cells: np.ndarray  # (n_cells, n_patterned) pattern indices
+    columns: list[tuple[int, ...]]  # distinct suit columns
+    cell_cols: np.ndarray  # (n_cells, 4) column id of each suit
+    options: list[SuitOptions]  # per column
+    g: np.ndarray  # (n_cols, zsize) int64: option weight summed by feature vector
+    pairs: list[tuple[int, int]]  # distinct (column, column) pairs
+    pair_tables: np.ndarray  # (n_pairs, zsize) int64: T for a pair of suits
+    cell_pairs: np.ndarray  # (n_cells, 2) pair id for (S,H) and (D,C)
+    c_values: np.ndarray  # (n_C, n_exact) pool honour totals
+    # level 0: one entry per (cell, C, z1) with positive weight
+    e_cell: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    e_c: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    e_z1: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    e_weight: list[int] = field(default_factory=list)
+    total: int = 0  # the side total T
+    cases: int = 0
+
+    @property
+    def deals(self) -> int:
+        return self.total * self.layout.free_ways()
+
+
+def _columns(cells: np.ndarray, layout: Layout):
+    n = len(cells)
+    if not layout.patterned:
+        return [()], np.zeros((n, 4), np.int64)
+    lengths = PATTERNS[cells]  # (n, n_pat, 4)
+    cols = np.transpose(lengths, (0, 2, 1)).reshape(n * 4, -1)  # (cell, suit) -> lengths
+    uniq, inv = np.unique(cols, axis=0, return_inverse=True)
+    return [tuple(int(x) for x in row) for row in uniq], inv.reshape(n, 4)
+
+
+def _pair_table(ga: np.ndarray, gb: np.ndarray, layout: Layout) -> np.ndarray:
+    """T[z] = sum over va + vb = z of ga[va] * gb[vb] (dense, int64)."""
+    out = np.zeros(layout.zsize, dtype=np.int64)
+    ia, ib = np.nonzero(ga)[0], np.nonzero(gb)[0]
+    if not len(ia) or not len(ib):
+        return out
+    dims = np.array(layout.dims)
+    va, vb = layout.vectors(ia), layout.vectors(ib)
+    z = va[:, None, :] + vb[None, :, :]
+    ok = (z < dims).all(axis=2)
+    i, j = np.nonzero(ok)
+    np.add.at(out, z[i, j] @ layout.strides, ga[ia[i]] * gb[ib[j]])
+    return out
+
+
+def prefix_sums(table: np.ndarray, layout: Layout) -> np.ndarray:
+    """Summed-area table of a flat dense table along its range (HCP) axes,
+    with a zero slice in front of each, for :func:`box_sums`."""
+    t = table.reshape(layout.dims)
+    for d in range(layout.n_box):
+        t = np.concatenate([np.zeros_like(np.take(t, [0], axis=d)), np.cumsum(t, axis=d)], axis=d)
+    return t
+
+
+def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray, hi: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """For each row r: the sum of ``table[z2]`` over the z2 that complete ``z1[r]``:
+    each range coordinate d has ``lo[r, d] <= z1[r, d] + z2[d] <= hi[r, d]`` and each
+    other coordinate e has ``z1[r, e] + z2[e] == exact[r, e']``.
+
+    ``prefix`` is :func:`prefix_sums` of the table.  Exact in int64 provided
+    the table's total fits, which callers ensure.
+    """
+    nb = layout.n_box
+    dims = layout.dims
+    n = len(z1)
+    out = np.zeros(n, dtype=prefix.dtype)
+    lo2 = np.maximum(lo - z1[:, :nb], 0)
+    hi2 = np.minimum(hi - z1[:, :nb], np.array(dims[:nb], dtype=np.int64) - 1)
+    ex = exact - z1[:, nb:]
+    valid = (lo2 <= hi2).all(axis=1) & (ex >= 0).all(axis=1) & (ex < np.array(dims[nb:], dtype=np.int64)).all(axis=1)
+    if not valid.any():
+        return out
+    lo2, hi2, ex = lo2[valid], hi2[valid], ex[valid]
+    acc = np.zeros(len(lo2), dtype=prefix.dtype)
+    exact_idx = tuple(ex[:, e] for e in range(ex.shape[1]))
+    for corner in itertools.product((0, 1), repeat=nb):
+        idx = tuple(hi2[:, d] + 1 if c else lo2[:, d] for d, c in enumerate(corner))
+        if (nb - sum(corner)) % 2:
+            acc -= prefix[idx + exact_idx]
+        else:
+            acc += prefix[idx + exact_idx]
+    out[valid] = acc
+    return out
+
+
+def _c_values(layout: Layout) -> np.ndarray:
+    """Pool honour totals (one per pooled seat, then patterned) worth listing."""
+    if not layout.has_pool:
+        return np.zeros((1, 0), np.int64)
+    exact_dims = layout.dims[layout.n_box :]
+    vals = [c for c in itertools.product(*(range(d) for d in exact_dims)) if layout.pool_factor(c[:-1], c[-1]) > 0]
+    return np.array(vals, dtype=np.int64).reshape(len(vals), len(exact_dims))
+
+
+def build_listing(rules: list[SeatRule], progress=None) -> Listing:
+    """Build the factored listing for ``rules`` (exact; raises :class:`TooWide`)."""
+    layout = make_layout(rules)
+    cells = enumerate_cells(rules, layout)
+    columns, cell_cols = _columns(cells, layout)
+    if len(columns) * layout.zsize > MAX_FEATURE_CELLS:
+        raise TooWide(f"feature tables too large ({len(columns):,} suit columns x {layout.zsize:,} feature states)")
+    options = [suit_options(col, layout) for col in columns]
+    g = np.zeros((len(columns), layout.zsize), dtype=np.int64)
+    for k, opt in enumerate(options):
+        np.add.at(g[k], opt.vflat, opt.weight)
+    sh = cell_cols[:, 0] * len(columns) + cell_cols[:, 1]
+    dc = cell_cols[:, 2] * len(columns) + cell_cols[:, 3]
+    pair_keys, pair_inv = np.unique(np.concatenate([sh, dc]), return_inverse=True)
+    if len(pair_keys) * layout.zsize > MAX_FEATURE_CELLS:
+        raise TooWide(f"suit-pair tables too large ({len(pair_keys):,} pairs x {layout.zsize:,} feature states)")
+    pairs = [(int(k) // len(columns), int(k) % len(columns)) for k in pair_keys]
+    pair_tables = np.stack([_pair_table(g[a], g[b], layout) for a, b in pairs]) if pairs else np.zeros((0, layout.zsize), np.int64)
+    cell_pairs = pair_inv.reshape(2, len(cells)).T
+    listing = Listing(layout, cells, columns, cell_cols, options, g, pairs, pair_tables, cell_pairs, _c_values(layout))
+    _fill_level0(listing, progress)
+    listing.cases = count_cases(listing)
+    return listing
+
+
+def _bounds(layout: Layout, n: int):
+    lo = np.broadcast_to(np.array(layout.hcp_lo, dtype=np.int64), (n, layout.n_box))
+    hi = np.broadcast_to(np.array(layout.hcp_hi, dtype=np.int64), (n, layout.n_box))
+    return lo, hi
+
+
+def _fill_level0(listing: Listing, progress=None) -> None:
+    layout = listing.layout
+    cells_e, c_e, z1_e, weights = [], [], [], []
+    g_of_c = [layout.pool_factor(tuple(int(x) for x in c[:-1]), int(c[-1])) if layout.has_pool else 1 for c in listing.c_values]
+    # Cells sharing a (S,H) pair and a (D,C) pair share every level-0 weight.
+    keys, first, inv = np.unique(listing.cell_pairs, axis=0, return_index=True, return_inverse=True)
+    inv = inv.reshape(-1)
+    per_key: list[tuple[np.ndarray, np.ndarray, list[int]]] = []
+    n_entries = 0
+    for k, (p1, p2) in enumerate(keys):
+        t1 = listing.pair_tables[p1]
+        t2 = prefix_sums(listing.pair_tables[p2], layout)
+        nz = np.nonzero(t1)[0]
+        z1 = layout.vectors(nz)
+        lo, hi = _bounds(layout, len(nz))
+        cs, zs, ws = [], [], []
+        for ci, c in enumerate(listing.c_values):
+            u = box_sums(t2, layout, z1, lo, hi, np.broadcast_to(c, (len(nz), len(c))))
+            hit = np.nonzero(u)[0]
+            if not len(hit):
+                continue
+            gc = g_of_c[ci]
+            cs.append(np.full(len(hit), ci))
+            zs.append(nz[hit])
+            # T1 < 2**42 and U < 2**50: the product needs Python ints.
+            ws.extend(gc * a * b for a, b in zip(t1[nz[hit]].tolist(), u[hit].tolist()))
+        per_key.append((np.concatenate(cs) if cs else np.zeros(0, np.int64), np.concatenate(zs) if zs else np.zeros(0, np.int64), ws))
+        n_entries += len(ws) * int((inv == k).sum())
+        if n_entries > MAX_ENTRIES:
+            raise TooWide(f"more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
+        if progress:
+            progress(k + 1, len(keys))
+    for cell in range(len(listing.cells)):
+        cs, zs, ws = per_key[inv[cell]]
+        cells_e.append(np.full(len(ws), cell))
+        c_e.append(cs)
+        z1_e.append(zs)
+        weights.extend(ws)
+    listing.e_cell = np.concatenate(cells_e) if cells_e else np.zeros(0, np.int64)
+    listing.e_c = np.concatenate(c_e) if c_e else np.zeros(0, np.int64)
+    listing.e_z1 = np.concatenate(z1_e) if z1_e else np.zeros(0, np.int64)
+    listing.e_weight = weights
+    listing.total = sum(weights)
+
+
+# ------------------------------------------------------------------- case counts
+
+
+def count_cases(listing: Listing) -> int:
+    """Number of distinct cases (patterns of patterned seats, holdings of HCP
+    seats) that at least one deal fits.
+
+    Options that differ only in how many free honours the shape-only seats take
+    are one case; with a pool, that count moves the pool's honour total, so the
+    pool total is carried as an interval [lo, hi] of achievable values.
+    """
+    layout = listing.layout
+    nb = layout.n_box
+    pool = layout.has_pool
+    # Count layout: HCP dims, pooled seats' honour counts (exact), then c_pat lo and hi (ranges).
+    cdims = list(layout.dims[:nb])
+    if pool:
+        cdims += list(layout.dims[nb:-1]) + [17, 17]
+    cl = Layout(layout.patterned, layout.hcp_seats, layout.pooled, layout.shape_only, layout.free,
+                layout.hcp_lo, layout.hcp_hi, tuple(cdims), nb)
+    cstr = cl.strides
+    indic = np.zeros((len(listing.columns), cl.zsize), dtype=np.int64)
+    for k, opt in enumerate(listing.options):
+        if not len(opt.weight):
+            continue
+        key = opt.v[:, : len(layout.dims) - (1 if pool else 0)]
+        full = np.concatenate([key, opt.masks.astype(np.int64)], axis=1)
+        uniq, inv = np.unique(full, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+        if pool:
+            cp = opt.v[:, -1]
+            lo = np.full(len(uniq), 99)
+            hi = np.full(len(uniq), -1)
+            np.minimum.at(lo, inv, cp)
+            np.maximum.at(hi, inv, cp)
+            vec = np.concatenate([uniq[:, : key.shape[1]], lo[:, None], hi[:, None]], axis=1)
+        else:
+            vec = uniq[:, : key.shape[1]]
+        np.add.at(indic[k], vec @ cstr, 1)
+    pair_cache: dict[tuple[int, int], np.ndarray] = {}
+
+    def pair(a: int, b: int) -> np.ndarray:
+        if (a, b) not in pair_cache:
+            pair_cache[(a, b)] = _pair_table(indic[a], indic[b], cl)
+        return pair_cache[(a, b)]
+
+    total = 0
+    keys, counts = np.unique(listing.cell_cols, axis=0, return_counts=True)
+    n_exact = len(cl.dims) - nb - (2 if pool else 0)
+    for cols, mult in zip(keys, counts):
+        t1, t2 = pair(cols[0], cols[1]), pair(cols[2], cols[3])
+        nz = np.nonzero(t1)[0]
+        prefix = prefix_sums(t2, cl)
+        if not len(nz):
+            continue
+        z1 = cl.vectors(nz)
+        lo, hi = _bounds(cl, len(nz))
+        if not pool:
+            total += int(mult) * int((t1[nz] * box_sums(prefix, cl, z1, lo, hi, np.zeros((len(nz), 0), np.int64))).sum())
+            continue
+        # Pool: for each total of pooled honour counts, the patterned seats'
+        # honour total must reach an interval; treat c_pat lo/hi as range dims.
+        n_pat, n_h = len(layout.patterned), len(layout.pooled)
+        box_l = Layout(cl.patterned, cl.hcp_seats, cl.pooled, cl.shape_only, cl.free, cl.hcp_lo, cl.hcp_hi,
+                       tuple(cdims[:nb] + cdims[-2:] + cdims[nb:-2]), nb + 2)
+        perm = list(range(nb)) + [len(cdims) - 2, len(cdims) - 1] + list(range(nb, len(cdims) - 2))
+        t2p = prefix_sums(np.transpose(t2.reshape(cdims), perm).reshape(-1), box_l)
+        z1p = z1[:, perm]
+        for c in itertools.product(*(range(d) for d in cdims[nb:-2])):
+            csum = sum(c)
+            c_min = max(0, 13 * (n_pat + n_h) - 36 - csum)
+            c_max = 16 - csum
+            if c_max < c_min or any(x > 13 for x in c):
+                continue
+            blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), np.full((len(nz), 1), c_min)], axis=1)
+            bhi = np.concatenate([hi, np.full((len(nz), 1), c_max), np.full((len(nz), 1), 16)], axis=1)
+            # total lo <= c_max and total hi >= c_min
+            u = box_sums(t2p, box_l, z1p, blo, bhi, np.broadcast_to(np.array(c, np.int64), (len(nz), n_exact)))
+            total += int(mult) * int((t1[nz] * u).sum())
+    return total

@@ -1,0 +1,170 @@
+"""Random bits and exactly uniform integers, vectorised.
+
+Two bit sources:
+
+* :class:`SystemBits` reads ``os.urandom`` (the default: unpredictable).
+* :class:`SeededBits` is a reproducible stream: block ``b`` of chunk ``j`` is
+  ``SHAKE-256(b"truedeal/v1" || len(seed) || seed || j || b)`` squeezed to
+  64 KiB.  Deals are generated in fixed chunks of :data:`CHUNK_DEALS`, each
+  with its own stream, so the same seed and spec give the same deals whatever
+  the batch sizes, the number of deals asked for (the first ``n`` deals never
+  change) or the number of workers.
+
+On top of the bits, :class:`Rng` draws integers below a bound with no modulo
+bias: Lemire's multiply-shift with rejection for 32-bit bounds, bit-mask
+rejection for 64-bit bounds and for Python integers of any size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import numpy as np
+
+#: Deals per reproducible chunk.  Changing it changes every seeded stream.
+CHUNK_DEALS = 4096
+_BLOCK = 1 << 16
+_DOMAIN = b"truedeal/v1"
+
+
+class SystemBits:
+    """Bits from the operating system's CSPRNG."""
+
+    def read(self, nbytes: int) -> bytes:
+        return os.urandom(nbytes)
+
+
+class SeededBits:
+    """The documented reproducible stream for one (seed, chunk)."""
+
+    def __init__(self, seed: str | int | bytes, chunk: int = 0) -> None:
+        key = seed_bytes(seed)
+        self._prefix = _DOMAIN + len(key).to_bytes(4, "big") + key + chunk.to_bytes(8, "big")
+        self._block = 0
+        self._buf = b""
+        self._pos = 0
+
+    def read(self, nbytes: int) -> bytes:
+        out = []
+        while nbytes > 0:
+            if self._pos == len(self._buf):
+                self._buf = hashlib.shake_256(self._prefix + self._block.to_bytes(8, "big")).digest(_BLOCK)
+                self._block += 1
+                self._pos = 0
+            take = min(nbytes, len(self._buf) - self._pos)
+            out.append(self._buf[self._pos : self._pos + take])
+            self._pos += take
+            nbytes -= take
+        return b"".join(out)
+
+
+def seed_bytes(seed: str | int | bytes) -> bytes:
+    """The bytes a seed stands for: UTF-8 of its decimal or text form."""
+    if isinstance(seed, bytes):
+        return seed
+    return str(seed).encode("utf-8")
+
+
+class Rng:
+    """Exactly uniform integers drawn from a bit source."""
+
+    def __init__(self, bits: SystemBits | SeededBits) -> None:
+        self.bits = bits
+
+    def words32(self, n: int) -> np.ndarray:
+        return np.frombuffer(self.bits.read(4 * n), dtype="<u4").astype(np.uint64)
+
+    def words64(self, n: int) -> np.ndarray:
+        return np.frombuffer(self.bits.read(8 * n), dtype="<u8").copy()
+
+    def below(self, bounds: np.ndarray) -> np.ndarray:
+        """One uniform integer in ``[0, b)`` for each ``b`` in ``bounds`` (all ``b >= 1``).
+
+        Returns int64.  Bounds below 2**32 use Lemire's method, larger ones
+        bit-mask rejection; both reject rather than reduce modulo b.
+        """
+        bounds = np.asarray(bounds, dtype=np.int64)
+        out = np.empty(bounds.shape, dtype=np.int64)
+        flat_b = bounds.reshape(-1)
+        flat_o = out.reshape(-1)
+        if flat_b.size and flat_b.min() < 1:
+            raise ValueError("bounds must be >= 1")
+        small = flat_b < (1 << 32)
+        if small.all():
+            flat_o[:] = self._below32(flat_b.astype(np.uint64))
+        else:
+            idx = np.nonzero(small)[0]
+            flat_o[idx] = self._below32(flat_b[idx].astype(np.uint64))
+            idx = np.nonzero(~small)[0]
+            flat_o[idx] = self._below64(flat_b[idx])
+        return out
+
+    def _below32(self, b: np.ndarray) -> np.ndarray:
+        out = np.empty(b.shape, dtype=np.int64)
+        todo = np.arange(b.size)
+        while todo.size:
+            bt = b[todo]
+            m = self.words32(todo.size) * bt
+            low = m & np.uint64(0xFFFFFFFF)
+            # Reject the few low parts below 2**32 mod b: what remains is exact.
+            ok = low >= (np.uint64(1 << 32) - bt) % bt
+            out[todo[ok]] = (m[ok] >> np.uint64(32)).astype(np.int64)
+            todo = todo[~ok]
+        return out
+
+    def _below64(self, b: np.ndarray) -> np.ndarray:
+        out = np.empty(b.shape, dtype=np.int64)
+        bits = np.array([int(x - 1).bit_length() for x in b.tolist()], dtype=np.uint64)
+        masks = (np.uint64(1) << bits) - np.uint64(1)
+        todo = np.arange(b.size)
+        while todo.size:
+            r = self.words64(todo.size) & masks[todo]
+            ok = r < b[todo].astype(np.uint64)
+            out[todo[ok]] = r[ok].astype(np.int64)
+            todo = todo[~ok]
+        return out
+
+    def below_int(self, bound: int) -> int:
+        """One uniform Python int in ``[0, bound)``, any size."""
+        if bound < 1:
+            raise ValueError("bound must be >= 1")
+        k = (bound - 1).bit_length()
+        nbytes = (k + 7) // 8
+        while True:
+            r = int.from_bytes(self.bits.read(nbytes), "big") >> (8 * nbytes - k)
+            if r < bound:
+                return r
+
+    def below_wide(self, bound: int, n: int, shift: int) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` uniform integers ``r < bound`` (a Python int up to 2**126), split
+        as ``(r >> shift, r & (2**shift - 1))`` into int64 and uint64 arrays.
+
+        ``shift`` must leave the high part below 2**63 and be at most 64.
+        """
+        top = (bound - 1) >> shift
+        low_max = (bound - 1) & ((1 << shift) - 1)
+        if top >= 1 << 63 or shift > 64:
+            raise ValueError("bound too wide for this shift")
+        hi = np.empty(n, dtype=np.int64)
+        lo = np.empty(n, dtype=np.uint64)
+        todo = np.arange(n)
+        top_b = np.full(1, top + 1, dtype=np.int64)
+        low_mask = np.uint64((1 << shift) - 1) if shift < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)
+        while todo.size:
+            h = self.below(np.broadcast_to(top_b, (todo.size,)))
+            if shift:
+                low = self.words64(todo.size) & low_mask
+            else:
+                low = np.zeros(todo.size, dtype=np.uint64)
+            # Draw (h, low) uniformly over the bounding box, keep those below bound.
+            ok = (h < top) | (low <= np.uint64(low_max))
+            hi[todo[ok]] = h[ok]
+            lo[todo[ok]] = low[ok]
+            todo = todo[~ok]
+        return hi, lo
+
+
+def chunk_rng(seed: str | int | bytes | None, chunk: int) -> Rng:
+    """The generator for deal chunk ``chunk``: seeded stream, or the OS when seed is None."""
+    return Rng(SystemBits() if seed is None else SeededBits(seed, chunk))

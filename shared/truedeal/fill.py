@@ -1,0 +1,125 @@
+"""Deal the cards a case leaves open, uniformly (Pavlicek's "fill the rest").
+
+Once a draw has fixed the patterned seats' suit lengths, the HCP seats'
+honours and, per suit, how many free honours the shape-only seats take, every
+completion is equally likely.  The cards are dealt in stages; at each stage a
+seat receives a uniformly random subset of the cards it may take, and the
+number of ways to finish the deal afterwards depends only on counts, never on
+which cards were chosen, so the product is uniform over the completions:
+
+1. each suit's spot cards: the patterned HCP seats' spots, then the shape-only
+   seats' spots, the rest into the pool;
+2. each suit's free honours: the shape-only seats' share, the rest into the pool;
+3. each suit's shape-only cards among the shape-only seats;
+4. the pool's spot cards to the pooled (HCP-only) seats;
+5. everything left to the unconstrained seats, 13 each.
+
+Subsets come from a partial Fisher-Yates shuffle with exact integer draws.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .cards import card
+from .enumeration import Layout
+from .randomness import Rng
+
+_OPEN = 255
+_SHAPE = 254  # chosen for the shape-only seats, not yet split among them
+_HONOURS = np.array([[card(r, s) for r in range(4)] for s in range(4)])
+_SPOTS = np.array([[card(r, s) for r in range(4, 13)] for s in range(4)])
+_ALL_SPOTS = _SPOTS.reshape(-1)
+_ALL = np.arange(52)
+
+
+def _deal(owners: np.ndarray, rng: Rng, cards: np.ndarray, counts: np.ndarray, dest: np.ndarray, take: int = _OPEN) -> None:
+    """Give each row's ``counts[:, k]`` cards to ``dest[k]``, a uniform random
+    choice among the cards in ``cards`` whose owner is ``take``.
+
+    counts: (n, k) int; dest: (k,) owner codes.  Rows must have enough cards.
+    """
+    n = len(owners)
+    avail = owners[:, cards] == take  # (n, m)
+    order = np.argsort(~avail, axis=1, kind="stable")  # available cards first, in card order
+    lists = cards[order]
+    length = avail.sum(axis=1)
+    need = counts.sum(axis=1)
+    rows = np.arange(n)
+    for i in range(int(need.max(initial=0))):
+        # Partial Fisher-Yates: position i gets a uniform pick from positions i..length-1.
+        j = i + rng.below(np.maximum(length - i, 1))
+        a = lists[rows, i].copy()
+        lists[rows, i] = lists[rows, j]
+        lists[rows, j] = a
+    ends = np.cumsum(counts, axis=1)
+    width = int(need.max(initial=0))
+    pos = np.arange(width)
+    block = (pos[None, :, None] >= ends[:, None, :]).sum(axis=2)  # (n, width)
+    r, p = np.nonzero(block < counts.shape[1])
+    owners[r, lists[r, p]] = dest[block[r, p]]
+
+
+def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_shape: np.ndarray, rng: Rng) -> np.ndarray:
+    """Complete ``n`` deals.
+
+    lengths: (n, n_patterned, 4) suit lengths of the patterned seats;
+    masks: (n, 4, n_hcp) honour masks of the HCP seats per suit;
+    free_to_shape: (n, 4) free honours the shape-only seats take per suit.
+    Returns an (n, 52) uint8 owners array.
+    """
+    n = len(lengths)
+    owners = np.full((n, 52), _OPEN, dtype=np.uint8)
+    hcp_seats = layout.hcp_seats
+    pat_pos = {s: i for i, s in enumerate(layout.patterned)}
+    honours_held = np.zeros((n, 4), dtype=np.int64)  # per suit, by HCP seats
+    for i, seat in enumerate(hcp_seats):
+        for s in range(4):
+            for r in range(4):
+                has = (masks[:, s, i] >> r) & 1 == 1
+                owners[has, _HONOURS[s, r]] = seat
+                honours_held[:, s] += has
+    shape_seats = np.array(layout.shape_only, dtype=np.uint8)
+    for s in range(4):
+        # 1. spots for patterned HCP seats, then the shape-only seats' spots.
+        dest, counts = [], []
+        for i, seat in enumerate(hcp_seats):
+            if seat in pat_pos:
+                pcs = np.zeros(n, dtype=np.int64)
+                for r in range(4):
+                    pcs += (masks[:, s, i] >> r) & 1
+                dest.append(seat)
+                counts.append(lengths[:, pat_pos[seat], s] - pcs)
+        if len(shape_seats):
+            shape_total = sum(lengths[:, pat_pos[int(x)], s] for x in shape_seats)
+            dest.append(_SHAPE)
+            counts.append(shape_total - free_to_shape[:, s])
+        if dest:
+            _deal(owners, rng, _SPOTS[s], np.stack(counts, axis=1), np.array(dest, dtype=np.uint8))
+        if len(shape_seats):
+            # 2. free honours for the shape-only seats.
+            if free_to_shape[:, s].any():
+                _deal(owners, rng, _HONOURS[s], free_to_shape[:, s : s + 1], np.array([_SHAPE], dtype=np.uint8))
+            # 3. split the shape-only cards of this suit among those seats.
+            if len(shape_seats) == 1:
+                suit = np.concatenate([_HONOURS[s], _SPOTS[s]])
+                chosen = owners[:, suit] == _SHAPE
+                owners[:, suit] = np.where(chosen, shape_seats[0], owners[:, suit])
+            else:
+                counts = np.stack([lengths[:, pat_pos[int(x)], s] for x in shape_seats], axis=1)
+                _deal(owners, rng, np.concatenate([_HONOURS[s], _SPOTS[s]]), counts, shape_seats, take=_SHAPE)
+    # 4. pooled seats take their spot cards from the pool.
+    if layout.pooled:
+        counts = []
+        for seat in layout.pooled:
+            counts.append(13 - (owners == seat).sum(axis=1))
+        _deal(owners, rng, _ALL_SPOTS, np.stack(counts, axis=1), np.array(layout.pooled, dtype=np.uint8))
+    # 5. the unconstrained seats share the rest.
+    free = layout.free
+    if len(free) == 1:
+        owners[owners == _OPEN] = free[0]
+    elif len(free) > 1:
+        counts = np.full((n, len(free) - 1), 13, dtype=np.int64)
+        _deal(owners, rng, _ALL, counts, np.array(free[:-1], dtype=np.uint8))
+        owners[owners == _OPEN] = free[-1]
+    return owners

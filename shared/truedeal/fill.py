@@ -39,25 +39,33 @@ def _deal(owners: np.ndarray, rng: Rng, cards: np.ndarray, counts: np.ndarray, d
 
     counts: (n, k) int; dest: (k,) owner codes.  Rows must have enough cards.
     """
-    n = len(owners)
-    avail = owners[:, cards] == take  # (n, m)
-    order = np.argsort(~avail, axis=1, kind="stable")  # available cards first, in card order
-    lists = cards[order]
-    length = avail.sum(axis=1)
+    n, m = len(owners), len(cards)
     need = counts.sum(axis=1)
-    rows = np.arange(n)
-    for i in range(int(need.max(initial=0))):
-        # Partial Fisher-Yates: position i gets a uniform pick from positions i..length-1.
-        j = i + rng.below(np.maximum(length - i, 1))
-        a = lists[rows, i].copy()
-        lists[rows, i] = lists[rows, j]
-        lists[rows, j] = a
-    ends = np.cumsum(counts, axis=1)
     width = int(need.max(initial=0))
-    pos = np.arange(width)
-    block = (pos[None, :, None] >= ends[:, None, :]).sum(axis=2)  # (n, width)
-    r, p = np.nonzero(block < counts.shape[1])
-    owners[r, lists[r, p]] = dest[block[r, p]]
+    if width == 0:
+        return
+    avail = owners[:, cards] == take  # (n, m)
+    if avail.all():
+        lists = np.broadcast_to(cards[:, None], (m, n)).copy()
+        length = np.full(n, m)
+    else:  # available cards first, in card order
+        lists = np.ascontiguousarray(cards[np.argsort(~avail, axis=1, kind="stable")].T)
+        length = avail.sum(axis=1)
+    # Partial Fisher-Yates, position-major so that position i is one contiguous row:
+    # position i takes a uniform pick from positions i..length-1.
+    flat = lists.reshape(-1)
+    rows = np.arange(n)
+    steps = np.arange(width)[:, None]
+    picks = steps + rng.below(np.maximum(length[None, :] - steps, 1))  # (width, n)
+    for i in range(width):
+        at = picks[i] * n + rows
+        here = lists[i].copy()
+        lists[i] = flat[at]
+        flat[at] = here
+    ends = np.cumsum(counts, axis=1)
+    block = (np.arange(width)[:, None, None] >= ends[None, :, :]).sum(axis=2)  # (width, n)
+    p, r = np.nonzero(block < counts.shape[1])
+    owners[r, lists[p, r]] = dest[block[p, r]]
 
 
 def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_shape: np.ndarray, rng: Rng) -> np.ndarray:

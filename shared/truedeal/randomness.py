@@ -101,16 +101,17 @@ class Rng:
         return out
 
     def _below32(self, b: np.ndarray) -> np.ndarray:
-        out = np.empty(b.shape, dtype=np.int64)
-        todo = np.arange(b.size)
-        while todo.size:
-            bt = b[todo]
-            m = self.words32(todo.size) * bt
-            low = m & np.uint64(0xFFFFFFFF)
-            # Reject the few low parts below 2**32 mod b: what remains is exact.
-            ok = low >= (np.uint64(1 << 32) - bt) % bt
-            out[todo[ok]] = (m[ok] >> np.uint64(32)).astype(np.int64)
-            todo = todo[~ok]
+        m = self.words32(b.size) * b
+        out = (m >> np.uint64(32)).astype(np.int64)
+        low = m & np.uint64(0xFFFFFFFF)
+        # Lemire: a low part below 2**32 mod b means this word must be redrawn.
+        # That threshold is < b, so only low parts below b need the (slow) modulo.
+        maybe = np.nonzero(low < b)[0]
+        if maybe.size:
+            bm = b[maybe]
+            bad = maybe[low[maybe] < (np.uint64(1 << 32) - bm) % bm]
+            if bad.size:
+                out[bad] = self._below32(b[bad])
         return out
 
     def _below64(self, b: np.ndarray) -> np.ndarray:

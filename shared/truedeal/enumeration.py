@@ -175,7 +175,7 @@ class SuitOptions:
     """Every way one suit can go, for one column of patterned-seat lengths."""
 
     masks: np.ndarray  # (n, n_hcp) uint8 honour masks of the HCP seats
-    free_to_shape: np.ndarray  # (n,) honours the shape-only seats take from the free ones
+    free_to_shape: np.ndarray  # (n,) free honours the shape-only seats take; -1: any (no pool)
     weight: np.ndarray  # (n,) int64, F
     v: np.ndarray  # (n, ndims) feature vector
     vflat: np.ndarray  # (n,) flat index of v
@@ -219,14 +219,22 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
     spot_ways[ok] = _FACT64[9] // (a_fact[ok] * _FACT64[fs[ok]])
     pc_ph = pcs[:, ph_cols].sum(axis=1) if ph_cols else np.zeros(len(masks), np.int64)
     parts = []
-    for h in range(0, min(4, total_shape) + 1):
-        need_spots = total_shape - h
-        okh = ok & (free >= h) & (free_spots >= need_spots)
+    # Without a pool, how many free honours the shape-only seats take changes
+    # no feature, so options sum over it (Vandermonde): free_to_shape = -1.
+    hs = range(0, min(4, total_shape) + 1) if layout.has_pool else [-1]
+    for h in hs:
+        if h < 0:
+            okh = ok & (free + free_spots >= total_shape)
+        else:
+            okh = ok & (free >= h) & (free_spots >= total_shape - h)
         if not okh.any():
             continue
         idx = np.nonzero(okh)[0]
-        w = spot_ways[idx] * np.array([comb(int(f), h) for f in free[idx]], dtype=np.int64)
-        w *= np.array([comb(int(f), need_spots) for f in free_spots[idx]], dtype=np.int64)
+        if h < 0:
+            w = spot_ways[idx] * np.array([comb(int(f), total_shape) for f in free[idx] + free_spots[idx]], dtype=np.int64)
+        else:
+            w = spot_ways[idx] * np.array([comb(int(f), h) for f in free[idx]], dtype=np.int64)
+            w *= np.array([comb(int(f), total_shape - h) for f in free_spots[idx]], dtype=np.int64)
         w *= shape_split
         feats = [hcps[idx]]
         if layout.has_pool:

@@ -45,23 +45,26 @@ def _deal(owners: np.ndarray, rng: Rng, cards: np.ndarray, counts: np.ndarray, d
     if width == 0:
         return
     avail = owners[:, cards] == take  # (n, m)
+    cards = cards.astype(np.uint8)
     if avail.all():
         lists = np.broadcast_to(cards[:, None], (m, n)).copy()
         length = np.full(n, m)
     else:  # available cards first, in card order
         lists = np.ascontiguousarray(cards[np.argsort(~avail, axis=1, kind="stable")].T)
         length = avail.sum(axis=1)
+    # When the blocks take every available card, the last block is simply what
+    # the others leave, so it needs no shuffling of its own.
+    shuffle = need - counts[:, -1] if (need == length).all() else need
     # Partial Fisher-Yates, position-major so that position i is one contiguous row:
     # position i takes a uniform pick from positions i..length-1.
     flat = lists.reshape(-1)
     rows = np.arange(n)
-    steps = np.arange(width)[:, None]
-    picks = steps + rng.below(np.maximum(length[None, :] - steps, 1))  # (width, n)
-    for i in range(width):
-        at = picks[i] * n + rows
+    steps = np.arange(int(shuffle.max(initial=0)))[:, None]
+    at = (steps + rng.below(np.maximum(length[None, :] - steps, 1))) * n + rows  # (steps, n)
+    for i in range(len(steps)):
         here = lists[i].copy()
-        lists[i] = flat[at]
-        flat[at] = here
+        lists[i] = flat[at[i]]
+        flat[at[i]] = here
     ends = np.cumsum(counts, axis=1)
     block = (np.arange(width)[:, None, None] >= ends[None, :, :]).sum(axis=2)  # (width, n)
     p, r = np.nonzero(block < counts.shape[1])
@@ -88,8 +91,11 @@ def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_s
                 owners[has, _HONOURS[s, r]] = seat
                 honours_held[:, s] += has
     shape_seats = np.array(layout.shape_only, dtype=np.uint8)
+    pooled = layout.has_pool
     for s in range(4):
-        # 1. spots for patterned HCP seats, then the shape-only seats' spots.
+        suit = np.concatenate([_HONOURS[s], _SPOTS[s]])
+        shape_len = np.stack([lengths[:, pat_pos[int(x)], s] for x in shape_seats], axis=1) if len(shape_seats) else None
+        # 1. spots for patterned HCP seats (and, with a pool, the shape-only seats' spots).
         dest, counts = [], []
         for i, seat in enumerate(hcp_seats):
             if seat in pat_pos:
@@ -98,24 +104,25 @@ def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_s
                     pcs += (masks[:, s, i] >> r) & 1
                 dest.append(seat)
                 counts.append(lengths[:, pat_pos[seat], s] - pcs)
-        if len(shape_seats):
-            shape_total = sum(lengths[:, pat_pos[int(x)], s] for x in shape_seats)
+        if pooled and len(shape_seats):
             dest.append(_SHAPE)
-            counts.append(shape_total - free_to_shape[:, s])
+            counts.append(shape_len.sum(axis=1) - free_to_shape[:, s])
         if dest:
             _deal(owners, rng, _SPOTS[s], np.stack(counts, axis=1), np.array(dest, dtype=np.uint8))
-        if len(shape_seats):
-            # 2. free honours for the shape-only seats.
-            if free_to_shape[:, s].any():
-                _deal(owners, rng, _HONOURS[s], free_to_shape[:, s : s + 1], np.array([_SHAPE], dtype=np.uint8))
-            # 3. split the shape-only cards of this suit among those seats.
-            if len(shape_seats) == 1:
-                suit = np.concatenate([_HONOURS[s], _SPOTS[s]])
-                chosen = owners[:, suit] == _SHAPE
-                owners[:, suit] = np.where(chosen, shape_seats[0], owners[:, suit])
-            else:
-                counts = np.stack([lengths[:, pat_pos[int(x)], s] for x in shape_seats], axis=1)
-                _deal(owners, rng, np.concatenate([_HONOURS[s], _SPOTS[s]]), counts, shape_seats, take=_SHAPE)
+        if not len(shape_seats):
+            continue
+        if not pooled:
+            # Without a pool the shape-only seats take any open cards of the suit.
+            _deal(owners, rng, suit, shape_len, shape_seats)
+            continue
+        # 2. free honours for the shape-only seats, 3. split among them.
+        if free_to_shape[:, s].any():
+            _deal(owners, rng, _HONOURS[s], free_to_shape[:, s : s + 1], np.array([_SHAPE], dtype=np.uint8))
+        if len(shape_seats) == 1:
+            chosen = owners[:, suit] == _SHAPE
+            owners[:, suit] = np.where(chosen, shape_seats[0], owners[:, suit])
+        else:
+            _deal(owners, rng, suit, shape_len, shape_seats, take=_SHAPE)
     # 4. pooled seats take their spot cards from the pool.
     if layout.pooled:
         counts = []

@@ -11,8 +11,8 @@ Two bit sources:
   change) or the number of workers.
 
 On top of the bits, :class:`Rng` draws integers below a bound with no modulo
-bias: Lemire's multiply-shift with rejection for 32-bit bounds, bit-mask
-rejection for 64-bit bounds and for Python integers of any size.
+bias: Lemire's multiply-shift with rejection on 16- or 32-bit words for small
+bounds, bit-mask rejection for 64-bit bounds and Python integers of any size.
 """
 
 from __future__ import annotations
@@ -90,6 +90,9 @@ class Rng:
         flat_o = out.reshape(-1)
         if flat_b.size and flat_b.min() < 1:
             raise ValueError("bounds must be >= 1")
+        if flat_b.size and flat_b.max() < (1 << 16):
+            flat_o[:] = self._below16(flat_b.astype(np.uint32))
+            return out
         small = flat_b < (1 << 32)
         if small.all():
             flat_o[:] = self._below32(flat_b.astype(np.uint64))
@@ -98,6 +101,19 @@ class Rng:
             flat_o[idx] = self._below32(flat_b[idx].astype(np.uint64))
             idx = np.nonzero(~small)[0]
             flat_o[idx] = self._below64(flat_b[idx])
+        return out
+
+    def _below16(self, b: np.ndarray) -> np.ndarray:
+        """Lemire's method on 16-bit words, for bounds below 2**16 (uint32 in)."""
+        m = np.frombuffer(self.bits.read(2 * b.size), dtype="<u2").astype(np.uint32) * b
+        out = (m >> np.uint32(16)).astype(np.int64)
+        low = m & np.uint32(0xFFFF)
+        maybe = np.nonzero(low < b)[0]
+        if maybe.size:
+            bm = b[maybe]
+            bad = maybe[low[maybe] < (np.uint32(1 << 16) - bm) % bm]
+            if bad.size:
+                out[bad] = self._below16(b[bad])
         return out
 
     def _below32(self, b: np.ndarray) -> np.ndarray:

@@ -38,6 +38,7 @@ import numpy as np
 
 from .cards import HCP_OF_RANK, MAX_HCP, SPOTS_PER_SUIT
 from .patterns import PATTERNS
+from .spec import SeatConstraint
 
 #: Limits that keep a build within memory; exceeding one is a clear error.
 MAX_CELLS = 2_000_000
@@ -50,15 +51,6 @@ _FACT64 = np.array([factorial(i) for i in range(21)], dtype=np.int64)
 
 class TooWide(ValueError):
     """The spec's exact listing would exceed the memory limits."""
-
-
-@dataclass(frozen=True)
-class SeatRule:
-    """What the engine needs of one constrained seat."""
-
-    seat: int
-    patterns: np.ndarray | None  # bool mask (560,), None = shape free
-    hcp: tuple[int, int] | None
 
 
 @dataclass
@@ -81,10 +73,7 @@ class Layout:
 
     @property
     def strides(self) -> np.ndarray:
-        s = np.ones(len(self.dims), dtype=np.int64)
-        for d in range(len(self.dims) - 2, -1, -1):
-            s[d] = s[d + 1] * self.dims[d + 1]
-        return s
+        return _strides(self.dims)
 
     def vectors(self, flat: np.ndarray) -> np.ndarray:
         """Feature vectors ``(n, ndims)`` of flat indices."""
@@ -117,7 +106,7 @@ class Layout:
         return factorial(13 * n) // factorial(13) ** n
 
 
-def make_layout(rules: list[SeatRule]) -> Layout:
+def make_layout(rules: list[SeatConstraint]) -> Layout:
     patterned = tuple(r.seat for r in rules if r.patterns is not None)
     hcp_rules = [r for r in rules if r.hcp is not None]
     pooled = tuple(r.seat for r in hcp_rules if r.patterns is None)
@@ -147,7 +136,7 @@ def make_layout(rules: list[SeatRule]) -> Layout:
 # --------------------------------------------------------------------------- cells
 
 
-def enumerate_cells(rules: list[SeatRule], layout: Layout) -> np.ndarray:
+def enumerate_cells(rules: list[SeatConstraint], layout: Layout) -> np.ndarray:
     """All pattern tuples (one pattern index per patterned seat) whose suit
     lengths fit in 13 cards per suit.  Shape ``(n_cells, n_patterned)``."""
     by_seat = {r.seat: r for r in rules}
@@ -350,15 +339,57 @@ def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray,
 
 
 def _c_values(layout: Layout) -> np.ndarray:
-    """Pool honour totals (one per pooled seat, then patterned) worth listing."""
-    if not layout.has_pool:
-        return np.zeros((1, 0), np.int64)
+    """Every vector of pool honour totals (the exact dims), in flat order."""
     exact_dims = layout.dims[layout.n_box :]
-    vals = [c for c in itertools.product(*(range(d) for d in exact_dims)) if layout.pool_factor(c[:-1], c[-1]) > 0]
+    vals = list(itertools.product(*(range(d) for d in exact_dims)))
     return np.array(vals, dtype=np.int64).reshape(len(vals), len(exact_dims))
 
 
-def build_listing(rules: list[SeatRule], progress=None) -> Listing:
+def _pool_factors(layout: Layout, c_values: np.ndarray) -> list[int]:
+    """G for each row of :func:`_c_values` (1 everywhere without a pool)."""
+    if not layout.has_pool:
+        return [1] * len(c_values)
+    return [layout.pool_factor(tuple(int(x) for x in c[:-1]), int(c[-1])) for c in c_values]
+
+
+def _completions(t1: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):
+    """Pair every nonzero ``z1`` of ``t1`` with every exact-coordinate slice
+    present in ``t2`` (the last ``n_exact`` dims).  Returns the z1 flat indices
+    and vectors, one row per pair, and each pair's exact totals."""
+    nz = np.nonzero(t1)[0]
+    z1 = layout.vectors(nz)
+    if not n_exact:
+        return nz, z1, np.zeros((len(nz), 0), np.int64)
+    k = len(layout.dims) - n_exact
+    present = np.unique(layout.vectors(np.nonzero(t2)[0])[:, k:], axis=0)
+    i = np.repeat(np.arange(len(nz)), len(present))
+    totals = z1[i, k:] + np.tile(present, (len(nz), 1))
+    ok = (totals < np.array(layout.dims[k:])).all(axis=1)
+    return nz[i[ok]], z1[i[ok]], totals[ok]
+
+
+def _level0_rows(t1: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int]):
+    """Level-0 rows of one (S,H) x (D,C) table pair: z1 flat, pool totals
+    (flat) and U, for every completion with a positive pool factor and U."""
+    n_exact = len(layout.dims) - layout.n_box
+    nz, z1, totals = _completions(t1, t2, layout, n_exact)
+    c_flat = totals @ _strides(layout.dims[layout.n_box :])
+    keep = np.array([g_of_c[c] > 0 for c in c_flat.tolist()], dtype=bool).reshape(len(c_flat))
+    nz, z1, totals, c_flat = nz[keep], z1[keep], totals[keep], c_flat[keep]
+    lo, hi = _bounds(layout, len(nz))
+    u = box_sums(prefix_sums(t2, layout), layout, z1, lo, hi, totals)
+    hit = u > 0
+    return nz[hit], c_flat[hit], u[hit]
+
+
+def _strides(dims: tuple[int, ...]) -> np.ndarray:
+    s = np.ones(len(dims), dtype=np.int64)
+    for d in range(len(dims) - 2, -1, -1):
+        s[d] = s[d + 1] * dims[d + 1]
+    return s
+
+
+def build_listing(rules: list[SeatConstraint], progress=None) -> Listing:
     """Build the factored listing for ``rules`` (exact; raises :class:`TooWide`)."""
     layout = make_layout(rules)
     cells = enumerate_cells(rules, layout)
@@ -391,36 +422,24 @@ def _bounds(layout: Layout, n: int):
 
 def _fill_level0(listing: Listing, progress=None) -> None:
     layout = listing.layout
-    cells_e, c_e, z1_e, weights = [], [], [], []
-    g_of_c = [layout.pool_factor(tuple(int(x) for x in c[:-1]), int(c[-1])) if layout.has_pool else 1 for c in listing.c_values]
+    g_of_c = _pool_factors(layout, listing.c_values)
     # Cells sharing a (S,H) pair and a (D,C) pair share every level-0 weight.
-    keys, first, inv = np.unique(listing.cell_pairs, axis=0, return_index=True, return_inverse=True)
+    keys, inv = np.unique(listing.cell_pairs, axis=0, return_inverse=True)
     inv = inv.reshape(-1)
     per_key: list[tuple[np.ndarray, np.ndarray, list[int]]] = []
     n_entries = 0
     for k, (p1, p2) in enumerate(keys):
         t1 = listing.pair_tables[p1]
-        t2 = prefix_sums(listing.pair_tables[p2], layout)
-        nz = np.nonzero(t1)[0]
-        z1 = layout.vectors(nz)
-        lo, hi = _bounds(layout, len(nz))
-        cs, zs, ws = [], [], []
-        for ci, c in enumerate(listing.c_values):
-            u = box_sums(t2, layout, z1, lo, hi, np.broadcast_to(c, (len(nz), len(c))))
-            hit = np.nonzero(u)[0]
-            if not len(hit):
-                continue
-            gc = g_of_c[ci]
-            cs.append(np.full(len(hit), ci))
-            zs.append(nz[hit])
-            # T1 < 2**42 and U < 2**50: the product needs Python ints.
-            ws.extend(gc * a * b for a, b in zip(t1[nz[hit]].tolist(), u[hit].tolist()))
-        per_key.append((np.concatenate(cs) if cs else np.zeros(0, np.int64), np.concatenate(zs) if zs else np.zeros(0, np.int64), ws))
+        z1, c_flat, u = _level0_rows(t1, listing.pair_tables[p2], layout, g_of_c)
+        # T1 < 2**42 and U < 2**50: the products need Python ints.
+        ws = [g_of_c[c] * a * b for c, a, b in zip(c_flat.tolist(), t1[z1].tolist(), u.tolist())]
+        per_key.append((c_flat, z1, ws))
         n_entries += len(ws) * int((inv == k).sum())
         if n_entries > MAX_ENTRIES:
             raise TooWide(f"more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
         if progress:
             progress(k + 1, len(keys))
+    cells_e, c_e, z1_e, weights = [], [], [], []
     for cell in range(len(listing.cells)):
         cs, zs, ws = per_key[inv[cell]]
         cells_e.append(np.full(len(ws), cell))
@@ -441,76 +460,75 @@ def count_cases(listing: Listing) -> int:
     """Number of distinct cases (patterns of patterned seats, holdings of HCP
     seats) that at least one deal fits.
 
-    Options that differ only in how many free honours the shape-only seats take
-    are one case; with a pool, that count moves the pool's honour total, so the
-    pool total is carried as an interval [lo, hi] of achievable values.
+    The same tables as the weights, with each option replaced by 1 per
+    distinct holding.  Options that differ only in how many free honours the
+    shape-only seats take are one case; with a pool too, that count moves the
+    pool's honour total, so it is carried as an interval [lo, hi] of
+    achievable totals (:func:`_count_cases_interval`).
     """
     layout = listing.layout
+    if layout.has_pool and layout.shape_only:
+        return _count_cases_interval(listing)
+    indic = np.zeros((len(listing.columns), layout.zsize), dtype=np.int64)
+    for k, opt in enumerate(listing.options):
+        full = np.concatenate([opt.vflat[:, None], opt.masks.astype(np.int64)], axis=1)
+        uniq = np.unique(full, axis=0)
+        np.add.at(indic[k], uniq[:, 0], 1)
+    g_of_c = [int(g > 0) for g in _pool_factors(layout, listing.c_values)]
+    tables: dict[tuple[int, int], np.ndarray] = {}
+
+    def pair(a: int, b: int) -> np.ndarray:
+        if (a, b) not in tables:
+            tables[(a, b)] = _pair_table(indic[a], indic[b], layout)
+        return tables[(a, b)]
+
+    total = 0
+    keys, counts = np.unique(listing.cell_cols, axis=0, return_counts=True)
+    for cols, mult in zip(keys, counts):
+        t1 = pair(cols[0], cols[1])
+        z1, _, u = _level0_rows(t1, pair(cols[2], cols[3]), layout, g_of_c)
+        total += int(mult) * int((t1[z1] * u).sum())
+    return total
+
+
+def _count_cases_interval(listing: Listing) -> int:
+    """:func:`count_cases` when shape-only seats and pooled seats coexist."""
+    layout = listing.layout
     nb = layout.n_box
-    pool = layout.has_pool
-    # Count layout: HCP dims, pooled seats' honour counts (exact), then c_pat lo and hi (ranges).
-    cdims = list(layout.dims[:nb])
-    if pool:
-        cdims += list(layout.dims[nb:-1]) + [17, 17]
+    n_pat, n_h = len(layout.patterned), len(layout.pooled)
+    # Dims: HCP, then c_pat lo and hi (ranges), then pooled honour counts (exact).
+    cdims = tuple(layout.dims[:nb]) + (17, 17) + tuple(layout.dims[nb:-1])
     cl = Layout(layout.patterned, layout.hcp_seats, layout.pooled, layout.shape_only, layout.free,
-                layout.hcp_lo, layout.hcp_hi, tuple(cdims), nb)
-    cstr = cl.strides
+                layout.hcp_lo, layout.hcp_hi, cdims, nb + 2)
     indic = np.zeros((len(listing.columns), cl.zsize), dtype=np.int64)
     for k, opt in enumerate(listing.options):
         if not len(opt.weight):
             continue
-        key = opt.v[:, : len(layout.dims) - (1 if pool else 0)]
-        full = np.concatenate([key, opt.masks.astype(np.int64)], axis=1)
-        uniq, inv = np.unique(full, axis=0, return_inverse=True)
+        key = np.concatenate([opt.v[:, :nb], opt.v[:, nb:-1], opt.masks.astype(np.int64)], axis=1)
+        uniq, inv = np.unique(key, axis=0, return_inverse=True)
         inv = inv.reshape(-1)
-        if pool:
-            cp = opt.v[:, -1]
-            lo = np.full(len(uniq), 99)
-            hi = np.full(len(uniq), -1)
-            np.minimum.at(lo, inv, cp)
-            np.maximum.at(hi, inv, cp)
-            vec = np.concatenate([uniq[:, : key.shape[1]], lo[:, None], hi[:, None]], axis=1)
-        else:
-            vec = uniq[:, : key.shape[1]]
-        np.add.at(indic[k], vec @ cstr, 1)
-    pair_cache: dict[tuple[int, int], np.ndarray] = {}
-
-    def pair(a: int, b: int) -> np.ndarray:
-        if (a, b) not in pair_cache:
-            pair_cache[(a, b)] = _pair_table(indic[a], indic[b], cl)
-        return pair_cache[(a, b)]
-
+        lo = np.full(len(uniq), 99)
+        hi = np.full(len(uniq), -1)
+        np.minimum.at(lo, inv, opt.v[:, -1])
+        np.maximum.at(hi, inv, opt.v[:, -1])
+        vec = np.concatenate([uniq[:, :nb], lo[:, None], hi[:, None], uniq[:, nb : nb + n_h]], axis=1)
+        np.add.at(indic[k], vec @ cl.strides, 1)
     total = 0
     keys, counts = np.unique(listing.cell_cols, axis=0, return_counts=True)
-    n_exact = len(cl.dims) - nb - (2 if pool else 0)
     for cols, mult in zip(keys, counts):
-        t1, t2 = pair(cols[0], cols[1]), pair(cols[2], cols[3])
-        nz = np.nonzero(t1)[0]
-        prefix = prefix_sums(t2, cl)
-        if not len(nz):
-            continue
-        z1 = cl.vectors(nz)
-        lo, hi = _bounds(cl, len(nz))
-        if not pool:
-            total += int(mult) * int((t1[nz] * box_sums(prefix, cl, z1, lo, hi, np.zeros((len(nz), 0), np.int64))).sum())
-            continue
-        # Pool: for each total of pooled honour counts, the patterned seats'
-        # honour total must reach an interval; treat c_pat lo/hi as range dims.
-        n_pat, n_h = len(layout.patterned), len(layout.pooled)
-        box_l = Layout(cl.patterned, cl.hcp_seats, cl.pooled, cl.shape_only, cl.free, cl.hcp_lo, cl.hcp_hi,
-                       tuple(cdims[:nb] + cdims[-2:] + cdims[nb:-2]), nb + 2)
-        perm = list(range(nb)) + [len(cdims) - 2, len(cdims) - 1] + list(range(nb, len(cdims) - 2))
-        t2p = prefix_sums(np.transpose(t2.reshape(cdims), perm).reshape(-1), box_l)
-        z1p = z1[:, perm]
-        for c in itertools.product(*(range(d) for d in cdims[nb:-2])):
-            csum = sum(c)
-            c_min = max(0, 13 * (n_pat + n_h) - 36 - csum)
-            c_max = 16 - csum
-            if c_max < c_min or any(x > 13 for x in c):
-                continue
-            blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), np.full((len(nz), 1), c_min)], axis=1)
-            bhi = np.concatenate([hi, np.full((len(nz), 1), c_max), np.full((len(nz), 1), 16)], axis=1)
-            # total lo <= c_max and total hi >= c_min
-            u = box_sums(t2p, box_l, z1p, blo, bhi, np.broadcast_to(np.array(c, np.int64), (len(nz), n_exact)))
-            total += int(mult) * int((t1[nz] * u).sum())
+        t1 = _pair_table(indic[cols[0]], indic[cols[1]], cl)
+        t2 = _pair_table(indic[cols[2]], indic[cols[3]], cl)
+        nz, z1, c = _completions(t1, t2, cl, n_h)
+        csum = c.sum(axis=1)
+        # The patterned seats' honour total must land in [c_min, c_max] for the
+        # pool to work out: total lo <= c_max and total hi >= c_min.
+        c_min = np.maximum(0, 13 * (n_pat + n_h) - 36 - csum)
+        c_max = 16 - csum
+        ok = (c_max >= c_min) & (c <= 13).all(axis=1)
+        nz, z1, c, c_min, c_max = nz[ok], z1[ok], c[ok], c_min[ok], c_max[ok]
+        lo, hi = _bounds(layout, len(nz))
+        blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), c_min[:, None]], axis=1)
+        bhi = np.concatenate([hi, c_max[:, None], np.full((len(nz), 1), 16)], axis=1)
+        u = box_sums(prefix_sums(t2, cl), cl, z1, blo, bhi, c)
+        total += int(mult) * int((t1[nz] * u).sum())
     return total

@@ -1,0 +1,189 @@
+"""The ``truedeal`` command line.
+
+Every failure the user can cause (a bad spec, an impossible spec, a bad
+number or deal, a bad option) prints one line on stderr and exits with 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Iterable
+
+import click
+
+from . import __version__
+from .cards import D
+from .dealnumber import decode, encode, encode_batch, limbs_to_ints
+from .engine import MAX_DEALS, Impossible, Plan, TooWide, check_count
+from .formats import FORMATS, WRITERS, deal_string, parse_deal
+from .spec import SpecError, load_spec
+
+
+class UserError(Exception):
+    """A problem with the user's input: one line, exit code 2."""
+
+
+def _load_plan(spec_arg: str) -> Plan:
+    source = sys.stdin.read() if spec_arg == "-" else spec_arg
+    spec = load_spec(source)
+    bar = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=0, desc="listing", unit="pair", file=sys.stderr, leave=False, delay=0.5)
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.total = total
+            bar.n = done
+            bar.refresh()
+
+    try:
+        return Plan.build(spec, progress)
+    except TooWide as exc:
+        raise UserError(f"spec too wide for exact enumeration: {exc}") from None
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _write(chunks: Iterable[str]) -> None:
+    out = sys.stdout
+    for text in chunks:
+        out.write(text)
+    out.flush()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="truedeal")
+def cli() -> None:
+    """Exactly uniform constrained bridge deals, and Pavlicek deal numbers.
+
+    SPEC is a JSON file, inline JSON, or - for standard input, e.g.
+    '{"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}}'.
+    """
+
+
+@cli.command()
+@click.argument("spec")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def count(spec: str, as_json: bool) -> None:
+    """Exact number of deals that satisfy SPEC, its probability and its cases."""
+    plan = _load_plan(spec)
+    info = plan.summary()
+    if as_json:
+        click.echo(json.dumps(info))
+        return
+    if not info["possible"]:
+        click.echo("deals:        0 (no deal satisfies this spec)")
+    else:
+        click.echo(f"deals:        {info['deals']:,}")
+        click.echo(f"probability:  {info['probability']:.6g}  (1 deal in {info['one_in']:,.6g})")
+    click.echo(f"cases:        {info['cases']:,}")
+    click.echo(f"side total:   {info['side_total']:,} x {info['unconstrained_ways']:,} for the unconstrained seats")
+    click.echo(f"method:       exact enumeration, no rejection ({info['entries']:,} listing entries, {info['build_seconds']:.3f} s)")
+
+
+@cli.command()
+@click.argument("spec")
+@click.option("-n", "--count", "n", type=int, default=1, show_default=True, help=f"Number of deals (1..{MAX_DEALS:,}).")
+@click.option("--seed", default=None, help="Reproducible stream: same seed and spec give the same deals.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="pbn", show_default=True)
+@click.option("--first-board", type=int, default=1, show_default=True, help="Board number of the first deal.")
+def generate(spec: str, n: int, seed: str | None, fmt: str, first_board: int) -> None:
+    """Draw N deals uniformly from all deals that satisfy SPEC.
+
+    With --seed the deals come from a SHAKE-256 stream keyed by the seed
+    (see README); without it from the operating system's CSPRNG.
+    """
+    try:
+        check_count(n)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if first_board < 1:
+        raise UserError(f"--first-board must be at least 1, got {first_board}")
+    plan = _load_plan(spec)
+    if not plan.possible:
+        raise UserError("no deal satisfies this spec (it counts 0 deals)")
+    bar = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=n, desc="dealing", unit="deal", file=sys.stderr, leave=False, delay=0.5)
+
+    def batches():
+        for owners in plan.deals(n, seed):
+            yield owners, limbs_to_ints(encode_batch(owners))
+            if bar is not None:
+                bar.update(len(owners))
+
+    try:
+        _write(WRITERS[fmt](batches(), first_board=first_board))
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+@cli.command(name="encode")
+@click.argument("deals", nargs=-1, required=True)
+def encode_cmd(deals: tuple[str, ...]) -> None:
+    """Deal number of each PBN deal string (e.g. 'N:AKQJ.AKQ.AKQ.AKQ ...').
+
+    Give - to read one deal per line from standard input.
+    """
+    lines = sys.stdin.read().splitlines() if deals == ("-",) else deals
+    for text in lines:
+        if not text.strip():
+            continue
+        try:
+            row = parse_deal(text)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
+        click.echo(encode(row))
+
+
+@cli.command(name="decode")
+@click.argument("numbers", nargs=-1, required=True)
+def decode_cmd(numbers: tuple[str, ...]) -> None:
+    """PBN deal string of each deal NUMBER (0 <= n < D).  Give - to read stdin."""
+    items = sys.stdin.read().split() if numbers == ("-",) else numbers
+    rows = []
+    for text in items:  # validate everything before printing anything
+        try:
+            value = int(text.replace(",", "").replace("_", ""))
+        except ValueError:
+            raise UserError(f"not a deal number: {text!r} (expected an integer 0 <= n < {D:,})") from None
+        if not 0 <= value < D:
+            raise UserError(f"deal number out of range: {text} (expected 0 <= n < D = {D:,})")
+        rows.append(decode(value))
+    for row in rows:
+        click.echo(deal_string(row))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the CLI, turning user errors into one line and exit 2."""
+    try:
+        cli.main(args=argv, prog_name="truedeal", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.exceptions.Abort:
+        click.echo("truedeal: interrupted", err=True)
+        return 130
+    except click.ClickException as exc:  # usage errors
+        click.echo(f"truedeal: error: {exc.format_message()}", err=True)
+        return 2
+    except (UserError, SpecError, Impossible) as exc:
+        click.echo(f"truedeal: error: {exc}", err=True)
+        return 2
+    except BrokenPipeError:  # e.g. `truedeal generate ... | head`
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        click.echo("truedeal: interrupted", err=True)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

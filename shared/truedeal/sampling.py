@@ -57,13 +57,20 @@ class Sampler:
         widths = [h - l + 1 for l, h in zip(lay.hcp_lo, lay.hcp_hi)]
         offsets = list(itertools.product(*(range(w) for w in widths)))
         self.box_offsets = np.array(offsets, dtype=np.int64).reshape(len(offsets), lay.n_box)
-        # Level 2: per column, the feature vectors with weight.
-        nnz = [np.nonzero(row)[0] for row in listing.g]
-        width = max((len(x) for x in nnz), default=1) or 1
-        self.v_flat = np.full((len(nnz), width), -1, dtype=np.int64)
-        for k, x in enumerate(nnz):
-            self.v_flat[k, : len(x)] = x
-        self.v_vec = lay.vectors(np.maximum(self.v_flat, 0).reshape(-1)).reshape(len(nnz), width, len(lay.dims))
+        # Level 2: for each suit pair, every split z = va + vb with its weight,
+        # sorted by (pair, z) so that a split is one search away.
+        keys, va, w = [], [], []
+        for p, (a, b) in enumerate(listing.pairs):
+            ia, ib = np.nonzero(listing.g[a])[0], np.nonzero(listing.g[b])[0]
+            z = lay.vectors(ia)[:, None, :] + lay.vectors(ib)[None, :, :]
+            i, j = np.nonzero((z < np.array(lay.dims, dtype=np.int64)).all(axis=2))
+            keys.append(p * lay.zsize + z[i, j] @ lay.strides)
+            va.append(ia[i])
+            w.append(listing.g[a, ia[i]] * listing.g[b, ib[j]])
+        order = np.argsort(np.concatenate(keys), kind="stable")
+        self.split_key = np.concatenate(keys)[order]
+        self.split_va = np.concatenate(va)[order]
+        self.split_cum = np.cumsum(np.concatenate(w)[order])
         # Level 3: every option of every column, keyed by (column, feature vector).
         opts = listing.options
         self.opt_key = np.concatenate([np.full(len(o.weight), k, np.int64) * lay.zsize + o.vflat for k, o in enumerate(opts)])
@@ -109,24 +116,15 @@ class Sampler:
             out[sl] = flat[np.arange(len(flat)), _categorical(w, rng)]
         return out
 
-    def _split(self, z: np.ndarray, col_a: np.ndarray, col_b: np.ndarray, rng: Rng) -> tuple[np.ndarray, np.ndarray]:
+    def _split(self, z: np.ndarray, pair: np.ndarray, rng: Rng) -> tuple[np.ndarray, np.ndarray]:
         """Split pair feature vectors ``z`` (flat) into the two suits' vectors."""
-        L, lay = self.listing, self.layout
-        zv = lay.vectors(z)
-        va = np.empty(len(z), dtype=np.int64)
-        width = self.v_flat.shape[1]
-        step = max(1, _MAX_CELLS_PER_STEP // width)
-        dims = np.array(lay.dims, dtype=np.int64)
-        for s in range(0, len(z), step):
-            sl = slice(s, s + step)
-            cand = self.v_flat[col_a[sl]]
-            rest = zv[sl, None, :] - self.v_vec[col_a[sl]]
-            ok = (cand >= 0) & (rest >= 0).all(axis=2) & (rest < dims).all(axis=2)
-            rest_flat = np.where(ok, rest @ lay.strides, 0)
-            rows = np.arange(len(cand))[:, None]
-            w = np.where(ok, L.g[col_a[sl][:, None], np.maximum(cand, 0)] * L.g[col_b[sl][:, None], rest_flat], 0)
-            va[sl] = cand[np.arange(len(cand)), _categorical(w, rng)]
-        vb = (zv - lay.vectors(va)) @ lay.strides
+        lay = self.layout
+        key = pair * lay.zsize + z
+        start = np.searchsorted(self.split_key, key, side="left")
+        base = np.where(start > 0, self.split_cum[np.maximum(start - 1, 0)], 0)
+        total = self.listing.pair_tables[pair, z]
+        va = self.split_va[np.searchsorted(self.split_cum, base + rng.below(total), side="right")]
+        vb = (lay.vectors(z) - lay.vectors(va)) @ lay.strides
         return va, vb
 
     def _option(self, col: np.ndarray, v: np.ndarray, rng: Rng) -> np.ndarray:
@@ -147,8 +145,8 @@ class Sampler:
         z2 = self._level1(entry, rng)
         cols = L.cell_cols[cell]
         v = np.empty((n, 4), dtype=np.int64)
-        v[:, 0], v[:, 1] = self._split(L.e_z1[entry], cols[:, 0], cols[:, 1], rng)
-        v[:, 2], v[:, 3] = self._split(z2, cols[:, 2], cols[:, 3], rng)
+        v[:, 0], v[:, 1] = self._split(L.e_z1[entry], L.cell_pairs[cell, 0], rng)
+        v[:, 2], v[:, 3] = self._split(z2, L.cell_pairs[cell, 1], rng)
         opt = np.stack([self._option(cols[:, s], v[:, s], rng) for s in range(4)], axis=1)
         return fill_deals(
             self.layout,
@@ -157,7 +155,3 @@ class Sampler:
             free_to_shape=self.opt_free[opt].astype(np.int64),  # (n, 4)
             rng=rng,
         )
-
-    def case_keys(self, owners: np.ndarray) -> np.ndarray:
-        """Not used in sampling; see :func:`truedeal.stats.case_of`."""
-        raise NotImplementedError

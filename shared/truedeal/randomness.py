@@ -132,7 +132,8 @@ class Rng:
 
     def _below64(self, b: np.ndarray) -> np.ndarray:
         out = np.empty(b.shape, dtype=np.int64)
-        bits = np.array([int(x - 1).bit_length() for x in b.tolist()], dtype=np.uint64)
+        values, inverse = np.unique(b, return_inverse=True)
+        bits = np.array([int(x - 1).bit_length() for x in values.tolist()], dtype=np.uint64)[inverse.reshape(-1)]
         masks = (np.uint64(1) << bits) - np.uint64(1)
         todo = np.arange(b.size)
         while todo.size:

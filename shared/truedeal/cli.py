@@ -75,6 +75,15 @@ def count(spec: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(info))
         return
+    if info["method"] != "exact":
+        rej = info["rejection"]
+        click.echo(f"deals:        about {info['deals_estimate']:,.6g} (+/- {info['deals_estimate_stderr']:,.2g}, estimated)")
+        if info["possible"]:
+            click.echo(f"probability:  about {info['probability']:.6g}  (1 deal in about {info['one_in']:,.6g})")
+        click.echo(f"method:       {info['method']}")
+        click.echo(f"acceptance:   {rej['acceptance_rate']:.4%} of listed deals (+/- {rej['acceptance_stderr']:.2%}, {rej['pilot_draws']:,} pilot draws)")
+        click.echo(f"listed:       {rej['listed_deals']:,} deals in {rej['listed_cases']:,} cases for the exact seats")
+        return
     if not info["possible"]:
         click.echo("deals:        0 (no deal satisfies this spec)")
     else:
@@ -106,6 +115,9 @@ def generate(spec: str, n: int, seed: str | None, fmt: str, first_board: int) ->
     plan = _load_plan(spec)
     if not plan.possible:
         raise UserError("no deal satisfies this spec (it counts 0 deals)")
+    if plan.rejected:
+        info = plan.summary()
+        click.echo(f"truedeal: note: {info['method']} (acceptance {plan.acceptance:.2%}); deals stay exactly uniform", err=True)
     bar = None
     if sys.stderr.isatty():
         from tqdm import tqdm
@@ -182,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("truedeal: interrupted", err=True)
         return 130
+    except Exception as exc:  # a bug, not the user's fault: still one line, no traceback
+        click.echo(f"truedeal: internal error (please report): {type(exc).__name__}: {exc}", err=True)
+        return 1
     return 0
 
 

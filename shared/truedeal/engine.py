@@ -1,4 +1,4 @@
-"""One spec, one plan: its exact count and its stream of uniform deals.
+"""One spec, one plan: its count and its stream of uniform deals.
 
 This is the core's entry point for the CLI, the workers and the web app::
 
@@ -7,6 +7,14 @@ This is the core's entry point for the CLI, the workers and the web app::
     for owners in plan.deals(100, seed="club night"):
         ...                             # (k, 52) uint8 batches
 
+Every seat is enumerated exactly when the factored listing fits the memory
+limits.  When it does not (typically three or four seats constrained by HCP
+alone, with wide ranges), the plan lists as many seats as fit and handles the
+others by rejection: deals drawn uniformly from the listed seats' constraints
+are kept only if the other seats' constraints hold too.  The kept deals are
+still exactly uniform over the whole spec; only the count becomes an estimate,
+and :meth:`Plan.summary` says so, with the acceptance rate.
+
 Seeded streams are cut into chunks of :data:`~truedeal.randomness.CHUNK_DEALS`
 deals, chunk ``j`` drawing from the stream of ``(seed, j)``; the first ``n``
 deals of a seed never depend on how many deals were asked for.
@@ -14,21 +22,28 @@ deals of a seed never depend on how many deals were asked for.
 
 from __future__ import annotations
 
+import itertools
+import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable, Iterator
 
 import numpy as np
 
-from .cards import D
+from .cards import D, SEAT_NAMES
 from .enumeration import Listing, TooWide, build_listing
-from .randomness import CHUNK_DEALS, chunk_rng
+from .evaluate import satisfies
+from .randomness import CHUNK_DEALS, Rng, SeededBits, chunk_rng
 from .sampling import Sampler
-from .spec import Spec
+from .spec import SeatConstraint, Spec
 
 #: Largest number of deals one request may ask for.
 MAX_DEALS = 1_000_000_000
+#: Draws used to estimate the acceptance rate of seats handled by rejection.
+PILOT_DRAWS = 200_000
+#: Below this acceptance rate rejection is refused as too slow.
+MIN_ACCEPTANCE = 1e-4
 
 
 class Impossible(ValueError):
@@ -42,25 +57,54 @@ class Plan:
     spec: Spec
     listing: Listing
     build_seconds: float
+    rejected: list[SeatConstraint] = field(default_factory=list)
+    acceptance: float | None = None  # estimated, when seats are rejected
     _sampler: Sampler | None = None
 
     @classmethod
     def build(cls, spec: Spec, progress: Callable[[int, int], None] | None = None) -> "Plan":
-        """Enumerate ``spec`` exactly.  Raises :class:`TooWide` past the memory limits."""
+        """List ``spec`` exactly, or as many of its seats as fit (see module doc).
+
+        Raises :class:`TooWide` if even the rejection fallback cannot work.
+        """
         t0 = time.perf_counter()
-        listing = build_listing(spec.constraints(), progress)
-        return cls(spec, listing, time.perf_counter() - t0)
+        rules = spec.constraints()
+        try:
+            listing = build_listing(rules, progress)
+            return cls(spec, listing, time.perf_counter() - t0)
+        except TooWide as first:
+            wide = first
+        for kept, dropped in _fallbacks(rules):
+            try:
+                listing = build_listing(kept, progress)
+            except TooWide:
+                continue
+            plan = cls(spec, listing, 0.0, dropped)
+            plan.acceptance = plan._pilot_acceptance() if listing.total else 0.0
+            plan.build_seconds = time.perf_counter() - t0
+            if plan.acceptance and plan.acceptance < MIN_ACCEPTANCE:
+                raise TooWide(f"{wide}; rejection on {_names(dropped)} would keep only {plan.acceptance:.2g} of deals")
+            return plan
+        raise wide
 
     # ----------------------------------------------------------------- counts
 
     @property
+    def exact(self) -> bool:
+        return not self.rejected
+
+    @property
     def deals_total(self) -> int:
-        """Exact number of complete deals that satisfy the spec."""
+        """Exact number of complete deals that satisfy the spec (exact plans only)."""
+        if not self.exact:
+            raise ValueError("this plan handles some seats by rejection: its count is an estimate")
         return self.listing.deals
 
     @property
     def possible(self) -> bool:
-        return self.listing.total > 0
+        if self.exact:
+            return self.listing.total > 0
+        return bool(self.acceptance)
 
     @property
     def probability(self) -> Fraction:
@@ -68,50 +112,121 @@ class Plan:
 
     def summary(self) -> dict:
         """The JSON-able result of ``truedeal count``."""
-        deals = self.deals_total
         lay = self.listing.layout
-        return {
-            "deals": deals,
-            "probability": float(self.probability),
-            "probability_exact": f"{self.probability.numerator}/{self.probability.denominator}",
-            "one_in": (D / deals) if deals else None,
-            "possible": deals > 0,
-            "cases": self.listing.cases,
-            "side_total": self.listing.total,
-            "unconstrained_ways": lay.free_ways(),
-            "method": "exact",
-            "rejection": None,
-            "cells": int(len(self.listing.cells)),
-            "entries": int(len(self.listing.e_weight)),
-            "build_seconds": round(self.build_seconds, 4),
-        }
+        out: dict = {}
+        if self.exact:
+            deals = self.deals_total
+            out.update(
+                deals=deals,
+                probability=float(self.probability),
+                probability_exact=f"{self.probability.numerator}/{self.probability.denominator}",
+                one_in=(D / deals) if deals else None,
+                possible=deals > 0,
+                cases=self.listing.cases,
+                method="exact",
+                rejection=None,
+            )
+        else:
+            listed = self.listing.deals
+            estimate = listed * self.acceptance
+            # binomial standard error of the pilot's acceptance rate
+            se = math.sqrt(max(self.acceptance * (1 - self.acceptance), 1e-300) / PILOT_DRAWS)
+            out.update(
+                deals=None,
+                deals_estimate=estimate,
+                deals_estimate_stderr=listed * se,
+                probability=estimate / D,
+                one_in=(D / estimate) if estimate else None,
+                possible=self.possible,
+                cases=None,
+                method="exact for " + (_names(self.kept_rules()) or "no seat") + ", rejection for " + _names(self.rejected),
+                rejection={
+                    "seats": [SEAT_NAMES[c.seat] for c in self.rejected],
+                    "acceptance_rate": self.acceptance,
+                    "acceptance_stderr": se,
+                    "pilot_draws": PILOT_DRAWS,
+                    "listed_deals": listed,
+                    "listed_cases": self.listing.cases,
+                },
+            )
+        out.update(
+            side_total=self.listing.total,
+            unconstrained_ways=lay.free_ways(),
+            cells=int(len(self.listing.cells)),
+            entries=int(len(self.listing.e_weight)),
+            build_seconds=round(self.build_seconds, 4),
+        )
+        return out
+
+    def kept_rules(self) -> list[SeatConstraint]:
+        dropped = {c.seat for c in self.rejected}
+        return [c for c in self.spec.constraints() if c.seat not in dropped]
 
     # ------------------------------------------------------------------ draws
 
     @property
     def sampler(self) -> Sampler:
-        if not self.possible:
+        if not self.listing.total:
             raise Impossible("no deal satisfies this spec")
         if self._sampler is None:
             self._sampler = Sampler(self.listing)
         return self._sampler
 
+    def _draw(self, n: int, rng: Rng) -> np.ndarray:
+        """``n`` uniform deals, rejecting those that miss a rejected seat's constraint."""
+        if self.exact:
+            return self.sampler.draw(n, rng)
+        kept: list[np.ndarray] = []
+        have = 0
+        batch = max(64, int(n / max(self.acceptance, MIN_ACCEPTANCE) * 1.1))
+        while have < n:
+            owners = self.sampler.draw(min(batch, 1_000_000), rng)
+            owners = owners[satisfies(owners, self.rejected)]
+            kept.append(owners)
+            have += len(owners)
+        return np.concatenate(kept)[:n]
+
+    def _pilot_acceptance(self) -> float:
+        owners = self.sampler.draw(PILOT_DRAWS, Rng(SeededBits("truedeal/pilot")))
+        return float(satisfies(owners, self.rejected).mean())
+
     def chunk(self, index: int, seed: str | None, size: int = CHUNK_DEALS) -> np.ndarray:
         """Deals of chunk ``index``: the full chunk when seeded (so that it is
         reproducible), ``size`` fresh deals otherwise."""
         rng = chunk_rng(seed, index)
-        return self.sampler.draw(CHUNK_DEALS if seed is not None else size, rng)[:size]
+        return self._draw(CHUNK_DEALS if seed is not None else size, rng)[:size]
 
     def deals(self, n: int, seed: str | None = None, start_chunk: int = 0) -> Iterator[np.ndarray]:
         """``n`` uniform deals as (k, 52) owners batches, in constant memory."""
         check_count(n)
-        _ = self.sampler  # fail before the first batch if impossible
+        if not self.possible:  # fail before the first batch
+            raise Impossible("no deal satisfies this spec")
         chunk = start_chunk
         while n > 0:
             size = min(n, CHUNK_DEALS)
             yield self.chunk(chunk, seed, size)
             n -= size
             chunk += 1
+
+
+def _names(rules: list[SeatConstraint]) -> str:
+    return ", ".join(SEAT_NAMES[c.seat] for c in rules)
+
+
+def _fallbacks(rules: list[SeatConstraint]):
+    """(kept, dropped) splits to try, most seats kept first; among equals,
+    drop HCP-only seats with the widest ranges first (they cost the listing
+    most and reject least)."""
+
+    def cost(c: SeatConstraint) -> tuple:
+        width = (c.hcp[1] - c.hcp[0]) if c.hcp else -1
+        return (c.patterns is None and c.hcp is not None, width)
+
+    order = sorted(rules, key=cost, reverse=True)
+    for k in range(1, len(rules) + 1):
+        for dropped in itertools.combinations(order, k):
+            kept = [c for c in rules if c not in dropped]
+            yield kept, list(dropped)
 
 
 def check_count(n: int) -> int:

@@ -42,7 +42,7 @@ from .spec import SeatConstraint
 
 #: Limits that keep a build within memory; exceeding one is a clear error.
 MAX_CELLS = 2_000_000
-MAX_FEATURE_CELLS = 30_000_000  # columns x feature-space size, and pairs x size
+MAX_FEATURE_CELLS = 6_000_000  # columns x feature-space size, and pairs x size
 MAX_ENTRIES = 3_000_000
 
 _FACT = np.array([factorial(i) for i in range(21)], dtype=object)
@@ -277,6 +277,8 @@ def _columns(cells: np.ndarray, layout: Layout):
     n = len(cells)
     if not layout.patterned:
         return [()], np.zeros((n, 4), np.int64)
+    if n == 0:
+        return [], np.zeros((0, 4), np.int64)
     lengths = PATTERNS[cells]  # (n, n_pat, 4)
     cols = np.transpose(lengths, (0, 2, 1)).reshape(n * 4, -1)  # (cell, suit) -> lengths
     uniq, inv = np.unique(cols, axis=0, return_inverse=True)
@@ -400,6 +402,9 @@ def build_listing(rules: list[SeatConstraint], progress=None) -> Listing:
     g = np.zeros((len(columns), layout.zsize), dtype=np.int64)
     for k, opt in enumerate(options):
         np.add.at(g[k], opt.vflat, opt.weight)
+    if not len(cells) or not len(columns):  # no pattern tuple fits: nothing to list
+        empty = np.zeros((0, layout.zsize), np.int64)
+        return Listing(layout, cells, columns, cell_cols, options, g, [], empty, np.zeros((0, 2), np.int64), _c_values(layout))
     sh = cell_cols[:, 0] * len(columns) + cell_cols[:, 1]
     dc = cell_cols[:, 2] * len(columns) + cell_cols[:, 3]
     pair_keys, pair_inv = np.unique(np.concatenate([sh, dc]), return_inverse=True)

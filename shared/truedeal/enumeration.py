@@ -391,10 +391,19 @@ def _strides(dims: tuple[int, ...]) -> np.ndarray:
     return s
 
 
-def build_listing(rules: list[SeatConstraint], progress=None) -> Listing:
-    """Build the factored listing for ``rules`` (exact; raises :class:`TooWide`)."""
+def build_listing(rules: list[SeatConstraint], progress=None, part: tuple[int, int] | None = None) -> Listing:
+    """Build the factored listing for ``rules`` (exact; raises :class:`TooWide`).
+
+    With ``part=(k, parts)`` only the k-th of ``parts`` contiguous slices of
+    the cells is listed: its total and case count are that partition's share,
+    and the partitions' totals add up to the whole listing's (see
+    :func:`partition_bounds`).
+    """
     layout = make_layout(rules)
     cells = enumerate_cells(rules, layout)
+    if part is not None:
+        lo, hi = partition_bounds(len(cells), *part)
+        cells = cells[lo:hi]
     columns, cell_cols = _columns(cells, layout)
     if len(columns) * layout.zsize > MAX_FEATURE_CELLS:
         raise TooWide(f"feature tables too large ({len(columns):,} suit columns x {layout.zsize:,} feature states)")
@@ -417,6 +426,13 @@ def build_listing(rules: list[SeatConstraint], progress=None) -> Listing:
     _fill_level0(listing, progress)
     listing.cases = count_cases(listing)
     return listing
+
+
+def partition_bounds(n_cells: int, k: int, parts: int) -> tuple[int, int]:
+    """Cell range ``[lo, hi)`` of partition ``k`` of ``parts`` (contiguous, in cell order)."""
+    if not 0 <= k < parts:
+        raise ValueError(f"partition {k} out of range 0..{parts - 1}")
+    return n_cells * k // parts, n_cells * (k + 1) // parts
 
 
 def _bounds(layout: Layout, n: int):

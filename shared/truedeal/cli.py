@@ -7,6 +7,8 @@ number or deal, a bad option) prints one line on stderr and exits with 2.
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 from typing import Iterable
 
@@ -24,8 +26,15 @@ class UserError(Exception):
     """A problem with the user's input: one line, exit code 2."""
 
 
+class OutputClosed(Exception):
+    """The reader of our output went away (e.g. ``| head``): stop quietly."""
+
+
 def _load_plan(spec_arg: str) -> Plan:
-    source = sys.stdin.read() if spec_arg == "-" else spec_arg
+    if not spec_arg.strip():
+        raise UserError("empty SPEC: give a JSON file, inline JSON, or - for standard input")
+    # stdin is always JSON text (bytes); an argument may be inline JSON or a path
+    source = sys.stdin.buffer.read() if spec_arg == "-" else spec_arg
     spec = load_spec(source)
     bar = None
     if sys.stderr.isatty():
@@ -50,9 +59,12 @@ def _load_plan(spec_arg: str) -> Plan:
 
 def _write(chunks: Iterable[str]) -> None:
     out = sys.stdout
-    for text in chunks:
-        out.write(text)
-    out.flush()
+    try:
+        for text in chunks:
+            out.write(text)
+        out.flush()
+    except BrokenPipeError:
+        raise OutputClosed() from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -163,7 +175,9 @@ def decode_cmd(numbers: tuple[str, ...]) -> None:
     rows = []
     for text in items:  # validate everything before printing anything
         try:
-            value = int(text.replace(",", "").replace("_", ""))
+            if not re.fullmatch(r"\d+|\d{1,3}(,\d{3})+", text.strip()):
+                raise ValueError
+            value = int(text.replace(",", ""))
         except ValueError:
             raise UserError(f"not a deal number: {text!r} (expected an integer 0 <= n < {D:,})") from None
         if not 0 <= value < D:
@@ -175,8 +189,12 @@ def decode_cmd(numbers: tuple[str, ...]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the CLI, turning user errors into one line and exit 2."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args:  # bare `truedeal`: the help, not an error
+        click.echo(cli.get_help(click.Context(cli, info_name="truedeal")))
+        return 0
     try:
-        cli.main(args=argv, prog_name="truedeal", standalone_mode=False)
+        cli.main(args=args, prog_name="truedeal", standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.exceptions.Abort:
@@ -188,8 +206,11 @@ def main(argv: list[str] | None = None) -> int:
     except (UserError, SpecError, Impossible) as exc:
         click.echo(f"truedeal: error: {exc}", err=True)
         return 2
-    except BrokenPipeError:  # e.g. `truedeal generate ... | head`
-        sys.stderr.close()
+    except (OutputClosed, BrokenPipeError):  # e.g. `truedeal generate ... | head`
+        try:  # keep the interpreter from complaining when it flushes stdout at exit
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
         return 0
     except KeyboardInterrupt:
         click.echo("truedeal: interrupted", err=True)

@@ -1,0 +1,817 @@
+"""End-to-end tests of the ``truedeal`` command line, run as a real subprocess.
+
+The CLI is started as ``[sys.executable, "-m", "truedeal.cli", ...]`` so the
+tests work from any venv with ``pip install -e .[test]``.  Expected values come
+from the seeds (Pavlicek 2008 tables, article 7Z68), from the card order of
+7Z68, or from the independent helpers below (a PBN/LIN/text reader, an HCP and
+shape checker) -- never from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import cache
+from itertools import permutations
+from math import comb, factorial
+from pathlib import Path
+
+import pytest
+from truedeal.engine import MAX_DEALS
+from truedeal.formats import parse_deal
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+CONFORMANCE = Path(
+    os.environ.get("TRUEDEAL_CONFORMANCE", ROOT.parent / "shared" / "checks" / "conformance.py")
+)
+CLI = [sys.executable, "-m", "truedeal.cli"]
+
+D = factorial(52) // factorial(13) ** 4
+C26 = comb(26, 13)
+C39 = factorial(39) // factorial(13) ** 3
+
+RANKS = "AKQJT98765432"
+SUITS = "SHDC"
+SEATS = "NESW"
+HCP_OF = {"A": 4, "K": 3, "Q": 2, "J": 1}
+#: 7Z68 card order: SA HA DA CA SK ... C2.
+ORDER = [s + r for r in RANKS for s in SUITS]
+#: Vulnerability of boards 1..16 (standard rotation).
+VUL16 = ["None", "NS", "EW", "All", "NS", "EW", "All", "None", "EW", "All", "None", "NS", "All", "None", "NS", "EW"]
+
+BALANCED = "any 4333 + any 4432 + any 5332"
+#: Spec used for the format tests: HCP and shape on North, HCP alone on South.
+GEN_SPEC = {"north": {"hcp": [11, 15], "shape": "45xx"}, "south": {"hcp": [8, 12]}}
+GEN_SPEC_JSON = json.dumps(GEN_SPEC)
+SEED = "cli test seed"
+FORMATS = ("numbers", "pbn", "json", "text", "lin")
+
+
+# ---------------------------------------------------------------------------
+# Running the CLI
+#
+# Every run is a fresh interpreter (~0.3 s of imports), so the commands the
+# tests will need are started ahead, a few at a time, by the session fixture
+# below; run() takes a prefetched result (once) when there is one.
+
+_FUTURES: dict[tuple, Future] = {}
+
+
+def _key(argv, stdin, cwd) -> tuple:
+    if isinstance(stdin, str):
+        stdin = stdin.encode()
+    return (tuple(str(a) for a in argv), stdin, str(cwd))
+
+
+def _spawn(argv, stdin, cwd, timeout):
+    if isinstance(stdin, str):
+        stdin = stdin.encode()
+    return subprocess.run(
+        [str(a) for a in argv],
+        check=False,
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        cwd=cwd,
+        timeout=timeout,
+    )
+
+
+def spawn(argv, stdin: str | bytes | None = None, cwd: Path = ROOT, timeout: float = 120):
+    """Run ``argv``; returns the CompletedProcess with bytes stdout / stderr."""
+    fut = _FUTURES.pop(_key(argv, stdin, cwd), None)
+    if fut is not None and not fut.cancelled():
+        return fut.result()
+    return _spawn(argv, stdin, cwd, timeout)
+
+
+def run(*args: str, stdin: str | bytes | None = None, cwd: Path = ROOT, timeout: float = 120):
+    """Run the CLI with ``args``."""
+    return spawn([*CLI, *args], stdin=stdin, cwd=cwd, timeout=timeout)
+
+
+def ok(*args: str, **kw) -> str:
+    """Run the CLI, require exit 0 and a clean stderr, return stdout as text."""
+    p = run(*args, **kw)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0, f"truedeal {' '.join(args)}: exit {p.returncode}: {err}"
+    assert "Traceback" not in err
+    return p.stdout.decode()
+
+
+def error_line(p) -> str:
+    """Check the one-line-error contract (exit 2, one stderr line, no traceback); return the line."""
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 2, f"exit {p.returncode}, stderr {err!r}"
+    assert "Traceback" not in err, err
+    lines = err.splitlines()
+    assert len(lines) == 1, f"expected exactly one stderr line, got {lines!r}"
+    assert lines[0].startswith("truedeal: error:"), lines[0]
+    return lines[0]
+
+
+def gen_args(fmt: str, n: int, seed: str = SEED, first_board: int | None = None, spec: str = GEN_SPEC_JSON):
+    args = ["generate", spec, "-n", str(n), "--format", fmt, "--seed", seed]
+    if first_board is not None:
+        args += ["--first-board", str(first_board)]
+    return args
+
+
+@cache
+def gen(fmt: str, n: int, seed: str = SEED, first_board: int | None = None, spec: str = GEN_SPEC_JSON) -> bytes:
+    p = run(*gen_args(fmt, n, seed, first_board, spec))
+    assert p.returncode == 0, p.stderr.decode()
+    assert not p.stderr, p.stderr.decode()
+    return p.stdout
+
+
+#: gen() calls made by the tests, started ahead.
+GEN_CALLS = (
+    [(fmt, 10) for fmt in ("json", "numbers", "pbn", "text", "lin")]
+    + [("json", 2)]
+    + [(fmt, 3) for fmt in ("numbers", "pbn", "json", "text", "lin")]
+    + [("numbers", 4100), ("numbers", 4097), ("numbers", 3, "another seed")]
+    + [("json", 10, SEED, 8)]
+    + [(fmt, 3, SEED, 17) for fmt in ("pbn", "lin", "text")]
+)
+
+
+def write_spec(tmp_path: Path, spec, name: str = "spec.json") -> str:
+    path = tmp_path / name
+    path.write_text(spec if isinstance(spec, str) else json.dumps(spec), encoding="utf-8")
+    return str(path)
+
+
+# ---------------------------------------------------------------------------
+# Independent readers and checkers
+
+
+def hands_of(deal: str) -> dict[str, list[str]]:
+    """``{"N": [spades, hearts, diamonds, clubs], ...}`` of a PBN deal string."""
+    first, rest = deal.strip().split(":", 1)
+    start = SEATS.index(first.upper())
+    hands = rest.split()
+    assert len(hands) == 4, deal
+    out = {}
+    for k, hand in enumerate(hands):
+        suits = hand.split(".")
+        assert len(suits) == 4, deal
+        out[SEATS[(start + k) % 4]] = [s.upper().replace("10", "T") for s in suits]
+    return out
+
+
+def cards_of(hands: dict[str, list[str]]) -> dict[str, frozenset[str]]:
+    return {seat: frozenset(SUITS[i] + r for i, h in enumerate(hs) for r in h) for seat, hs in hands.items()}
+
+
+def check_complete(hands: dict[str, list[str]]) -> dict[str, frozenset[str]]:
+    cards = cards_of(hands)
+    assert set(cards) == set(SEATS)
+    for seat, cs in cards.items():
+        assert len(cs) == 13, (seat, sorted(cs))
+        assert sum(len(h) for h in hands[seat]) == 13, (seat, hands[seat])
+    assert frozenset().union(*cards.values()) == frozenset(ORDER)
+    return cards
+
+
+def parsed(deal: str) -> dict[str, frozenset[str]]:
+    """The cards of each seat as truedeal.formats.parse_deal reads ``deal``."""
+    row = parse_deal(deal)
+    return {SEATS[s]: frozenset(ORDER[c] for c in range(52) if row[c] == s) for s in range(4)}
+
+
+def hcp(hand: list[str]) -> int:
+    return sum(HCP_OF.get(r, 0) for suit in hand for r in suit)
+
+
+def shape_ok(expr: str, lengths: tuple[int, ...]) -> bool:
+    """Evaluate a dealer-style shape expression (terms joined by + and -, left to right)."""
+    tokens = re.findall(r"[+-]|(?:any\s*)?[0-9xX]{4}", expr)
+    assert "".join(tokens).replace(" ", "") == expr.replace(" ", ""), expr
+
+    def term(t: str) -> bool:
+        anyp = t.startswith("any")
+        chars = t[3:].strip() if anyp else t
+        orders = set(permutations(lengths)) if anyp else {lengths}
+        return any(all(c in "xX" or int(c) == n for c, n in zip(chars, o)) for o in orders)
+
+    result, op = False, "+"
+    for t in tokens:
+        if t in "+-":
+            op = t
+            continue
+        result = (result or term(t)) if op == "+" else (result and not term(t))
+    return result
+
+
+def in_range(value: int, rng) -> bool:
+    lo, hi = (rng, rng) if isinstance(rng, int) else rng
+    return lo <= value <= hi
+
+
+def satisfies(spec: dict, hands: dict[str, list[str]]) -> bool:
+    for key, seat_spec in spec.items():
+        seat = key[0].upper()
+        hand = hands[seat]
+        lengths = tuple(len(s) for s in hand)
+        for field, want in (seat_spec or {}).items():
+            if field == "hcp":
+                good = in_range(hcp(hand), want)
+            elif field == "shape":
+                good = shape_ok(want, lengths)
+            else:
+                good = in_range(lengths[("spades", "hearts", "diamonds", "clubs").index(field)], want)
+            if not good:
+                return False
+    return True
+
+
+def parse_lin_hand(text: str) -> list[str]:
+    out, suit = ["", "", "", ""], None
+    for ch in text:
+        if ch in SUITS:
+            suit = SUITS.index(ch)
+        else:
+            assert suit is not None and ch in RANKS, text
+            out[suit] += ch
+    return out
+
+
+def lin_deals(text: str) -> list[tuple[int, dict[str, frozenset[str]]]]:
+    out = []
+    for line in text.splitlines():
+        m = re.fullmatch(r"qx\|o(\d+)\|md\|([1-4])([^|]*)\|rh\|\|ah\|Board (\d+)\|sv\|([0neb])\|pg\|\|", line)
+        assert m, line
+        assert m.group(1) == m.group(4)
+        south, west, north = (parse_lin_hand(h) for h in m.group(3).split(","))
+        cards = cards_of({"S": south, "W": west, "N": north})
+        cards["E"] = frozenset(ORDER) - cards["S"] - cards["W"] - cards["N"]
+        out.append((int(m.group(1)), cards))
+    return out
+
+
+def text_blocks(text: str) -> list[tuple[str, str | None, dict[str, list[str]]]]:
+    """``(title, deal number or None, hands)`` of each compass diagram."""
+    out = []
+    for block in text.rstrip("\n").split("\n\n"):
+        lines = block.split("\n")
+        title = lines.pop(0)
+        number = None
+        if lines[0].startswith("Deal number "):
+            number = lines.pop(0)[len("Deal number "):]
+        assert len(lines) == 12, block
+
+        def holding(cell: str, suit: int) -> str:
+            label, ranks = cell.split()
+            assert label == SUITS[suit], cell
+            return "" if ranks == "-" else ranks
+
+        north = [holding(lines[i], i) for i in range(4)]
+        west = [holding(lines[4 + i][:20], i) for i in range(4)]
+        east = [holding(lines[4 + i][40:], i) for i in range(4)]
+        south = [holding(lines[8 + i], i) for i in range(4)]
+        out.append((title, number, {"N": north, "E": east, "S": south, "W": west}))
+    return out
+
+
+def pbn_games(text: str) -> list[dict[str, str]]:
+    games = []
+    for chunk in text.split("\n\n"):
+        tags = dict(re.findall(r'^\[(\w+) "([^"]*)"\]$', chunk, flags=re.MULTILINE))
+        if "Deal" in tags:
+            games.append(tags)
+    return games
+
+
+def json_records(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+# ---------------------------------------------------------------------------
+# count
+
+
+SEED_TABLES = [
+    # (spec, side total, unconstrained ways, cases) -- Pavlicek 2008.
+    ({"west": {"spades": 9}, "east": {"diamonds": 6, "clubs": 6}}, 556_991_252_532_000, C26, 30),
+    ({"north": {"hcp": 3}}, 15_636_342_960, C39, 24),
+    ({"north": {"hcp": 2}, "south": {"hcp": [0, 1]}}, 122_891_799_377_692_800, C26, 38),
+    ({"east": {"shape": "any 5332", "hcp": 34}}, 756, C39, 48),
+]
+
+
+@pytest.mark.parametrize("spec,side,free,cases", SEED_TABLES, ids=["9S-66", "N3", "N2-S01", "E34-5332"])
+def test_count_json_seed_tables(spec, side, free, cases):
+    info = json.loads(ok("count", json.dumps(spec), "--json"))
+    assert int(str(info["deals"])) == side * free
+    assert int(str(info["side_total"])) == side
+    assert int(str(info["unconstrained_ways"])) == free
+    assert info["cases"] == cases
+    assert info["possible"] is True
+    num, den = map(int, info["probability_exact"].split("/"))
+    assert num * D == den * side * free
+    assert info["probability"] == pytest.approx(side * free / D)
+
+
+def test_count_plain_mentions_probability():
+    out = ok("count", json.dumps(SEED_TABLES[0][0]))
+    assert "probability" in out
+    assert f"{556_991_252_532_000 * C26:,}" in out  # exact deals, grouped
+    assert re.search(r"cases:\s+30\b", out)
+
+
+def test_spec_from_file_inline_and_stdin(tmp_path):
+    spec = {"north": {"hcp": [15, 17], "shape": BALANCED}}
+    path = write_spec(tmp_path, json.dumps(spec, indent=2))
+    from_file = json.loads(ok("count", path, "--json"))
+    inline = json.loads(ok("count", json.dumps(spec), "--json"))
+    stdin = json.loads(ok("count", "-", "--json", stdin=json.dumps(spec)))
+    for info in (from_file, inline, stdin):
+        info.pop("build_seconds")
+    assert from_file == inline == stdin
+    assert from_file["side_total"] == 30_897_212_184  # balanced 15-17 hands, computed independently
+
+
+def test_generate_spec_from_stdin():
+    out = ok("generate", "-", "-n", "2", "--format", "json", "--seed", SEED, stdin=GEN_SPEC_JSON)
+    assert out.encode() == gen("json", 2)
+
+
+IMPOSSIBLE_SPECS = {
+    # Every pattern allowed, no HCP fits: thirteen spades hold at most 10 HCP.
+    "hcp-and-13-spades": '{"north": {"hcp": 37, "spades": 13}}',
+    # No suit pattern at all: one seat contradicts itself, or two seats want 14 spades.
+    "13-spades-1-heart": '{"north": {"spades": 13, "hearts": 1}}',
+    "fourteen-spades": '{"north": {"spades": 7}, "south": {"spades": 7}}',
+}
+
+
+@pytest.mark.parametrize("spec", list(IMPOSSIBLE_SPECS.values()), ids=list(IMPOSSIBLE_SPECS))
+def test_impossible_spec_counts_zero_and_generate_refuses(spec):
+    """An impossible spec counts 0 deals (exit 0), and generate refuses it with one line.
+
+    Regression: before commit d8b686d the pattern-level cases (no pattern tuple
+    fits) crashed `count` and `generate` with a traceback ending in
+    enumeration._columns: "ValueError: cannot reshape array of size 0 ...".
+    """
+    p = run("count", spec)
+    err = p.stderr.decode(errors="replace")
+    assert p.returncode == 0 and "Traceback" not in err, err[-300:]
+    assert re.search(r"deals:\s+0\b", p.stdout.decode())
+    info = json.loads(ok("count", spec, "--json"))
+    assert int(str(info["deals"])) == 0
+    assert info["possible"] is False
+    assert info["cases"] == 0
+    line = error_line(run("generate", spec, "-n", "3"))
+    assert "no deal satisfies" in line
+
+
+# ---------------------------------------------------------------------------
+# generate
+
+
+def test_generate_every_format_same_deals():
+    """All formats carry the same 10 deals for one seed; each satisfies the spec."""
+    records = json_records(gen("json", 10).decode())
+    assert [r["board"] for r in records] == list(range(1, 11))
+    deals = [check_complete(hands_of(r["deal"])) for r in records]
+    numbers = [r["number"] for r in records]
+    for r in records:
+        assert r["deal"].startswith("N:")
+        assert satisfies(GEN_SPEC, hands_of(r["deal"])), r["deal"]
+        assert r["dealer"] == SEATS[(r["board"] - 1) % 4]
+        assert r["vulnerable"] == VUL16[(r["board"] - 1) % 16]
+        assert parsed(r["deal"]) == cards_of(hands_of(r["deal"]))
+    assert len(set(numbers)) == 10
+
+    # numbers: one decimal per line, the same numbers as the json records
+    lines = gen("numbers", 10).decode().splitlines()
+    assert lines == numbers
+    assert all(0 <= int(x) < D for x in lines)
+
+    # pbn: header, 10 games, Deal starting with the dealer, DealNumber tags
+    pbn = gen("pbn", 10).decode()
+    assert pbn.startswith("% PBN 2.1\n% EXPORT\n")
+    games = pbn_games(pbn)
+    assert len(games) == 10 and pbn.count('[Board "') == 10
+    for b, (g, want) in enumerate(zip(games, deals), start=1):
+        assert g["Board"] == str(b)
+        assert g["Dealer"] == SEATS[(b - 1) % 4] and g["Deal"][0] == g["Dealer"]
+        assert g["Vulnerable"] == VUL16[(b - 1) % 16]
+        assert check_complete(hands_of(g["Deal"])) == want
+        assert parsed(g["Deal"]) == want
+        assert g["DealNumber"] == numbers[b - 1]
+
+    # text: diagrams with the deal numbers, no trailing spaces
+    text = gen("text", 10).decode()
+    assert all(line == line.rstrip() for line in text.splitlines())
+    blocks = text_blocks(text)
+    assert len(blocks) == 10
+    for b, ((title, number, hands), want) in enumerate(zip(blocks, deals), start=1):
+        assert title == f"Board {b}  Dealer {SEATS[(b - 1) % 4]}  Vul {VUL16[(b - 1) % 16]}"
+        assert number == numbers[b - 1]
+        assert check_complete(hands) == want
+
+    # lin: one line per board, same deals
+    lin = lin_deals(gen("lin", 10).decode())
+    assert [b for b, _ in lin] == list(range(1, 11))
+    assert [cards for _, cards in lin] == deals
+
+
+def test_generated_numbers_decode_to_the_deals():
+    numbers = gen("numbers", 10).decode()
+    decoded = ok("decode", "-", stdin=numbers).splitlines()
+    records = json_records(gen("json", 10).decode())
+    assert len(decoded) == 10
+    assert [cards_of(hands_of(d)) for d in decoded] == [cards_of(hands_of(r["deal"])) for r in records]
+    assert [parsed(d) for d in decoded] == [parsed(r["deal"]) for r in records]
+    # and encoding the deals gives the numbers back
+    assert ok("encode", *[r["deal"] for r in records]).splitlines() == numbers.splitlines()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_generate_reproducible_and_prefix(fmt):
+    ten = gen(fmt, 10)
+    again = run("generate", GEN_SPEC_JSON, "-n", "10", "--format", fmt, "--seed", SEED)
+    assert again.returncode == 0
+    assert again.stdout == ten  # byte-identical
+    three = gen(fmt, 3)
+    assert three and ten.startswith(three)
+    assert len(three) < len(ten)
+
+
+def test_generate_prefix_across_chunks():
+    """The first deals of a seed do not depend on n, also past the first 4096-deal chunk."""
+    long = gen("numbers", 4100).decode().splitlines()
+    assert len(long) == 4100 and len(set(long)) == 4100
+    assert long[:10] == gen("numbers", 10).decode().splitlines()
+    assert gen("numbers", 4097).decode().splitlines() == long[:4097]
+
+
+def test_generate_other_seed_differs():
+    other = gen("numbers", 3, "another seed").decode().split()
+    assert len(other) == 3 and not set(other) & set(gen("numbers", 3).decode().split())
+
+
+def test_generate_unseeded():
+    out = ok("generate", GEN_SPEC_JSON, "-n", "3", "--format", "json")
+    records = json_records(out)
+    assert len(records) == 3
+    for r in records:
+        assert satisfies(GEN_SPEC, hands_of(r["deal"]))
+
+
+def test_generate_default_is_one_pbn_board():
+    out = ok("generate", GEN_SPEC_JSON, "--seed", SEED)
+    games = pbn_games(out)
+    assert len(games) == 1 and games[0]["Board"] == "1"
+    assert satisfies(GEN_SPEC, hands_of(games[0]["Deal"]))
+
+
+def test_first_board_numbering():
+    base = json_records(gen("json", 10).decode())
+    recs = json_records(gen("json", 10, SEED, 8).decode())
+    boards = list(range(8, 18))  # crosses the end of the 16-board cycle
+    assert [r["board"] for r in recs] == boards
+    assert [r["dealer"] for r in recs] == list("WNESWNESWN")
+    assert [r["vulnerable"] for r in recs] == [VUL16[(b - 1) % 16] for b in boards]
+    assert (recs[-1]["dealer"], recs[-1]["vulnerable"]) == ("N", "None")  # board 17 = board 1
+    assert [r["deal"] for r in recs] == [r["deal"] for r in base]  # numbering does not change the deals
+    assert [r["number"] for r in recs] == [r["number"] for r in base]
+
+    games = pbn_games(gen("pbn", 3, SEED, 17).decode())
+    assert [g["Board"] for g in games] == ["17", "18", "19"]
+    assert [g["Dealer"] for g in games] == ["N", "E", "S"]
+    assert [g["Vulnerable"] for g in games] == ["None", "NS", "EW"]
+    assert [check_complete(hands_of(g["Deal"])) for g in games] == [
+        cards_of(hands_of(r["deal"])) for r in base[:3]
+    ]
+
+    lin = gen("lin", 3, SEED, 17).decode()
+    assert [b for b, _ in lin_deals(lin)] == [17, 18, 19]
+    assert lin.splitlines()[0].startswith("qx|o17|md|3")  # dealer N is LIN digit 3
+    titles = [t for t, _, _ in text_blocks(gen("text", 3, SEED, 17).decode())]
+    assert titles == ["Board 17  Dealer N  Vul None", "Board 18  Dealer E  Vul NS", "Board 19  Dealer S  Vul EW"]
+
+
+EXAMPLE_GENERATE = [("nine-spades.json", 5), ("slam-try.json", 5), ("four-seats.json", 3)]
+
+
+@pytest.mark.parametrize("name,n", EXAMPLE_GENERATE)
+def test_example_specs_generate(name, n):
+    spec = json.loads((EXAMPLES / name).read_text())
+    out = ok("generate", str(EXAMPLES / name), "-n", str(n), "--format", "json", "--seed", SEED)
+    records = json_records(out)
+    assert len(records) == n
+    for r in records:
+        check_complete(hands_of(r["deal"]))
+        assert satisfies(spec, hands_of(r["deal"])), r["deal"]
+
+
+def test_examples_are_valid_and_possible():
+    files = sorted(EXAMPLES.glob("*.json"))
+    names = {f.name for f in files}
+    assert {"strong-nt.json", "nt-and-major.json", "nine-spades.json", "slam-try.json", "four-seats.json"} <= names
+    for f in files:
+        spec = json.loads(f.read_text())
+        if f.name == "four-seats.json":  # possible: test_example_specs_generate deals from it
+            assert len(spec) == 4 and all(spec.values())
+            continue
+        info = json.loads(ok("count", str(f), "--json"))
+        assert info["possible"] is True, f.name
+        if f.name == "nine-spades.json":
+            assert (info["side_total"], info["cases"]) == (556_991_252_532_000, 30)
+        if f.name == "slam-try.json":
+            assert (info["side_total"], info["cases"]) == (122_891_799_377_692_800, 38)
+
+
+@pytest.mark.parametrize("extra", [[], ["--format", "text"]], ids=["pbn", "text"])
+def test_readme_example_strong_nt(extra):
+    """`truedeal generate examples/strong-nt.json -n 5 [--format text]`, as the README shows it."""
+    out = ok("generate", "examples/strong-nt.json", "-n", "5", *extra, cwd=ROOT)
+    if extra:
+        blocks = text_blocks(out)
+        assert [t.split()[1] for t, _, _ in blocks] == ["1", "2", "3", "4", "5"]
+        all_hands = [hands for _, _, hands in blocks]
+    else:
+        games = pbn_games(out)
+        assert [g["Board"] for g in games] == ["1", "2", "3", "4", "5"]
+        all_hands = [hands_of(g["Deal"]) for g in games]
+    spec = json.loads((EXAMPLES / "strong-nt.json").read_text())
+    for hands in all_hands:
+        check_complete(hands)
+        assert satisfies(spec, hands), hands
+        assert 15 <= hcp(hands["N"]) <= 17
+        assert sorted(len(s) for s in hands["N"]) in ([3, 3, 3, 4], [2, 3, 4, 4], [2, 3, 3, 5])
+
+
+# ---------------------------------------------------------------------------
+# encode / decode
+
+
+def deal_of(owner_of_index) -> dict[str, frozenset[str]]:
+    return {seat: frozenset(c for i, c in enumerate(ORDER) if owner_of_index(i) == seat) for seat in SEATS}
+
+
+def test_decode_0_and_last_per_7z68():
+    out = ok("decode", "0", str(D - 1)).splitlines()
+    assert len(out) == 2
+    # 0: the first 13 cards (7Z68 order) to North, the next 13 to East, then South.
+    assert cards_of(hands_of(out[0])) == deal_of(lambda i: "NESW"[i // 13])
+    # D-1: the first 13 to West, the next 13 to South, then East, North last.
+    assert cards_of(hands_of(out[1])) == deal_of(lambda i: "WSEN"[i // 13])
+    assert out[0] == "N:AKQJ.AKQ.AKQ.AKQ T98.JT98.JT9.JT9 765.765.8765.876 432.432.432.5432"
+    assert ok("encode", *out).split() == ["0", str(D - 1)]
+
+
+def test_encode_decode_round_trip():
+    numbers = ["1", "12345678901234567890", str(D // 2), str(D // 3 + 7), str(D - 2)]
+    deals = ok("decode", *numbers).splitlines()
+    assert len(deals) == len(numbers) and len(set(deals)) == len(numbers)
+    for d in deals:
+        check_complete(hands_of(d))
+    assert ok("encode", *deals).split() == numbers
+    # through standard input, both ways
+    assert ok("decode", "-", stdin="\n".join(numbers) + "\n").splitlines() == deals
+    assert ok("encode", "-", stdin="\n".join(deals) + "\n").split() == numbers
+
+
+def test_encode_stdin_accepts_pbn_forms():
+    """Blank lines are skipped; a Deal tag and any first seat give the same number."""
+    deal = ok("decode", "987654321987654321").strip()
+    hands = hands_of(deal)
+    east_first = "E:" + " ".join(".".join(hands[s]) for s in "ESWN")
+    lines = [deal, "", f'[Deal "{deal}"]', east_first.lower(), "  " + deal + "  "]
+    assert ok("encode", "-", stdin="\n".join(lines) + "\n").split() == ["987654321987654321"] * 4
+
+
+def test_decode_validates_all_before_printing():
+    p = run("decode", "0", "x")
+    error_line(p)
+    assert p.stdout == b""
+
+
+# ---------------------------------------------------------------------------
+# errors: exit 2, one line on stderr, no traceback
+
+GOOD = '{"north": {"hcp": 3}}'
+BAD_DEALS = {
+    "too-short": "N:AKQ",
+    "duplicate": "N:AKQJ.AKQ.AKQ.AKQ AT98.JT98.JT9.JT9 765.765.8765.876 432.432.432.5432",
+    "twelve-cards": "N:AKQJ.AKQ.AKQ.AK T98.JT98.JT9.JT9 765.765.8765.876 432.432.432.5432",
+}
+
+ERROR_CASES = [
+    # id, args, stdin, substring the message must contain (case-insensitive) or None
+    ("missing-file", ["count", "/nonexistent/dir/spec.json"], None, "spec.json"),
+    ("invalid-json", ["count", '{"north": '], None, "json"),
+    ("invalid-json-stdin", ["count", "-"], '{"north": {"hcp": 3}', "json"),
+    ("unknown-seat", ["count", '{"nort": {"hcp": 3}}'], None, "nort"),
+    ("unknown-field", ["count", '{"north": {"hcpp": 3}}'], None, "hcpp"),
+    ("reversed-range", ["count", '{"north": {"hcp": [17, 15]}}'], None, "reversed"),
+    ("malformed-shape", ["count", '{"north": {"shape": "44x"}}'], None, "shape"),
+    ("n-zero", ["generate", GOOD, "-n", "0"], None, None),
+    ("n-negative", ["generate", GOOD, "-n", "-5"], None, None),
+    ("n-too-large", ["generate", GOOD, "-n", str(MAX_DEALS + 1)], None, None),
+    ("n-abc", ["generate", GOOD, "-n", "abc"], None, "abc"),
+    ("first-board-zero", ["generate", GOOD, "--first-board", "0"], None, "first-board"),
+    ("unknown-format", ["generate", GOOD, "--format", "xml"], None, "xml"),
+    ("decode-x", ["decode", "x"], None, "x"),
+    ("decode-D", ["decode", str(D)], None, str(D)),
+    ("decode-minus-1", ["decode", "-1"], None, None),
+    ("decode-minus-1-after-dashdash", ["decode", "--", "-1"], None, "-1"),
+    ("decode-stdin-bad", ["decode", "-"], "5\nnope\n", "nope"),
+    ("count-missing", ["count"], None, None),
+    ("unknown-command", ["frobnicate"], None, "frobnicate"),
+    ("unknown-option", ["count", GOOD, "--frob"], None, "frob"),
+] + [(f"encode-{k}", ["encode", v], None, None) for k, v in BAD_DEALS.items()] + [
+    ("encode-stdin-bad", ["encode", "-"], "N:AKQ\n", None),
+]
+
+
+@pytest.mark.parametrize("args,stdin,needle", [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES])
+def test_errors_one_line_exit_2(args, stdin, needle):
+    p = run(*args, stdin=stdin)
+    line = error_line(p)
+    if needle is not None:
+        assert needle.lower() in line.lower(), line
+    assert p.stdout == b""
+
+
+def test_error_invalid_json_file(tmp_path):
+    path = write_spec(tmp_path, '{"north": {"hcp": 3},}')
+    line = error_line(run("count", path))
+    assert "json" in line.lower() and "line 1" in line
+
+
+def test_error_unreadable_spec_file(tmp_path):
+    path = tmp_path / "latin1.json"
+    path.write_bytes(b'{"north": {"hcp": 3}} \xe9')
+    error_line(run("count", str(path)))
+
+
+@pytest.mark.parametrize("where", ["stdin-empty", "stdin-text", "arg-empty"])
+def test_error_spec_not_json_text(where):
+    """Standard input is the spec's JSON text: it is never taken as a file name.
+
+    Reproduction of the bug: `truedeal count - </dev/null` prints
+    "truedeal: error: cannot read spec file .: Is a directory", and
+    `echo hello | truedeal count -` prints "cannot read spec file hello: No such
+    file or directory" (the stdin text goes through load_spec's path-or-JSON
+    guess, and Path("") is "."); `truedeal count ''` says the same about ".".
+    """
+    if where == "arg-empty":
+        line = error_line(run("count", ""))
+        assert "spec file .:" not in line, line
+        return
+    line = error_line(run("count", "-", stdin="" if where == "stdin-empty" else "hello\n"))
+    assert "spec file" not in line, line
+    assert "json" in line.lower() or "empty" in line.lower(), line
+
+
+def test_no_arguments_shows_usage_not_an_error():
+    """Bare `truedeal` shows the usage; it must not be labelled as an error line.
+
+    Reproduction of the bug (click 8.2+ raises NoArgsIsHelpError, a UsageError
+    whose message is the whole help): `truedeal` prints
+    "truedeal: error: Usage: truedeal [OPTIONS] COMMAND [ARGS]..." followed by
+    the rest of the help text on stderr.
+    """
+    p = run()
+    out = (p.stdout + p.stderr).decode()
+    assert "Usage:" in out
+    assert "Traceback" not in out
+    assert "error: Usage" not in out, out[:200]
+
+
+def test_help_and_version():
+    out = ok("--help")
+    for cmd in ("count", "generate", "encode", "decode"):
+        assert cmd in out
+    assert "--format" in ok("generate", "--help")
+    assert re.search(r"\d+\.\d+", ok("--version"))
+
+
+def test_broken_pipe_is_quiet_and_successful():
+    """`truedeal generate ... | head -1`: no traceback and exit 0 (as main() intends).
+
+    Reproduction of the bug: click's Command.main catches the EPIPE OSError
+    itself and calls sys.exit(1), so main()'s `except BrokenPipeError: return 0`
+    is never reached and the process exits with 1:
+        truedeal generate '{"north":{"hcp":3}}' -n 100000 --format numbers | head -1
+        echo ${PIPESTATUS[0]}   # 1
+    """
+    proc = subprocess.Popen(
+        [*CLI, "generate", GOOD, "-n", "100000", "--format", "numbers", "--seed", SEED],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    first = proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    rc = proc.wait(timeout=120)
+    proc.stderr.close()
+    assert 0 <= int(first) < D
+    assert b"Traceback" not in err and b"Exception ignored" not in err, err
+    assert rc == 0, f"exit {rc}, stderr {err!r}"
+
+
+# ---------------------------------------------------------------------------
+# installed console script and the external conformance check
+
+
+def console_script() -> str | None:
+    """The installed `truedeal` script of this interpreter's environment, if any."""
+    names = ["truedeal.exe", "truedeal"] if os.name == "nt" else ["truedeal"]
+    dirs = [sysconfig.get_path("scripts"), str(Path(sys.executable).parent)]
+    for d in dirs:
+        for name in names:
+            path = Path(d) / name
+            if path.is_file() and os.access(path, os.X_OK):
+                return str(path)
+    return None
+
+
+def test_console_script_matches_module():
+    exe = console_script()
+    if exe is None:
+        pytest.skip("no installed truedeal console script next to this interpreter")
+    p = subprocess.run([exe, "decode", "0"], check=False, capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.decode() == ok("decode", "0")
+
+
+def cli_executable(tmp_path: Path) -> str:
+    """A single executable path for the CLI: the console script, else a wrapper."""
+    exe = console_script()
+    if exe is not None:
+        return exe
+    if os.name == "nt":
+        wrapper = tmp_path / "truedeal.cmd"
+        wrapper.write_text(f'@"{sys.executable}" -m truedeal.cli %*\n')
+    else:
+        wrapper = tmp_path / "truedeal"
+        wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m truedeal.cli "$@"\n')
+        wrapper.chmod(0o755)
+    return str(wrapper)
+
+
+def test_conformance_script(tmp_path):
+    if not CONFORMANCE.is_file():
+        pytest.skip(f"{CONFORMANCE} is absent")
+    exe = console_script() or cli_executable(tmp_path)
+    p = spawn([sys.executable, str(CONFORMANCE), exe], timeout=300)
+    out = (p.stdout + p.stderr).decode(errors="replace")
+    assert p.returncode == 0, out
+    assert "all checks hold" in out
+
+
+# ---------------------------------------------------------------------------
+# Start the commands the tests need ahead of time (see "Running the CLI").
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _prefetch():
+    jobs: list[tuple[list, object, Path]] = []
+
+    def cli(*args, stdin=None, cwd=ROOT):
+        jobs.append(([*CLI, *args], stdin, cwd))
+
+    for spec, *_ in SEED_TABLES:
+        cli("count", json.dumps(spec), "--json")
+    cli("count", json.dumps(SEED_TABLES[0][0]))
+    for call in GEN_CALLS:
+        cli(*gen_args(*call))
+    for spec in IMPOSSIBLE_SPECS.values():
+        cli("count", spec)
+        cli("count", spec, "--json")
+        cli("generate", spec, "-n", "3")
+    for f in sorted(EXAMPLES.glob("*.json")):
+        if f.name != "four-seats.json":
+            cli("count", str(f), "--json")
+    for name, n in EXAMPLE_GENERATE:
+        cli("generate", str(EXAMPLES / name), "-n", str(n), "--format", "json", "--seed", SEED)
+    cli("generate", "examples/strong-nt.json", "-n", "5")
+    cli("generate", "examples/strong-nt.json", "-n", "5", "--format", "text")
+    for _id, args, stdin, _needle in ERROR_CASES:
+        cli(*args, stdin=stdin)
+    exe = console_script()
+    if CONFORMANCE.is_file() and exe is not None:
+        jobs.append(([sys.executable, str(CONFORMANCE), exe], None, ROOT))
+
+    pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
+    for argv, stdin, cwd in jobs:
+        key = _key(argv, stdin, cwd)
+        if key not in _FUTURES:
+            _FUTURES[key] = pool.submit(_spawn, argv, stdin, cwd, 300)
+    try:
+        yield
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        _FUTURES.clear()

@@ -72,9 +72,6 @@ class Rng:
     def __init__(self, bits: SystemBits | SeededBits) -> None:
         self.bits = bits
 
-    def words32(self, n: int) -> np.ndarray:
-        return np.frombuffer(self.bits.read(4 * n), dtype="<u4").astype(np.uint64)
-
     def words64(self, n: int) -> np.ndarray:
         return np.frombuffer(self.bits.read(8 * n), dtype="<u8").copy()
 
@@ -91,43 +88,33 @@ class Rng:
         if flat_b.size and flat_b.min() < 1:
             raise ValueError("bounds must be >= 1")
         if flat_b.size and flat_b.max() < (1 << 16):
-            flat_o[:] = self._below16(flat_b.astype(np.uint32))
+            flat_o[:] = self._lemire(flat_b, 16)
             return out
         small = flat_b < (1 << 32)
         if small.all():
-            flat_o[:] = self._below32(flat_b.astype(np.uint64))
+            flat_o[:] = self._lemire(flat_b, 32)
         else:
             idx = np.nonzero(small)[0]
-            flat_o[idx] = self._below32(flat_b[idx].astype(np.uint64))
+            flat_o[idx] = self._lemire(flat_b[idx], 32)
             idx = np.nonzero(~small)[0]
             flat_o[idx] = self._below64(flat_b[idx])
         return out
 
-    def _below16(self, b: np.ndarray) -> np.ndarray:
-        """Lemire's method on 16-bit words, for bounds below 2**16 (uint32 in)."""
-        m = np.frombuffer(self.bits.read(2 * b.size), dtype="<u2").astype(np.uint32) * b
-        out = (m >> np.uint32(16)).astype(np.int64)
-        low = m & np.uint32(0xFFFF)
+    def _lemire(self, b: np.ndarray, bits: int) -> np.ndarray:
+        """Lemire's multiply-shift on ``bits``-bit words (16 or 32), for bounds below 2**bits."""
+        word, wide = (np.uint16, np.uint32) if bits == 16 else (np.uint32, np.uint64)
+        b = b.astype(wide)
+        m = np.frombuffer(self.bits.read(bits // 8 * b.size), dtype=np.dtype(word).newbyteorder("<")).astype(wide) * b
+        out = (m >> wide(bits)).astype(np.int64)
+        low = m & wide((1 << bits) - 1)
+        # A low part below 2**bits mod b means this word must be redrawn.  That
+        # threshold is < b, so only low parts below b need the (slow) modulo.
         maybe = np.nonzero(low < b)[0]
         if maybe.size:
             bm = b[maybe]
-            bad = maybe[low[maybe] < (np.uint32(1 << 16) - bm) % bm]
+            bad = maybe[low[maybe] < (wide(1 << bits) - bm) % bm]
             if bad.size:
-                out[bad] = self._below16(b[bad])
-        return out
-
-    def _below32(self, b: np.ndarray) -> np.ndarray:
-        m = self.words32(b.size) * b
-        out = (m >> np.uint64(32)).astype(np.int64)
-        low = m & np.uint64(0xFFFFFFFF)
-        # Lemire: a low part below 2**32 mod b means this word must be redrawn.
-        # That threshold is < b, so only low parts below b need the (slow) modulo.
-        maybe = np.nonzero(low < b)[0]
-        if maybe.size:
-            bm = b[maybe]
-            bad = maybe[low[maybe] < (np.uint64(1 << 32) - bm) % bm]
-            if bad.size:
-                out[bad] = self._below32(b[bad])
+                out[bad] = self._lemire(b[bad], bits)
         return out
 
     def _below64(self, b: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ number or deal, a bad option) prints one line on stderr and exits with 2.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import re
@@ -67,7 +68,29 @@ def _write(chunks: Iterable[str]) -> None:
         raise OutputClosed() from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """A group whose job-system commands are imported only when used, so that
+    the core commands never load the worker (or web) adapters."""
+
+    lazy = {
+        "worker": "truedeal_worker.commands:worker_command",
+        "submit": "truedeal_worker.commands:submit_command",
+        "status": "truedeal_worker.commands:status_command",
+        "fetch": "truedeal_worker.commands:fetch_command",
+        "cancel": "truedeal_worker.commands:cancel_command",
+    }
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.lazy])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy:
+            module, attr = self.lazy[name].split(":")
+            return getattr(importlib.import_module(module), attr)
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="truedeal")
 def cli() -> None:
     """Exactly uniform constrained bridge deals, and Pavlicek deal numbers.

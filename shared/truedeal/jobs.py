@@ -1,0 +1,1067 @@
+"""Generation jobs stored in Redis: the job record, its life cycle and its deals.
+
+This module is the whole job logic; the Celery workers (``worker/``) are a
+thin adapter that calls :func:`run_partition`, :func:`run_reduce`,
+:func:`run_chunk` and :func:`watchdog_scan`, and that implements
+:class:`Dispatcher` to queue those calls.  It uses redis-py only: the core
+imports neither Celery nor Flask.
+
+Life cycle
+    ``queued -> enumerating -> drawing -> done``, or ``failed`` /
+    ``cancelled`` from any state before ``done``.  Every change of state is
+    one atomic check-and-set (a Lua script), so concurrent and re-delivered
+    tasks can never move a job backwards or out of a final state.
+
+Enumeration
+    The cells of the spec's listing are cut into ``parts`` contiguous
+    partitions (:func:`partition_count`).  Partition ``k`` writes
+    ``HSET <job>:partials k "<side total>:<cases>"`` (decimal strings: Redis
+    cannot add past 64 bits; a re-delivered task overwrites its own entry, so
+    nothing is counted twice).  When every partition is present,
+    :func:`run_reduce` adds them with Python ints, checks the sums against
+    the worker's own :class:`~truedeal.engine.Plan` (a mismatch fails the
+    job), stores the count and moves the job to ``drawing`` -- once, guarded
+    by ``SET <job>:reduced NX`` inside the same atomic step.
+
+Draws
+    Chunk ``i`` is ``plan.chunk(i, seed)`` (cut short for the last chunk),
+    i.e. exactly the deals ``truedeal generate --seed`` prints, stored as
+    12-byte deal numbers in ``<job>:chunk:<i>`` (``SET`` overwrites, so a
+    re-run is harmless) and recorded in the set ``<job>:chunks``.  The chunk
+    that completes the set moves the job to ``done``.
+
+Keys (prefix ``P``, default ``td:``; ``{id}`` is a Redis Cluster hash tag)
+    ``P job:{id}`` hash (the record), ``:partials`` hash, ``:reduced``,
+    ``:chunks`` set, ``:chunk:<i>`` strings, ``:cancel`` flag, ``:tasks`` hash
+    (queued Celery task ids, for revocation), ``:attempts`` hash,
+    ``:watchdog`` lock; ``P jobs:active`` set (jobs the watchdog looks at);
+    ``P lock:<name>`` locks.  Every per-job key expires ``ttl`` seconds after
+    its last write, and all of them are refreshed when the job ends.
+
+Reliability
+    Tasks are at-least-once: every step is idempotent, writes are refused
+    once a job has ended, each (job, partition or chunk) counts its attempts
+    and fails the job past ``max_attempts`` (a task that kills its worker
+    every time cannot loop forever), and :func:`watchdog_scan` re-queues
+    partitions or chunks of jobs that have made no progress for
+    ``stale_after`` seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import secrets
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+
+import numpy as np
+import redis
+
+from .dealnumber import bytes_to_limbs, decode_batch, encode_batch, limbs_to_bytes, limbs_to_ints
+from .engine import MAX_DEALS, Plan, TooWide, check_count
+from .enumeration import build_listing, enumerate_cells, make_layout
+from .formats import FORMATS
+from .randomness import CHUNK_DEALS
+from .spec import Spec, load_spec
+
+# --------------------------------------------------------------------------- states
+
+QUEUED = "queued"
+ENUMERATING = "enumerating"
+DRAWING = "drawing"
+DONE = "done"
+FAILED = "failed"
+CANCELLED = "cancelled"
+#: Every state, in life-cycle order.
+STATES: tuple[str, ...] = (QUEUED, ENUMERATING, DRAWING, DONE, FAILED, CANCELLED)
+#: States a job never leaves.
+FINAL_STATES: frozenset[str] = frozenset({DONE, FAILED, CANCELLED})
+#: States in which work is still to be done.
+ACTIVE_STATES: tuple[str, ...] = (QUEUED, ENUMERATING, DRAWING)
+
+#: Hard upper bound on enumeration partitions per job.
+MAX_PARTITIONS = 64
+
+_ID_RE = re.compile(r"^[0-9a-f]{32}$")
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class JobError(Exception):
+    """A job-level problem with a one-line, user-readable message."""
+
+
+class JobNotFound(JobError, KeyError):
+    """No such job: the id never existed, or the job has expired."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "unknown job"
+
+
+class JobInputError(JobError, ValueError):
+    """A submission the job system refuses (bad count, format or option)."""
+
+
+class JobNotReady(JobError):
+    """The job's deals are not (or no longer) available."""
+
+
+class _Stopped(Exception):
+    """Raised inside a worker loop when the job was cancelled or failed."""
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def _env_int(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.replace("_", ""))
+    except ValueError:
+        raise JobInputError(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise JobInputError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    """Tunables of the job system; :meth:`from_env` reads ``TRUEDEAL_*``.
+
+    ``prefix``        key prefix (``TRUEDEAL_KEY_PREFIX``, default ``td:``).
+    ``ttl``           seconds every job key lives after its last write
+                      (``TRUEDEAL_JOB_TTL``, default 7 days).
+    ``max_deals``     most deals per job (``TRUEDEAL_MAX_JOB_DEALS``, default
+                      100,000,000; never above the engine's 1,000,000,000).
+    ``partitions``    enumeration partitions wanted (``TRUEDEAL_PARTITIONS``,
+                      default 8); a job uses ``min(cells, this, 64)``.
+    ``max_attempts``  starts of one partition or chunk before the job fails
+                      (``TRUEDEAL_MAX_ATTEMPTS``, default 5).
+    ``stale_after``   seconds without progress before the watchdog re-queues
+                      (``TRUEDEAL_WATCHDOG_STALE``, default 120).
+    ``max_requeues``  consecutive watchdog rounds without progress (counted
+                      only while the task queue is empty) before the job fails
+                      (``TRUEDEAL_WATCHDOG_MAX_REQUEUES``, default 10).
+    ``requeue_batch`` most partitions or chunks re-queued per job and round,
+                      lowest indices first (``TRUEDEAL_WATCHDOG_BATCH``, 64).
+    ``plan_cache``    plans kept per process (``TRUEDEAL_PLAN_CACHE``, 4).
+    """
+
+    prefix: str = "td:"
+    ttl: int = 7 * 24 * 3600
+    max_deals: int = 100_000_000
+    partitions: int = 8
+    max_attempts: int = 5
+    stale_after: float = 120.0
+    max_requeues: int = 10
+    requeue_batch: int = 64
+    plan_cache: int = 4
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "JobSettings":
+        """Settings from ``env`` (default ``os.environ``); JobInputError on a bad value."""
+        env = os.environ if env is None else env
+        max_deals = _env_int(env, "TRUEDEAL_MAX_JOB_DEALS", cls.max_deals, 1)
+        return cls(
+            prefix=env.get("TRUEDEAL_KEY_PREFIX", cls.prefix),
+            ttl=_env_int(env, "TRUEDEAL_JOB_TTL", cls.ttl, 1),
+            max_deals=min(max_deals, MAX_DEALS),
+            partitions=min(_env_int(env, "TRUEDEAL_PARTITIONS", cls.partitions, 1), MAX_PARTITIONS),
+            max_attempts=_env_int(env, "TRUEDEAL_MAX_ATTEMPTS", cls.max_attempts, 1),
+            stale_after=float(_env_int(env, "TRUEDEAL_WATCHDOG_STALE", int(cls.stale_after), 1)),
+            max_requeues=_env_int(env, "TRUEDEAL_WATCHDOG_MAX_REQUEUES", cls.max_requeues, 1),
+            requeue_batch=_env_int(env, "TRUEDEAL_WATCHDOG_BATCH", cls.requeue_batch, 1),
+            plan_cache=_env_int(env, "TRUEDEAL_PLAN_CACHE", cls.plan_cache, 1),
+        )
+
+
+def redis_url(env: Mapping[str, str] | None = None) -> str:
+    """``TRUEDEAL_REDIS_URL``, default ``redis://localhost:6379/0``."""
+    env = os.environ if env is None else env
+    return env.get("TRUEDEAL_REDIS_URL") or "redis://localhost:6379/0"
+
+
+def connect(url: str | None = None) -> redis.Redis:
+    """A redis-py client (bytes replies) with finite timeouts, so that an
+    unreachable server is an error within seconds rather than a hang."""
+    return redis.Redis.from_url(
+        url or redis_url(),
+        socket_connect_timeout=5,
+        socket_timeout=60,
+        health_check_interval=30,
+    )
+
+
+# --------------------------------------------------------------------------- the record
+
+
+@dataclass
+class Job:
+    """One job record, as read from Redis (read-only snapshot)."""
+
+    id: str
+    state: str
+    spec_json: str
+    n: int
+    seed: str
+    seed_generated: bool
+    options: dict[str, Any]
+    parts: int
+    chunks: int
+    created: float
+    updated: float
+    started: float | None = None
+    finished: float | None = None
+    progress_at: float | None = None
+    requeued_at: float | None = None
+    requeues: int = 0
+    error: str | None = None
+    summary: dict[str, Any] | None = None
+
+    @property
+    def final(self) -> bool:
+        return self.state in FINAL_STATES
+
+    def chunk_size(self, i: int) -> int:
+        """Deals in chunk ``i`` (the last chunk may be short)."""
+        if not 0 <= i < self.chunks:
+            raise ValueError(f"chunk {i} out of range 0..{self.chunks - 1}")
+        return min(CHUNK_DEALS, self.n - i * CHUNK_DEALS)
+
+    @property
+    def last_activity(self) -> float:
+        return max(self.created, self.progress_at or 0.0, self.requeued_at or 0.0)
+
+
+def _f(raw: bytes | None) -> float | None:
+    return None if raw is None or raw == b"" else float(raw)
+
+
+def _s(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode()
+
+
+def _job_from_hash(job_id: str, h: dict[bytes, bytes]) -> Job:
+    return Job(
+        id=job_id,
+        state=h[b"state"].decode(),
+        spec_json=h[b"spec"].decode(),
+        n=int(h[b"n"]),
+        seed=h[b"seed"].decode(),
+        seed_generated=h.get(b"seed_generated") == b"1",
+        options=json.loads(h.get(b"options", b"{}")),
+        parts=int(h[b"parts"]),
+        chunks=int(h[b"chunks"]),
+        created=float(h[b"created"]),
+        updated=float(h.get(b"updated", h[b"created"])),
+        started=_f(h.get(b"started")),
+        finished=_f(h.get(b"finished")),
+        progress_at=_f(h.get(b"progress_at")),
+        requeued_at=_f(h.get(b"requeued_at")),
+        requeues=int(h.get(b"requeues", b"0")),
+        error=_s(h.get(b"error")),
+        summary=json.loads(h[b"summary"]) if h.get(b"summary") else None,
+    )
+
+
+def _iso(t: float | None) -> str | None:
+    if t is None:
+        return None
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# --------------------------------------------------------------------------- Lua
+
+# Move KEYS[1] from one of the states in ARGV[1] (comma separated) to ARGV[2],
+# setting the field/value pairs ARGV[4..].  Leaving for a final state drops the
+# job ARGV[3] from the active set KEYS[2].  Returns 1 moved, 0 not allowed, -1 no job.
+_TRANSITION = """
+local s = redis.call('HGET', KEYS[1], 'state')
+if not s then return -1 end
+for a in string.gmatch(ARGV[1], '[^,]+') do
+  if s == a then
+    redis.call('HSET', KEYS[1], 'state', ARGV[2])
+    for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+    if ARGV[2] == 'done' or ARGV[2] == 'failed' or ARGV[2] == 'cancelled' then
+      redis.call('SREM', KEYS[2], ARGV[3])
+    end
+    return 1
+  end
+end
+return 0
+"""
+
+# Partition ARGV[1] writes "total:cases" ARGV[2] while the job enumerates.
+# Returns the number of partitions present, or -1 if the job no longer takes partials.
+_WRITE_PARTIAL = """
+local s = redis.call('HGET', KEYS[1], 'state')
+if s ~= 'queued' and s ~= 'enumerating' then return -1 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('HSET', KEYS[1], 'progress_at', ARGV[4], 'updated', ARGV[4])
+return redis.call('HLEN', KEYS[2])
+"""
+
+# The reduce step's guard: enumerating -> drawing once (SET NX on KEYS[2]),
+# storing the field/value pairs ARGV[3..].  Returns 1 for the one winner.
+_COMPLETE_ENUMERATION = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'enumerating' then return 0 end
+if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'EX', ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'drawing')
+for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+return 1
+"""
+
+# Chunk ARGV[2]'s bytes ARGV[1] are stored while the job draws.
+# Returns the number of chunks done, or -1 if the job no longer takes chunks.
+_WRITE_CHUNK = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'drawing' then return -1 end
+redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
+redis.call('SADD', KEYS[3], ARGV[2])
+redis.call('EXPIRE', KEYS[3], ARGV[3])
+redis.call('HSET', KEYS[1], 'progress_at', ARGV[4], 'updated', ARGV[4])
+return redis.call('SCARD', KEYS[3])
+"""
+
+# drawing -> done when all ARGV[1] chunks are present.  Returns 1 for the one winner.
+_FINISH = """
+if redis.call('HGET', KEYS[1], 'state') ~= 'drawing' then return 0 end
+if redis.call('SCARD', KEYS[2]) < tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'done', 'finished', ARGV[2], 'updated', ARGV[2])
+redis.call('SREM', KEYS[3], ARGV[3])
+return 1
+"""
+
+
+# --------------------------------------------------------------------------- dispatcher
+
+
+class Dispatcher(Protocol):
+    """How job logic queues work; the Celery adapter implements it.
+
+    Each queueing method returns the task ids it queued (for revocation);
+    queueing the same work twice must be harmless (every task is idempotent).
+    """
+
+    def enumerate_partitions(self, job_id: str, ks: Sequence[int]) -> list[str]:
+        """Queue ``enumerate_partition(job_id, k)`` for each ``k``."""
+
+    def reduce(self, job_id: str) -> str:
+        """Queue ``reduce(job_id)``."""
+
+    def draw_chunks(self, job_id: str, indices: Sequence[int]) -> list[str]:
+        """Queue ``draw_chunk(job_id, i)`` for each ``i``."""
+
+    def revoke(self, task_ids: Sequence[str]) -> None:
+        """Ask workers to discard these queued tasks (best effort)."""
+
+    def backlog(self) -> int | None:
+        """Messages waiting in the task queue, or None if unknown."""
+
+
+# --------------------------------------------------------------------------- the store
+
+
+class JobStore:
+    """Job records and deal chunks in Redis.
+
+    Contract: every method that takes a job id raises :class:`JobNotFound`
+    for an id that does not exist (never existed or expired); Redis errors
+    (``redis.exceptions.ConnectionError`` and friends) propagate unchanged.
+    """
+
+    def __init__(self, client: redis.Redis, settings: JobSettings | None = None) -> None:
+        self.r = client
+        self.settings = settings or JobSettings()
+        self._transition = client.register_script(_TRANSITION)
+        self._write_partial = client.register_script(_WRITE_PARTIAL)
+        self._complete_enumeration = client.register_script(_COMPLETE_ENUMERATION)
+        self._write_chunk = client.register_script(_WRITE_CHUNK)
+        self._finish = client.register_script(_FINISH)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "JobStore":
+        """Store on ``TRUEDEAL_REDIS_URL`` with :meth:`JobSettings.from_env`."""
+        return cls(connect(redis_url(env)), JobSettings.from_env(env))
+
+    def ping(self) -> None:
+        """Raise redis' ConnectionError if the server cannot be reached."""
+        self.r.ping()
+
+    # ---------------------------------------------------------------- keys
+
+    def key(self, job_id: str, part: str = "") -> str:
+        """Key of job ``job_id`` (``part`` e.g. ``"partials"``, ``"chunk:3"``)."""
+        base = f"{self.settings.prefix}job:{{{job_id}}}"
+        return f"{base}:{part}" if part else base
+
+    def chunk_key(self, job_id: str, i: int) -> str:
+        return self.key(job_id, f"chunk:{i}")
+
+    @property
+    def active_key(self) -> str:
+        return f"{self.settings.prefix}jobs:active"
+
+    def _job_keys(self, job_id: str) -> list[str]:
+        return [self.key(job_id, p) for p in ("", "partials", "reduced", "chunks", "cancel", "tasks", "attempts", "watchdog")]
+
+    # ---------------------------------------------------------------- create / read
+
+    def create(
+        self,
+        spec: Spec | dict | str,
+        n: int,
+        seed: str | None = None,
+        fmt: str = "pbn",
+        first_board: int = 1,
+    ) -> Job:
+        """Validate and record a new ``queued`` job (nothing is queued yet; see
+        :func:`submit`).
+
+        Raises :class:`~truedeal.spec.SpecError` for a bad spec and
+        :class:`JobInputError` for a bad count (``check_count`` and at most
+        ``settings.max_deals``), seed, format or first board.  Without a seed,
+        one is generated with :mod:`secrets` and stored, so that re-runs of
+        any chunk reproduce the same deals.
+        """
+        spec = load_spec(spec)
+        try:
+            check_count(n)
+        except ValueError as exc:
+            raise JobInputError(str(exc)) from None
+        if n > self.settings.max_deals:
+            raise JobInputError(f"at most {self.settings.max_deals:,} deals per job, got {n:,}")
+        generated = seed is None
+        if generated:
+            seed = secrets.token_hex(16)
+        if not isinstance(seed, str) or not seed or len(seed) > 1000:
+            raise JobInputError("the seed must be a non-empty string of at most 1000 characters")
+        if fmt not in FORMATS:
+            raise JobInputError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+        if isinstance(first_board, bool) or not isinstance(first_board, int) or first_board < 1:
+            raise JobInputError(f"the first board must be an integer >= 1, got {first_board!r}")
+        parts = partition_count(spec, self.settings.partitions)
+        job_id = uuid.uuid4().hex
+        now = time.time()
+        record = {
+            "id": job_id,
+            "state": QUEUED,
+            "spec": spec.canonical_json(),
+            "n": str(n),
+            "seed": seed,
+            "seed_generated": "1" if generated else "0",
+            "options": json.dumps({"format": fmt, "first_board": first_board}),
+            "parts": str(parts),
+            "chunks": str(math.ceil(n / CHUNK_DEALS)),
+            "created": repr(now),
+            "updated": repr(now),
+            "requeues": "0",
+        }
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hset(self.key(job_id), mapping=record)
+        pipe.expire(self.key(job_id), self.settings.ttl)
+        pipe.sadd(self.active_key, job_id)
+        pipe.execute()
+        return self.get(job_id)
+
+    def get(self, job_id: str) -> Job:
+        """The current record of ``job_id``; :class:`JobNotFound` if none."""
+        if not isinstance(job_id, str) or not _ID_RE.match(job_id):
+            raise JobNotFound(f"unknown job id {str(job_id)[:80]!r} (job ids are 32 hex digits)")
+        h = self.r.hgetall(self.key(job_id))
+        if not h:
+            raise JobNotFound(f"unknown job id {job_id!r} (it never existed or has expired)")
+        return _job_from_hash(job_id, h)
+
+    def partials(self, job_id: str) -> dict[int, tuple[int, int]]:
+        """Partition ``k`` -> (side total, cases), as written so far."""
+        raw = self.r.hgetall(self.key(job_id, "partials"))
+        out = {}
+        for k, v in raw.items():
+            total, cases = v.decode().split(":")
+            out[int(k)] = (int(total), int(cases))
+        return out
+
+    def done_chunks(self, job_id: str) -> set[int]:
+        return {int(x) for x in self.r.smembers(self.key(job_id, "chunks"))}
+
+    def status(self, job_id: str) -> dict[str, Any]:
+        """JSON-able status: state, progress of both phases, count once known,
+        error, timestamps (ISO 8601 UTC), seed and options.
+
+        ``progress.enumeration`` counts partitions; ``progress.drawing``
+        counts chunks and deals.  ``count`` is ``plan.summary()`` (exact
+        ``deals`` as an integer) once the enumeration is reduced, else None.
+        """
+        job = self.get(job_id)
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hlen(self.key(job_id, "partials"))
+        pipe.scard(self.key(job_id, "chunks"))
+        pipe.sismember(self.key(job_id, "chunks"), job.chunks - 1)
+        n_parts, n_chunks, last_done = pipe.execute()
+        deals_done = min(n_chunks * CHUNK_DEALS, job.n)
+        if last_done and n_chunks < job.chunks:
+            deals_done -= CHUNK_DEALS - job.chunk_size(job.chunks - 1)
+        if job.state == DONE:
+            n_parts, n_chunks, deals_done = job.parts, job.chunks, job.n
+        return {
+            "id": job.id,
+            "state": job.state,
+            "n": job.n,
+            "spec": json.loads(job.spec_json),
+            "seed": job.seed,
+            "seed_generated": job.seed_generated,
+            "format": job.options.get("format"),
+            "first_board": job.options.get("first_board"),
+            "progress": {
+                "enumeration": {"done": int(n_parts), "total": job.parts},
+                "drawing": {"done": int(n_chunks), "total": job.chunks, "deals_done": int(deals_done), "deals_total": job.n},
+            },
+            "count": job.summary,
+            "error": job.error,
+            "created": _iso(job.created),
+            "started": _iso(job.started),
+            "updated": _iso(job.updated),
+            "finished": _iso(job.finished),
+            "requeues": job.requeues,
+        }
+
+    # ---------------------------------------------------------------- changes
+
+    def transition(self, job_id: str, allowed: Iterable[str], new: str, **fields: Any) -> bool:
+        """Atomically move the job from one of ``allowed`` to ``new`` and set
+        ``fields``; False if it is in another state.  JobNotFound if none."""
+        args: list[Any] = [",".join(allowed), new, job_id]
+        fields.setdefault("updated", time.time())
+        for k, v in fields.items():
+            args += [k, repr(v) if isinstance(v, float) else str(v)]
+        res = self._transition(keys=[self.key(job_id), self.active_key], args=args)
+        if res == -1:
+            raise JobNotFound(f"unknown job id {job_id!r} (it never existed or has expired)")
+        return res == 1
+
+    def stop_requested(self, job_id: str) -> bool:
+        """True once the job was cancelled or failed (the flag loops check)."""
+        return bool(self.r.exists(self.key(job_id, "cancel")))
+
+    def count_attempt(self, job_id: str, item: str) -> int:
+        """Record one more start of ``item`` (``"p:3"``, ``"c:12"``); returns the count."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.hincrby(self.key(job_id, "attempts"), item, 1)
+        pipe.expire(self.key(job_id, "attempts"), self.settings.ttl)
+        return int(pipe.execute()[0])
+
+    def attempts(self, job_id: str) -> dict[str, int]:
+        return {k.decode(): int(v) for k, v in self.r.hgetall(self.key(job_id, "attempts")).items()}
+
+    def remember_tasks(self, job_id: str, items: Mapping[str, str]) -> None:
+        """Remember queued task ids by item (for :meth:`cancel` to revoke)."""
+        if not items:
+            return
+        pipe = self.r.pipeline(transaction=False)
+        pipe.hset(self.key(job_id, "tasks"), mapping=dict(items))
+        pipe.expire(self.key(job_id, "tasks"), self.settings.ttl)
+        pipe.execute()
+
+    def task_ids(self, job_id: str) -> list[str]:
+        return [v.decode() for v in self.r.hvals(self.key(job_id, "tasks"))]
+
+    def write_partial(self, job_id: str, k: int, total: int, cases: int) -> int:
+        """Store partition ``k``'s exact totals (overwriting a previous run of
+        the same partition); returns how many partitions are present, or -1
+        if the job no longer enumerates."""
+        value = f"{int(total)}:{int(cases)}"
+        return int(self._write_partial(
+            keys=[self.key(job_id), self.key(job_id, "partials")],
+            args=[k, value, self.settings.ttl, repr(time.time())],
+        ))
+
+    def complete_enumeration(self, job_id: str, fields: Mapping[str, Any]) -> bool:
+        """The reduce guard: enumerating -> drawing exactly once; True for the winner."""
+        args: list[Any] = [self.settings.ttl, uuid.uuid4().hex]
+        for k, v in fields.items():
+            args += [k, str(v)]
+        return self._complete_enumeration(keys=[self.key(job_id), self.key(job_id, "reduced")], args=args) == 1
+
+    def write_chunk(self, job_id: str, i: int, data: bytes) -> int:
+        """Store chunk ``i``'s deal numbers (overwriting); returns the number
+        of chunks done, or -1 if the job no longer draws."""
+        return int(self._write_chunk(
+            keys=[self.key(job_id), self.chunk_key(job_id, i), self.key(job_id, "chunks")],
+            args=[data, i, self.settings.ttl, repr(time.time())],
+        ))
+
+    def finish(self, job_id: str) -> bool:
+        """drawing -> done if every chunk is present (idempotent); True for the
+        call that made the move, which also refreshes every key's expiry."""
+        job = self.get(job_id)
+        now = time.time()
+        moved = self._finish(
+            keys=[self.key(job_id), self.key(job_id, "chunks"), self.active_key],
+            args=[job.chunks, repr(now), job_id],
+        ) == 1
+        if moved:
+            self.touch(job_id, job.chunks)
+        return moved
+
+    def touch(self, job_id: str, chunks: int) -> None:
+        """Restart the expiry of every key of the job (at its end)."""
+        ttl = self.settings.ttl
+        keys = self._job_keys(job_id)
+        for lo in range(0, chunks, 2000):
+            pipe = self.r.pipeline(transaction=False)
+            for i in range(lo, min(chunks, lo + 2000)):
+                pipe.expire(self.chunk_key(job_id, i), ttl)
+            pipe.execute()
+        pipe = self.r.pipeline(transaction=False)
+        for k in keys:
+            pipe.expire(k, ttl)
+        pipe.execute()
+
+    def _end(self, job_id: str, state: str, reason: str, dispatcher: Dispatcher | None) -> bool:
+        now = time.time()
+        moved = self.transition(job_id, ACTIVE_STATES, state, finished=now, error=reason)
+        if not moved:
+            return False
+        self.r.set(self.key(job_id, "cancel"), state, ex=self.settings.ttl)
+        job = self.get(job_id)
+        if dispatcher is not None:
+            ids = self.task_ids(job_id)
+            if ids:
+                try:
+                    dispatcher.revoke(ids)
+                except Exception:  # best effort: queued tasks also check the state
+                    pass
+        self.delete_chunks(job_id, job.chunks)
+        self.touch(job_id, 0)
+        return True
+
+    def cancel(self, job_id: str, dispatcher: Dispatcher | None = None) -> Job:
+        """Cancel the job if it has not ended (idempotent) and return it.
+
+        Sets the cancel flag that worker loops check, moves the job to
+        ``cancelled``, revokes its queued tasks through ``dispatcher`` and
+        deletes the deals drawn so far.  A job that already ended is
+        returned unchanged.
+        """
+        self._end(job_id, CANCELLED, "cancelled by request", dispatcher)
+        return self.get(job_id)
+
+    def fail(self, job_id: str, reason: str, dispatcher: Dispatcher | None = None) -> bool:
+        """Fail the job with a one-line ``reason`` (shown in its status) if it
+        has not ended; like :meth:`cancel` otherwise.  True if it failed now."""
+        reason = " ".join(str(reason).split())[:2000] or "failed"
+        return self._end(job_id, FAILED, reason, dispatcher)
+
+    def delete_chunks(self, job_id: str, chunks: int) -> None:
+        for lo in range(0, chunks, 2000):
+            self.r.delete(*(self.chunk_key(job_id, i) for i in range(lo, min(chunks, lo + 2000))))
+
+    def delete(self, job_id: str) -> None:
+        """Remove every key of the job (for tests and administration)."""
+        try:
+            job = self.get(job_id)
+            self.delete_chunks(job_id, job.chunks)
+        except JobNotFound:
+            pass
+        self.r.delete(*self._job_keys(job_id))
+        self.r.srem(self.active_key, job_id)
+
+    def try_lock(self, name: str, seconds: float) -> bool:
+        """``SET <prefix>lock:<name> NX PX``: True if this caller holds it now."""
+        return bool(self.r.set(f"{self.settings.prefix}lock:{name}", uuid.uuid4().hex, nx=True, px=max(1, int(seconds * 1000))))
+
+    # ---------------------------------------------------------------- reading deals
+
+    def iter_chunk_bytes(self, job_id: str) -> Iterator[bytes]:
+        """The deal-number bytes of a ``done`` job, chunk by chunk (12 bytes a deal).
+
+        Raises :class:`JobNotReady` if the job is not done or a chunk is gone.
+        """
+        job = self._ready(job_id)
+        for i in range(job.chunks):
+            yield self._chunk(job, i)
+
+    def iter_deals(self, job_id: str, offset: int = 0, limit: int | None = None) -> Iterator[tuple[np.ndarray, list[int]]]:
+        """Deals ``offset .. offset+limit`` of a ``done`` job in order, as the
+        ``(owners (k, 52) uint8, deal numbers)`` batches that
+        :data:`truedeal.formats.WRITERS` take, one chunk at a time (constant
+        memory).  Raises :class:`JobNotReady` if the job is not done (checked
+        before the first batch) and JobInputError for a bad offset/limit.
+        """
+        job = self._ready(job_id)
+        for name, v in (("offset", offset), ("limit", limit)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                raise JobInputError(f"{name} must be an integer >= 0, got {v!r}")
+        return self._iter_deals(job, offset, limit)
+
+    def _iter_deals(self, job: Job, offset: int, limit: int | None) -> Iterator[tuple[np.ndarray, list[int]]]:
+        end = job.n if limit is None else min(job.n, offset + limit)
+        if offset >= end:
+            return
+        for i in range(offset // CHUNK_DEALS, math.ceil(end / CHUNK_DEALS)):
+            limbs = bytes_to_limbs(self._chunk(job, i))
+            lo = max(offset - i * CHUNK_DEALS, 0)
+            hi = min(end - i * CHUNK_DEALS, len(limbs))
+            limbs = limbs[lo:hi]
+            yield decode_batch(limbs), limbs_to_ints(limbs)
+
+    def _ready(self, job_id: str) -> Job:
+        job = self.get(job_id)
+        if job.state != DONE:
+            why = f": {job.error}" if job.error else ""
+            raise JobNotReady(f"job {job_id} is {job.state}{why}; deals can be fetched once it is done")
+        return job
+
+    def _chunk(self, job: Job, i: int) -> bytes:
+        data = self.r.get(self.chunk_key(job.id, i))
+        if data is None:
+            raise JobNotReady(f"job {job.id}: chunk {i} of its deals is missing (expired?)")
+        if len(data) != 12 * job.chunk_size(i):
+            raise JobNotReady(f"job {job.id}: chunk {i} holds {len(data)} bytes, expected {12 * job.chunk_size(i)}")
+        return data
+
+
+# --------------------------------------------------------------------------- plans
+
+
+class PlanCache:
+    """Built :class:`~truedeal.engine.Plan` objects by canonical spec JSON,
+    least recently used first out (one per worker process)."""
+
+    def __init__(self, maxsize: int = 4) -> None:
+        self.maxsize = maxsize
+        self._plans: OrderedDict[str, Plan] = OrderedDict()
+
+    def get(self, spec_json: str, progress: Callable[[int, int], None] | None = None) -> Plan:
+        """The plan of ``spec_json``, built on first use (TooWide propagates,
+        and so does whatever ``progress`` raises; neither is cached)."""
+        plan = self._plans.get(spec_json)
+        if plan is not None:
+            self._plans.move_to_end(spec_json)
+            return plan
+        plan = Plan.build(load_spec(spec_json), progress)
+        self._plans[spec_json] = plan
+        while len(self._plans) > self.maxsize:
+            self._plans.popitem(last=False)
+        return plan
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+
+def partition_count(spec: Spec, wanted: int) -> int:
+    """Partitions for ``spec``: ``min(cells, wanted, 64)``, at least 1.
+
+    A spec without patterned seats has one cell, hence one partition.  When
+    the cells are too many to list, ``wanted`` is used (the worker then
+    decides whether the spec can run at all).
+    """
+    rules = spec.constraints()
+    try:
+        cells = len(enumerate_cells(rules, make_layout(rules)))
+    except TooWide:
+        cells = wanted
+    return max(1, min(cells, wanted, MAX_PARTITIONS))
+
+
+# --------------------------------------------------------------------------- job logic
+
+
+def submit(store: JobStore, dispatcher: Dispatcher, spec: Spec | dict | str, n: int, seed: str | None = None,
+           fmt: str = "pbn", first_board: int = 1) -> Job:
+    """Create a job (see :meth:`JobStore.create` for validation) and queue its
+    enumeration partitions.  If queueing fails the job is failed with the
+    reason and the error propagates."""
+    job = store.create(spec, n, seed, fmt, first_board)
+    try:
+        ids = dispatcher.enumerate_partitions(job.id, list(range(job.parts)))
+    except Exception as exc:
+        store.fail(job.id, f"could not queue the job: {type(exc).__name__}: {exc}")
+        raise
+    store.remember_tasks(job.id, {f"p:{k}": t for k, t in zip(range(job.parts), ids)})
+    return store.get(job.id)
+
+
+def _stopper(store: JobStore, job_id: str, every: float = 0.25) -> Callable[[int, int], None]:
+    """A progress callback that raises _Stopped once the job is cancelled or
+    failed (reads the flag at most every ``every`` seconds)."""
+    last = [0.0]
+
+    def check(_done: int = 0, _total: int = 0) -> None:
+        now = time.monotonic()
+        if now - last[0] >= every:
+            last[0] = now
+            if store.stop_requested(job_id):
+                raise _Stopped()
+
+    return check
+
+
+def _limits_reason(job: Job, settings: JobSettings) -> str | None:
+    try:
+        check_count(job.n)
+    except ValueError as exc:
+        return str(exc)
+    if job.n > settings.max_deals:
+        return f"this worker takes at most {settings.max_deals:,} deals per job (TRUEDEAL_MAX_JOB_DEALS), the job asks for {job.n:,}"
+    return None
+
+
+def _plan_or_fail(store: JobStore, dispatcher: Dispatcher | None, job: Job, plans: PlanCache, stop) -> Plan | None:
+    try:
+        plan = plans.get(job.spec_json, stop)
+    except TooWide as exc:
+        store.fail(job.id, f"spec too wide for exact enumeration: {exc}", dispatcher)
+        return None
+    if not plan.possible:
+        store.fail(job.id, "no deal satisfies this spec (it counts 0 deals)", dispatcher)
+        return None
+    return plan
+
+
+def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, plans: PlanCache) -> str:
+    """Enumerate partition ``k`` of the job and record its exact totals.
+
+    Idempotent: a partition already recorded, or a job that ended, is
+    skipped; a re-run overwrites its own entry.  The partition that completes
+    the set queues :func:`run_reduce`.  Fails the job (readable reason) past
+    ``max_attempts`` starts, for a count above this worker's limit, a spec
+    too wide to list, or a spec no deal satisfies.  Returns an outcome word
+    for logs: ok, duplicate, skipped, stopped, failed.
+    """
+    job = store.get(job_id)
+    if job.final or store.stop_requested(job_id):
+        return "skipped"
+    if not 0 <= k < job.parts:
+        return "skipped"
+    if store.r.hexists(store.key(job_id, "partials"), k):
+        if store.r.hlen(store.key(job_id, "partials")) >= job.parts and job.state == ENUMERATING:
+            dispatcher.reduce(job_id)
+        return "duplicate"
+    store.transition(job_id, (QUEUED,), ENUMERATING, started=time.time())
+    attempts = store.count_attempt(job_id, f"p:{k}")
+    if attempts > store.settings.max_attempts:
+        store.fail(job_id, f"enumeration partition {k} was started {attempts - 1} times without finishing (its worker crashed, was killed or timed out each time)", dispatcher)
+        return "failed"
+    reason = _limits_reason(job, store.settings)
+    if reason:
+        store.fail(job_id, reason, dispatcher)
+        return "failed"
+    stop = _stopper(store, job_id)
+    try:
+        plan = _plan_or_fail(store, dispatcher, job, plans, stop)
+        if plan is None:
+            return "failed"
+        part = build_listing(plan.kept_rules(), stop, part=(k, job.parts))
+    except _Stopped:
+        return "stopped"
+    except TooWide as exc:
+        store.fail(job_id, f"spec too wide for exact enumeration (partition {k}): {exc}", dispatcher)
+        return "failed"
+    present = store.write_partial(job_id, k, part.total, part.cases)
+    if present < 0:
+        return "stopped"
+    if present >= job.parts:
+        dispatcher.reduce(job_id)
+    return "ok"
+
+
+def run_reduce(store: JobStore, dispatcher: Dispatcher, job_id: str, plans: PlanCache) -> str:
+    """Merge the partitions' totals and start the draws (idempotent).
+
+    Sums the partials with Python ints and checks them against this worker's
+    own plan (side total and cases); a mismatch fails the job.  Only the call
+    that wins the guard (``state == enumerating`` and ``SET :reduced NX``,
+    atomically) stores the count -- ``summary`` JSON plus ``deals``,
+    ``probability``, ``cases`` fields -- and queues every chunk.  Returns
+    ok, waiting, skipped, stopped or failed.
+    """
+    job = store.get(job_id)
+    if job.state != ENUMERATING:
+        return "skipped"
+    partials = store.partials(job_id)
+    if len(partials) < job.parts:
+        return "waiting"
+    total = sum(t for t, _ in partials.values())
+    cases = sum(c for _, c in partials.values())
+    stop = _stopper(store, job_id)
+    try:
+        plan = _plan_or_fail(store, dispatcher, job, plans, stop)
+    except _Stopped:
+        return "stopped"
+    if plan is None:
+        return "failed"
+    if total != plan.listing.total or cases != plan.listing.cases:
+        store.fail(
+            job_id,
+            f"partition totals do not add up: {job.parts} partitions give side total {total} and {cases} cases, "
+            f"but this worker's own listing gives {plan.listing.total} and {plan.listing.cases}",
+            dispatcher,
+        )
+        return "failed"
+    summary = plan.summary()
+    fields = {
+        "summary": json.dumps(summary),
+        "side_total": str(total),
+        "cases": str(cases),
+        "deals": "" if summary.get("deals") is None else str(summary["deals"]),
+        "probability": repr(summary["probability"]),
+        "progress_at": repr(time.time()),
+    }
+    if not store.complete_enumeration(job_id, fields):
+        return "skipped"
+    for lo in range(0, job.chunks, 500):
+        if store.stop_requested(job_id):
+            return "stopped"
+        idx = list(range(lo, min(job.chunks, lo + 500)))
+        ids = dispatcher.draw_chunks(job_id, idx)
+        store.remember_tasks(job_id, {f"c:{i}": t for i, t in zip(idx, ids)})
+    return "ok"
+
+
+def draw_chunk_bytes(plan: Plan, seed: str, i: int, size: int) -> bytes:
+    """Chunk ``i`` of the seeded stream as 12-byte deal numbers: the same
+    deals as ``plan.deals(n, seed)`` yields for that chunk."""
+    owners = plan.chunk(i, seed)[:size]
+    return limbs_to_bytes(encode_batch(owners))
+
+
+def run_chunk(store: JobStore, dispatcher: Dispatcher, job_id: str, i: int, plans: PlanCache) -> str:
+    """Draw chunk ``i`` and store it; the chunk that completes the job moves
+    it to ``done``.  Idempotent (a chunk already stored is skipped; a re-run
+    writes the same bytes).  Returns ok, duplicate, skipped, stopped or failed.
+    """
+    job = store.get(job_id)
+    if job.state != DRAWING:
+        return "skipped"
+    if not 0 <= i < job.chunks:
+        return "skipped"
+    if store.r.sismember(store.key(job_id, "chunks"), i):
+        store.finish(job_id)
+        return "duplicate"
+    if store.stop_requested(job_id):
+        return "stopped"
+    attempts = store.count_attempt(job_id, f"c:{i}")
+    if attempts > store.settings.max_attempts:
+        store.fail(job_id, f"draw chunk {i} was started {attempts - 1} times without finishing (its worker crashed, was killed or timed out each time)", dispatcher)
+        return "failed"
+    try:
+        plan = _plan_or_fail(store, dispatcher, job, plans, _stopper(store, job_id))
+    except _Stopped:
+        return "stopped"
+    if plan is None:
+        return "failed"
+    if store.stop_requested(job_id):
+        return "stopped"
+    data = draw_chunk_bytes(plan, job.seed, i, job.chunk_size(i))
+    done = store.write_chunk(job_id, i, data)
+    if done < 0:
+        return "stopped"
+    if done >= job.chunks:
+        store.finish(job_id)
+    return "ok"
+
+
+@dataclass
+class WatchdogReport:
+    """What one :func:`watchdog_scan` did (for logs and tests)."""
+
+    scanned: int = 0
+    requeued: dict[str, list[str]] = field(default_factory=dict)  # job id -> items
+    failed: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # gone or ended, left the active set
+
+
+def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = None) -> WatchdogReport:
+    """Re-queue the missing work of active jobs with no progress for
+    ``settings.stale_after`` seconds.
+
+    For such a job (at most once per ``stale_after``, under the lock
+    ``job:{id}:watchdog``): the lowest ``requeue_batch`` missing partitions
+    (or the reduce step, when none is missing) while enumerating, the lowest
+    missing chunks (or the final move to done) while drawing.  Consecutive
+    rounds without progress are counted while the task queue is empty; past
+    ``max_requeues`` the job fails with a reason.  Safe to run concurrently
+    and repeatedly: queued work is idempotent.
+    """
+    now = time.time() if now is None else now
+    st = store.settings
+    report = WatchdogReport()
+    backlog: int | None | bool = False  # not asked yet
+    for raw in store.r.smembers(store.active_key):
+        job_id = raw.decode()
+        report.scanned += 1
+        try:
+            job = store.get(job_id)
+        except JobNotFound:
+            store.r.srem(store.active_key, job_id)
+            report.dropped.append(job_id)
+            continue
+        if job.final:
+            store.r.srem(store.active_key, job_id)
+            report.dropped.append(job_id)
+            continue
+        if now - job.last_activity < st.stale_after:
+            continue
+        if not bool(store.r.set(store.key(job_id, "watchdog"), "1", nx=True, px=int(st.stale_after * 1000))):
+            continue
+        if backlog is False:
+            try:
+                backlog = dispatcher.backlog()
+            except Exception:
+                backlog = None
+        progressed = job.requeued_at is None or (job.progress_at or 0.0) > job.requeued_at
+        rounds = 1 if progressed else job.requeues + (0 if backlog else 1)
+        if rounds > st.max_requeues:
+            quiet = now - max(job.progress_at or job.created, job.created)
+            store.fail(job_id, f"no progress for {quiet:.0f} s although its missing work was re-queued {rounds - 1} times (no worker running, or workers keep failing)", dispatcher)
+            report.failed.append(job_id)
+            continue
+        store.r.hset(store.key(job_id), mapping={"requeues": rounds, "requeued_at": repr(now)})
+        items: list[str] = []
+        if job.state in (QUEUED, ENUMERATING):
+            have = set(store.partials(job_id))
+            missing = [k for k in range(job.parts) if k not in have][: st.requeue_batch]
+            if missing:
+                ids = dispatcher.enumerate_partitions(job_id, missing)
+                store.remember_tasks(job_id, {f"p:{k}": t for k, t in zip(missing, ids)})
+                items = [f"p:{k}" for k in missing]
+            else:
+                dispatcher.reduce(job_id)
+                items = ["reduce"]
+        elif job.state == DRAWING:
+            have = store.done_chunks(job_id)
+            missing = []
+            for i in range(job.chunks):
+                if i not in have:
+                    missing.append(i)
+                    if len(missing) >= st.requeue_batch:
+                        break
+            if missing:
+                ids = dispatcher.draw_chunks(job_id, missing)
+                store.remember_tasks(job_id, {f"c:{i}": t for i, t in zip(missing, ids)})
+                items = [f"c:{i}" for i in missing]
+            else:
+                store.finish(job_id)
+                items = ["finish"]
+        report.requeued[job_id] = items
+    return report
+
+
+__all__ = [
+    "STATES", "FINAL_STATES", "ACTIVE_STATES", "QUEUED", "ENUMERATING", "DRAWING", "DONE", "FAILED", "CANCELLED",
+    "MAX_PARTITIONS", "JobError", "JobNotFound", "JobInputError", "JobNotReady", "JobSettings", "Job", "JobStore",
+    "Dispatcher", "PlanCache", "WatchdogReport", "connect", "redis_url", "partition_count", "submit",
+    "run_partition", "run_reduce", "run_chunk", "draw_chunk_bytes", "watchdog_scan",
+]

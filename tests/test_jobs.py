@@ -1,0 +1,519 @@
+"""Generation jobs against a real Redis and real Celery worker processes.
+
+Redis: 127.0.0.1:6379, database 15, under a key prefix unique to this test
+session (job keys and, through kombu's ``global_keyprefix``, the broker's
+keys too); everything under the prefix is deleted at the end.  Workers are
+``celery -A truedeal_worker.app worker`` subprocesses, each in its own
+process group.  No eager mode, no fake Redis.  The tests skip (with the
+reason) only when Redis is unreachable.
+
+Expected deals come from the engine itself (``Plan.chunk`` /
+``truedeal generate --seed``): the job system must reproduce them byte for
+byte whatever the workers, retries or kills.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import click
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+redis = pytest.importorskip("redis")
+
+from truedeal import jobs  # noqa: E402
+from truedeal.cli import cli as truedeal_cli  # noqa: E402
+from truedeal.dealnumber import encode_batch, limbs_to_bytes  # noqa: E402
+from truedeal.engine import Plan  # noqa: E402
+from truedeal.evaluate import satisfies, valid  # noqa: E402
+from truedeal.randomness import CHUNK_DEALS  # noqa: E402
+from truedeal.spec import load_spec  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+REDIS_URL = "redis://127.0.0.1:6379/15"
+SESSION = uuid.uuid4().hex[:10]
+PREFIX = f"tdtest-{SESSION}:"
+UNIT_PREFIX = f"tdtest-{SESSION}-unit:"  # in-process tests: invisible to the workers' watchdog
+WORKER_MAX_DEALS = 2_500_000  # the workers' own limit (the test client allows more)
+
+STRONG_NT = (EXAMPLES / "strong-nt.json").read_text()
+NINE_SPADES = (EXAMPLES / "nine-spades.json").read_text()
+IMPOSSIBLE = '{"north": {"hcp": 37}, "east": {"hcp": 0}, "south": {"hcp": 0}, "west": {"hcp": 0}}'
+
+
+def _redis_client():
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2, socket_timeout=10)
+    try:
+        client.ping()
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
+        pytest.skip(f"Redis is not reachable at {REDIS_URL}: {exc}")
+    return client
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        TRUEDEAL_REDIS_URL=REDIS_URL,
+        TRUEDEAL_KEY_PREFIX=PREFIX,
+        TRUEDEAL_QUEUE=f"truedeal-{SESSION}",
+        TRUEDEAL_WATCHDOG_INTERVAL="1",
+        TRUEDEAL_WATCHDOG_STALE="3",
+        TRUEDEAL_MAX_JOB_DEALS=str(WORKER_MAX_DEALS),
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+class Worker:
+    """A ``celery worker`` subprocess in its own process group."""
+
+    def __init__(self, name: str, logdir: Path, concurrency: int = 1) -> None:
+        self.name = name
+        self.log = logdir / f"{name}.log"
+        cmd = [sys.executable, "-m", "celery", "-A", "truedeal_worker.app", "worker",
+               "-c", str(concurrency), "-n", f"{name}-{SESSION}@%h", "-l", "info",
+               "--without-mingle", "--without-gossip"]
+        self.proc = subprocess.Popen(cmd, env=_env(), stdout=self.log.open("wb"), stderr=subprocess.STDOUT,
+                                     start_new_session=True, cwd=logdir)
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"worker {self.name} exited: {self.log.read_text()[-2000:]}")
+            if b" ready." in self.log.read_bytes():
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"worker {self.name} not ready after {timeout} s: {self.log.read_text()[-2000:]}")
+
+    def children(self) -> list[int]:
+        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.proc.pid)], capture_output=True, text=True).stdout
+        return [int(x) for x in out.split()]
+
+    def kill(self) -> None:
+        """SIGKILL the whole worker (main process and pool children)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is not None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        except ProcessLookupError:
+            pass
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def rclient():
+    client = _redis_client()
+    yield client
+    for prefix in (PREFIX, UNIT_PREFIX):
+        keys = list(client.scan_iter(match=prefix + "*", count=1000))
+        for lo in range(0, len(keys), 500):
+            client.delete(*keys[lo:lo + 500])
+
+
+@pytest.fixture(scope="module")
+def workers(rclient, tmp_path_factory):
+    logdir = tmp_path_factory.mktemp("workers")
+    ws = [Worker(f"w{i}", logdir) for i in range(2)]
+    try:
+        for w in ws:
+            w.wait_ready()
+        yield ws
+    finally:
+        for w in ws:
+            w.stop()
+
+
+@pytest.fixture(scope="module")
+def store(rclient):
+    """The test's client-side store: same keys as the workers, but it accepts
+    more deals per job than the workers do (TRUEDEAL_MAX_JOB_DEALS)."""
+    settings = jobs.JobSettings(prefix=PREFIX, stale_after=3)
+    return jobs.JobStore(jobs.connect(REDIS_URL), settings)
+
+
+@pytest.fixture(scope="module")
+def dispatcher(rclient):
+    from truedeal_worker.app import CeleryDispatcher, WorkerConfig, create_app
+
+    return CeleryDispatcher(create_app(WorkerConfig.from_env(_env())))
+
+
+@pytest.fixture()
+def group():
+    from truedeal_worker.commands import register
+
+    g = click.Group("truedeal")
+    register(g)
+    return g
+
+
+def _invoke(group, args, **kw):
+    return CliRunner().invoke(group, args, env=_env(), catch_exceptions=False, **kw)
+
+
+def _wait(store, job_id, states=jobs.FINAL_STATES, timeout=60.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        s = store.status(job_id)
+        if s["state"] in states:
+            return s
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} still {store.status(job_id)} after {timeout} s")
+
+
+def _expected_bytes(spec_text: str, n: int, seed: str, chunks=None) -> dict[int, bytes]:
+    plan = Plan.build(load_spec(spec_text))
+    total = -(-n // CHUNK_DEALS)
+    out = {}
+    for i in (range(total) if chunks is None else chunks):
+        size = min(CHUNK_DEALS, n - i * CHUNK_DEALS)
+        out[i] = limbs_to_bytes(encode_batch(plan.chunk(i, seed)[:size]))
+    return out
+
+
+def _job_keys(rclient) -> int:
+    return sum(1 for _ in rclient.scan_iter(match=PREFIX + "job:*", count=1000))
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+def test_submit_to_done_matches_generate(store, workers, group, rclient):
+    n, seed = 10_000, "club night"
+    res = _invoke(group, ["submit", str(EXAMPLES / "strong-nt.json"), "-n", str(n), "--seed", seed])
+    assert res.exit_code == 0, res.output
+    job_id = res.stdout.strip()
+    assert len(job_id) == 32
+    s = _wait(store, job_id, timeout=60)
+    assert s["state"] == "done", s
+    assert s["error"] is None
+    assert s["seed"] == seed and not s["seed_generated"]
+    assert s["progress"]["drawing"] == {"done": 3, "total": 3, "deals_done": n, "deals_total": n}
+    assert s["progress"]["enumeration"]["done"] == s["progress"]["enumeration"]["total"] == 8  # 28 cells, 8 parts
+
+    # partial totals: one exact entry per partition, adding up to the exact count
+    plan = Plan.build(load_spec(STRONG_NT))
+    partials = store.partials(job_id)
+    assert sorted(partials) == list(range(8))
+    assert sum(t for t, _ in partials.values()) == plan.listing.total
+    assert sum(c for _, c in partials.values()) == plan.listing.cases
+    assert s["count"]["deals"] == plan.deals_total == plan.summary()["deals"]
+    assert s["count"]["cases"] == plan.listing.cases
+
+    # the deals: n of them, valid, satisfying the spec, equal to Plan.chunk for the seed
+    batches = list(store.iter_deals(job_id))
+    owners = np.concatenate([o for o, _ in batches])
+    assert owners.shape == (n, 52)
+    assert valid(owners).all()
+    assert satisfies(owners, load_spec(STRONG_NT).constraints()).all()
+    got = b"".join(store.iter_chunk_bytes(job_id))
+    want = b"".join(_expected_bytes(STRONG_NT, n, seed).values())
+    assert len(got) == 12 * n and got == want
+
+    # ... and identical to `truedeal generate --seed` in every format checked
+    for fmt in ("numbers", "pbn"):
+        fetched = _invoke(group, ["fetch", job_id, "--format", fmt])
+        assert fetched.exit_code == 0, fetched.output
+        generated = CliRunner().invoke(truedeal_cli, ["generate", str(EXAMPLES / "strong-nt.json"), "-n", str(n),
+                                                      "--seed", seed, "--format", fmt])
+        assert generated.exit_code == 0
+        assert fetched.stdout == generated.stdout
+
+    # offset/limit slice the same stream
+    part = _invoke(group, ["fetch", job_id, "--format", "numbers", "--offset", "4090", "--limit", "10"])
+    full = _invoke(group, ["fetch", job_id, "--format", "numbers"]).stdout.splitlines()
+    assert part.stdout.splitlines() == full[4090:4100]
+
+    # status, as text and JSON
+    txt = _invoke(group, ["status", job_id])
+    assert txt.exit_code == 0 and "state:        done" in txt.stdout and "3/3 chunks" in txt.stdout
+    js = json.loads(_invoke(group, ["status", job_id, "--json"]).stdout)
+    assert js["state"] == "done" and js["count"]["deals"] == plan.deals_total
+
+
+def test_generated_seed_is_stored_and_reproduces(store, dispatcher, workers):
+    job = jobs.submit(store, dispatcher, NINE_SPADES, 5000)
+    assert job.seed_generated and len(job.seed) == 32
+    s = _wait(store, job.id)
+    assert s["state"] == "done"
+    got = b"".join(store.iter_chunk_bytes(job.id))
+    assert got == b"".join(_expected_bytes(NINE_SPADES, 5000, job.seed).values())
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_unknown_job_id(store, group, rclient):
+    missing = uuid.uuid4().hex
+    for call in (store.get, store.status, store.cancel, lambda j: list(store.iter_deals(j))):
+        with pytest.raises(jobs.JobNotFound, match="unknown job id"):
+            call(missing)
+    with pytest.raises(jobs.JobNotFound, match="32 hex digits"):
+        store.get("../etc")
+    for cmd in ("status", "fetch", "cancel"):
+        res = _invoke(group, [cmd, missing])
+        assert res.exit_code == 2
+        assert res.stdout == ""
+        assert len(res.stderr.strip().splitlines()) == 1 and "unknown job id" in res.stderr
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (['{"north": {"hcp": [17, 15]}}', "-n", "5"], "north.hcp: range [17, 15] is reversed"),
+        (['{"north": {"shape": "44"}}', "-n", "5"], "north.shape"),
+        (["/no/such/spec.json", "-n", "5"], "cannot read spec file"),
+        ([STRONG_NT, "-n", "0"], "at least 1"),
+        ([STRONG_NT, "-n", "-3"], "at least 1"),
+        ([STRONG_NT, "-n", str(WORKER_MAX_DEALS + 1)], f"at most {WORKER_MAX_DEALS:,} deals per job"),
+        ([STRONG_NT, "-n", "5", "--first-board", "0"], "first board"),
+    ],
+)
+def test_submit_rejects_bad_input(group, rclient, args, message):
+    before = _job_keys(rclient)
+    res = _invoke(group, ["submit", *args])
+    assert res.exit_code == 2, res.output
+    assert res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], res.stderr
+    assert _job_keys(rclient) == before  # nothing was recorded
+
+
+def test_unreachable_redis_is_one_line(group):
+    env = _env(TRUEDEAL_REDIS_URL="redis://127.0.0.1:1/0")
+    for args in (["submit", STRONG_NT, "-n", "5"], ["status", uuid.uuid4().hex], ["worker"]):
+        res = CliRunner().invoke(group, args, env=env)
+        assert res.exit_code == 2, res.output
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and "cannot reach Redis at redis://127.0.0.1:1/0" in lines[0], res.stderr
+
+
+def test_fetch_before_done_is_an_error(store, group):
+    job = store.create(STRONG_NT, 10)  # recorded but never queued
+    try:
+        res = _invoke(group, ["fetch", job.id])
+        assert res.exit_code == 2 and "is queued" in res.stderr and res.stdout == ""
+    finally:
+        store.delete(job.id)
+
+
+@pytest.mark.parametrize(
+    "spec, n, reason",
+    [
+        (IMPOSSIBLE, 10, "no deal satisfies this spec"),
+        (STRONG_NT, WORKER_MAX_DEALS + 1, f"this worker takes at most {WORKER_MAX_DEALS:,} deals per job"),
+    ],
+)
+def test_job_a_worker_cannot_run_fails_with_reason(store, dispatcher, workers, group, spec, n, reason):
+    job = jobs.submit(store, dispatcher, spec, n, seed="x")
+    s = _wait(store, job.id, timeout=30)
+    assert s["state"] == "failed"
+    assert reason in s["error"]
+    txt = _invoke(group, ["status", job.id]).stdout
+    assert "state:        failed" in txt and reason in txt
+    res = _invoke(group, ["fetch", job.id])
+    assert res.exit_code == 2 and reason in res.stderr
+
+
+# --------------------------------------------------------------------------- cancel
+
+
+def test_cancel_mid_job_stops_within_seconds(store, dispatcher, workers, group, rclient):
+    job = jobs.submit(store, dispatcher, STRONG_NT, 2_000_000, seed="cancel me")  # 489 chunks, ~10 s
+    deadline = time.monotonic() + 60
+    while store.status(job.id)["progress"]["drawing"]["done"] < 20:
+        assert time.monotonic() < deadline, store.status(job.id)
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    res = _invoke(group, ["cancel", job.id])
+    assert res.exit_code == 0 and "cancelled" in res.stdout
+    s = store.status(job.id)
+    assert s["state"] == "cancelled" and s["progress"]["drawing"]["done"] < s["progress"]["drawing"]["total"]
+    queue = f"{PREFIX}celery:truedeal-{SESSION}"
+    while rclient.llen(queue):  # revoked chunks are discarded, the others skip at once
+        assert time.monotonic() - t0 < 5, f"{rclient.llen(queue)} tasks still queued 5 s after cancel"
+        time.sleep(0.05)
+    done_after = store.status(job.id)["progress"]["drawing"]["done"]
+    time.sleep(1.0)
+    assert store.status(job.id)["progress"]["drawing"]["done"] == done_after  # nothing more is written
+    assert store.get(job.id).state == "cancelled"
+    assert not list(rclient.scan_iter(match=store.key(job.id, "chunk:*")))
+    # the workers are free again: a small job finishes promptly
+    small = jobs.submit(store, dispatcher, NINE_SPADES, 100, seed="after cancel")
+    assert _wait(store, small.id, timeout=10)["state"] == "done"
+    assert time.monotonic() - t0 < 15
+    # cancelling again is harmless
+    again = _invoke(group, ["cancel", job.id])
+    assert again.exit_code == 0 and "already ended: cancelled" in again.stdout
+
+
+# --------------------------------------------------------------------------- worker loss
+
+
+def test_sigkill_worker_mid_job_completes_identically(store, dispatcher, workers, tmp_path):
+    n, seed = 1_200_000, "kill -9"  # 293 chunks
+    victim = Worker("victim", tmp_path, concurrency=2)
+    try:
+        victim.wait_ready()
+        # undisturbed run (all three workers)
+        ref = jobs.submit(store, dispatcher, NINE_SPADES, n, seed=seed)
+        assert _wait(store, ref.id, timeout=90)["state"] == "done"
+        ref_bytes = b"".join(store.iter_chunk_bytes(ref.id))
+
+        job = jobs.submit(store, dispatcher, NINE_SPADES, n, seed=seed)
+        deadline = time.monotonic() + 60
+        while store.status(job.id)["progress"]["drawing"]["done"] < 30:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        children = victim.children()
+        assert children, "victim worker has no pool processes"
+        os.kill(children[0], signal.SIGKILL)  # one pool process dies mid-chunk
+        time.sleep(0.5)
+        s = store.status(job.id)
+        assert s["state"] == "drawing", s  # the kills really land mid-job
+        victim.kill()  # then the whole worker, with whatever it had reserved
+    finally:
+        victim.stop()
+    s = _wait(store, job.id, timeout=90)
+    assert s["state"] == "done", s
+    got = b"".join(store.iter_chunk_bytes(job.id))
+    assert len(got) == 12 * n
+    assert got == ref_bytes  # byte-identical to the undisturbed run: nothing missing or duplicated
+    assert store.done_chunks(job.id) == set(range(s["progress"]["drawing"]["total"]))
+    sample = [0, 150, 292]
+    want = _expected_bytes(NINE_SPADES, n, seed, sample)
+    for i in sample:
+        assert got[12 * CHUNK_DEALS * i: 12 * CHUNK_DEALS * i + len(want[i])] == want[i]
+    # evidence that work was really redone: a chunk started twice, or a watchdog re-queue
+    attempts = store.attempts(job.id)
+    print("redone:", {k: v for k, v in attempts.items() if v > 1}, "watchdog rounds:", s["requeues"])
+    assert max(attempts.values()) >= 2 or s["requeues"] >= 1, (attempts, s)
+
+
+# --------------------------------------------------------------------------- job logic, in process
+
+
+class RecordingDispatcher:
+    """Records what job logic queues (in-process tests of jobs.py; no Celery)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def enumerate_partitions(self, job_id, ks):
+        self.calls += [("p", job_id, k) for k in ks]
+        return [f"p{k}" for k in ks]
+
+    def reduce(self, job_id):
+        self.calls.append(("reduce", job_id))
+        return "r"
+
+    def draw_chunks(self, job_id, indices):
+        self.calls += [("c", job_id, i) for i in indices]
+        return [f"c{i}" for i in indices]
+
+    def revoke(self, task_ids):
+        self.calls.append(("revoke", tuple(task_ids)))
+
+    def backlog(self):
+        return 0
+
+
+@pytest.fixture()
+def unit_store(rclient):
+    return jobs.JobStore(jobs.connect(REDIS_URL), jobs.JobSettings(prefix=UNIT_PREFIX, stale_after=0.2, max_requeues=2))
+
+
+def test_job_logic_idempotent_and_checked(unit_store):
+    st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
+    job = jobs.submit(st, disp, STRONG_NT, 9000, seed="s")
+    assert [c for c in disp.calls if c[0] == "p"] == [("p", job.id, k) for k in range(8)]
+    assert jobs.run_partition(st, disp, job.id, 0, plans) == "ok"
+    first = st.partials(job.id)[0]
+    # a re-delivered partition neither recounts nor double-counts
+    assert jobs.run_partition(st, disp, job.id, 0, plans) == "duplicate"
+    st.r.hdel(st.key(job.id, "partials"), 0)
+    assert jobs.run_partition(st, disp, job.id, 0, plans) == "ok"
+    assert st.partials(job.id) == {0: first}
+    assert st.attempts(job.id)["p:0"] == 2
+    assert jobs.run_reduce(st, disp, job.id, plans) == "waiting"
+    for k in range(1, 8):
+        assert jobs.run_partition(st, disp, job.id, k, plans) == "ok"
+    assert ("reduce", job.id) in disp.calls
+    assert jobs.run_reduce(st, disp, job.id, plans) == "ok"
+    assert jobs.run_reduce(st, disp, job.id, plans) == "skipped"  # guarded: once only
+    assert [c for c in disp.calls if c[0] == "c"] == [("c", job.id, i) for i in range(3)]
+    for i in (2, 0, 2, 1):  # any order, with a duplicate
+        jobs.run_chunk(st, disp, job.id, i, plans)
+    assert st.get(job.id).state == "done"
+    assert b"".join(st.iter_chunk_bytes(job.id)) == b"".join(_expected_bytes(STRONG_NT, 9000, "s").values())
+    st.delete(job.id)
+
+
+def test_reduce_mismatch_fails_the_job(unit_store):
+    st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
+    job = jobs.submit(st, disp, STRONG_NT, 10, seed="s")
+    for k in range(job.parts):
+        jobs.run_partition(st, disp, job.id, k, plans)
+    st.r.hset(st.key(job.id, "partials"), 3, f"{2**70}:1")  # a corrupted partial
+    assert jobs.run_reduce(st, disp, job.id, plans) == "failed"
+    s = st.status(job.id)
+    assert s["state"] == "failed" and "partition totals do not add up" in s["error"]
+    assert s["count"] is None
+    st.delete(job.id)
+
+
+def test_attempts_are_bounded(unit_store):
+    st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
+    job = jobs.submit(st, disp, STRONG_NT, 10, seed="s")
+    st.r.hset(st.key(job.id, "attempts"), "p:1", st.settings.max_attempts)  # as if it killed its worker each time
+    assert jobs.run_partition(st, disp, job.id, 1, plans) == "failed"
+    assert "partition 1 was started 5 times without finishing" in st.get(job.id).error
+    assert disp.calls[-1] == ("revoke", tuple(f"p{k}" for k in range(job.parts)))
+    st.delete(job.id)
+
+
+def test_watchdog_requeues_then_gives_up(unit_store):
+    st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
+    job = jobs.submit(st, disp, STRONG_NT, 9000, seed="s")
+    for k in range(job.parts):
+        jobs.run_partition(st, disp, job.id, k, plans)
+    jobs.run_reduce(st, disp, job.id, plans)
+    jobs.run_chunk(st, disp, job.id, 1, plans)  # chunks 0 and 2 "lost"
+    disp.calls.clear()
+    assert jobs.watchdog_scan(st, disp).requeued == {}  # not stale yet
+    time.sleep(0.25)
+    rep = jobs.watchdog_scan(st, disp)
+    assert rep.requeued == {job.id: ["c:0", "c:2"]}
+    assert disp.calls == [("c", job.id, 0), ("c", job.id, 2)]
+    assert jobs.watchdog_scan(st, disp).requeued == {}  # once per stale period
+    time.sleep(0.25)
+    assert jobs.watchdog_scan(st, disp).requeued == {job.id: ["c:0", "c:2"]}  # round 2 of max_requeues=2
+    time.sleep(0.25)
+    rep = jobs.watchdog_scan(st, disp)
+    assert rep.failed == [job.id]
+    assert "no progress" in st.get(job.id).error
+    st.delete(job.id)

@@ -1,0 +1,217 @@
+"""The Celery app for truedeal jobs, configured from the environment.
+
+``celery -A truedeal_worker.app worker``, ``python -m truedeal_worker worker``
+and ``truedeal worker`` all run this app.  Settings (environment):
+
+``TRUEDEAL_REDIS_URL``          broker, and the job store (default
+                                ``redis://localhost:6379/0``).  There is no
+                                result backend: Celery results are not used
+                                at all (jobs live in our own keys).
+``TRUEDEAL_KEY_PREFIX``         job keys prefix (default ``td:``); the broker's
+                                keys get ``<prefix>celery:`` (kombu
+                                ``global_keyprefix``), so everything truedeal
+                                writes in Redis shares one prefix.
+``TRUEDEAL_QUEUE``              task queue name (default ``truedeal``).
+``TRUEDEAL_VISIBILITY_TIMEOUT`` seconds before an unacknowledged task is
+                                re-delivered (default 3600).
+``TRUEDEAL_WATCHDOG_INTERVAL``  seconds between watchdog kicks (default 15).
+
+Reliability settings (see the notes, section 1):
+
+* ``task_acks_late`` + ``task_reject_on_worker_lost``: a task whose worker
+  process dies (SIGKILL, OOM) goes back to the queue instead of being lost;
+  every task is idempotent and each (job, item) counts its starts, so a task
+  that kills its worker every time fails its job after ``max_attempts``
+  instead of looping.
+* ``worker_prefetch_multiplier = 1``: a process reserves one task at a time,
+  so a dead worker strands at most one waiting task per process, and queued
+  chunks do not age against the visibility timeout in a worker's buffer.
+* visibility timeout 3600 s, set under all three names (broker transport
+  options, result-backend transport options, ``visibility_timeout``): the
+  longest task is a rejection-plan chunk (<= ~3 min at the engine's lowest
+  acceptance rate) or a partition of a wide listing (tens of seconds), so
+  one hour is > 20x the longest task; ``task_time_limit`` is half of it, so
+  a task can never still run when its message is re-delivered.  Lost work
+  is normally recovered much sooner by the watchdog.
+* Retries: ``autoretry_for`` redis/kombu connection errors, exponential
+  backoff (2 s doubling, max 60 s, jitter), at most 5 retries; past that the
+  watchdog re-queues the work.
+* JSON serializer; task results are ignored (tasks return a short word for
+  the log only; deals are written to Redis by the tasks themselves).
+
+Watchdog (a per-worker beat): every worker's main process publishes a
+``truedeal.watchdog`` message every ``TRUEDEAL_WATCHDOG_INTERVAL`` seconds
+from its event-loop timer (a worker bootstep; no thread, no ``celery beat``
+process, no schedule file).  The message expires after one interval; the
+task takes a Redis lock (``SET NX PX``) so the cluster runs at most one scan
+per interval however many workers kick, and the scan itself
+(:func:`truedeal.jobs.watchdog_scan`) is idempotent.  As long as one worker
+is alive the watchdog runs, which a self-rescheduling task cannot promise
+(its pending countdown message dies with the worker that holds it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from celery import Celery, bootsteps
+
+from truedeal.jobs import JobSettings, redis_url
+
+logger = logging.getLogger("truedeal.worker")
+
+#: Task names (stable: they are what queued messages refer to).
+ENUMERATE = "truedeal.enumerate_partition"
+REDUCE = "truedeal.reduce"
+DRAW = "truedeal.draw_chunk"
+WATCHDOG = "truedeal.watchdog"
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """Celery-side settings (see the module doc)."""
+
+    redis_url: str
+    queue: str
+    visibility_timeout: int
+    watchdog_interval: float
+    jobs: JobSettings
+
+    @property
+    def broker_prefix(self) -> str:
+        return f"{self.jobs.prefix}celery:"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "WorkerConfig":
+        env = os.environ if env is None else env
+
+        def number(name: str, default: int) -> int:
+            raw = env.get(name, "").strip()
+            try:
+                value = int(raw) if raw else default
+            except ValueError:
+                raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1, got {value}")
+            return value
+
+        return cls(
+            redis_url=redis_url(env),
+            queue=env.get("TRUEDEAL_QUEUE") or "truedeal",
+            visibility_timeout=number("TRUEDEAL_VISIBILITY_TIMEOUT", 3600),
+            watchdog_interval=float(number("TRUEDEAL_WATCHDOG_INTERVAL", 15)),
+            jobs=JobSettings.from_env(env),
+        )
+
+
+def create_app(config: WorkerConfig | None = None) -> Celery:
+    """A Celery app for ``config`` (default: from the environment)."""
+    config = config or WorkerConfig.from_env()
+    vt = config.visibility_timeout
+    app = Celery("truedeal", broker=config.redis_url, include=["truedeal_worker.tasks"])
+    app.conf.update(
+        broker_transport_options={
+            "visibility_timeout": vt,
+            "global_keyprefix": config.broker_prefix,
+            "socket_timeout": 60,
+            "socket_connect_timeout": 10,
+            "health_check_interval": 25,
+        },
+        result_backend_transport_options={"visibility_timeout": vt},
+        visibility_timeout=vt,
+        result_backend=None,
+        task_ignore_result=True,
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        task_time_limit=max(60, vt // 2),
+        task_default_queue=config.queue,
+        broker_connection_retry_on_startup=True,
+        worker_soft_shutdown_timeout=30.0,
+        worker_hijack_root_logger=True,
+        enable_utc=True,
+    )
+    app.truedeal_config = config  # type: ignore[attr-defined]
+    app.steps["worker"].add(WatchdogKick)
+    return app
+
+
+class WatchdogKick(bootsteps.StartStopStep):
+    """Publish a ``truedeal.watchdog`` message every watchdog interval."""
+
+    requires = {"celery.worker.components:Timer"}
+
+    def __init__(self, worker, **kwargs) -> None:
+        super().__init__(worker, **kwargs)
+        self.tref = None
+
+    def start(self, worker) -> None:
+        interval = worker.app.truedeal_config.watchdog_interval
+        self.tref = worker.timer.call_repeatedly(interval, self.kick, (worker.app, interval), priority=10)
+
+    def stop(self, worker) -> None:
+        if self.tref is not None:
+            self.tref.cancel()
+            self.tref = None
+
+    @staticmethod
+    def kick(app: Celery, interval: float) -> None:
+        try:
+            app.send_task(WATCHDOG, expires=interval, retry=False, ignore_result=True)
+        except Exception as exc:  # broker down: the next kick tries again
+            logger.warning("watchdog kick failed: %s: %s", type(exc).__name__, exc)
+
+
+class CeleryDispatcher:
+    """:class:`truedeal.jobs.Dispatcher` on a Celery app (by task name, so
+    the caller does not need the tasks imported)."""
+
+    def __init__(self, app: Celery) -> None:
+        self.app = app
+        self.queue = app.truedeal_config.queue
+
+    def _send_many(self, name: str, arglists: Sequence[tuple]) -> list[str]:
+        ids = []
+        with self.app.producer_or_acquire() as producer:
+            for args in arglists:
+                tid = uuid.uuid4().hex
+                self.app.send_task(name, args=list(args), task_id=tid, producer=producer,
+                                   add_to_parent=False, ignore_result=True)
+                ids.append(tid)
+        return ids
+
+    def enumerate_partitions(self, job_id: str, ks: Sequence[int]) -> list[str]:
+        return self._send_many(ENUMERATE, [(job_id, int(k)) for k in ks])
+
+    def reduce(self, job_id: str) -> str:
+        return self._send_many(REDUCE, [(job_id,)])[0]
+
+    def draw_chunks(self, job_id: str, indices: Sequence[int]) -> list[str]:
+        return self._send_many(DRAW, [(job_id, int(i)) for i in indices])
+
+    def revoke(self, task_ids: Sequence[str]) -> None:
+        if task_ids:
+            self.app.control.revoke(list(task_ids))
+
+    def backlog(self) -> int | None:
+        from kombu.exceptions import ChannelError
+
+        try:
+            with self.app.connection_for_read() as conn:
+                try:
+                    return int(conn.default_channel.queue_declare(queue=self.queue, passive=True).message_count)
+                except ChannelError:  # Redis drops empty lists: no queue = no backlog
+                    return 0
+        except Exception:
+            return None
+
+
+#: The app every worker runs (configured from the environment at import).
+app = create_app()

@@ -1,0 +1,117 @@
+"""Celery tasks: thin wrappers around :mod:`truedeal.jobs`.
+
+Each task takes ids only (``job_id`` and a partition or chunk index), reads
+the job from Redis, and returns a short outcome word for the log (results
+are ignored; no deal ever passes through Celery).  Anything unexpected fails
+the job with a readable reason instead of retrying forever; only Redis or
+broker connection errors are retried (bounded, with backoff).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any, Callable
+
+import redis
+from kombu.exceptions import OperationalError
+
+from truedeal import jobs
+
+from .app import DRAW, ENUMERATE, REDUCE, WATCHDOG, CeleryDispatcher, app
+
+logger = logging.getLogger("truedeal.worker")
+
+#: Errors worth retrying: the store or the broker is (momentarily) unreachable.
+RETRY_ON = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OperationalError)
+
+_TASK_OPTIONS: dict[str, Any] = dict(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    autoretry_for=RETRY_ON,
+    retry_backoff=2,
+    retry_backoff_max=60,
+    retry_jitter=True,
+    max_retries=5,
+)
+
+
+class _Context:
+    """Per-process store, dispatcher and plan cache (rebuilt after fork)."""
+
+    def __init__(self) -> None:
+        cfg = app.truedeal_config
+        self.pid = os.getpid()
+        self.store = jobs.JobStore(jobs.connect(cfg.redis_url), cfg.jobs)
+        self.dispatcher = CeleryDispatcher(app)
+        self.plans = jobs.PlanCache(cfg.jobs.plan_cache)
+
+
+_ctx: _Context | None = None
+
+
+def context() -> _Context:
+    """This process's :class:`_Context` (created on first use in each process)."""
+    global _ctx
+    if _ctx is None or _ctx.pid != os.getpid():
+        _ctx = _Context()
+    return _ctx
+
+
+def _guard(job_id: str, what: str, fn: Callable[[_Context], str]) -> str:
+    ctx = context()
+    try:
+        outcome = fn(ctx)
+    except RETRY_ON:
+        raise
+    except jobs.JobNotFound:
+        outcome = "missing"
+    except MemoryError:
+        ctx.store.fail(job_id, f"the worker ran out of memory in {what}; narrow the constraints", ctx.dispatcher)
+        outcome = "failed"
+    except Exception as exc:
+        logger.exception("%s of job %s failed", what, job_id)
+        ctx.store.fail(job_id, f"worker error in {what}: {type(exc).__name__}: {exc}", ctx.dispatcher)
+        outcome = "failed"
+    logger.info("job %s %s: %s", job_id, what, outcome)
+    return outcome
+
+
+@app.task(name=ENUMERATE, **_TASK_OPTIONS)
+def enumerate_partition(self, job_id: str, k: int) -> str:
+    """List partition ``k`` of the job's cells and record its exact totals."""
+    return _guard(job_id, f"enumeration partition {k}",
+                  lambda c: jobs.run_partition(c.store, c.dispatcher, job_id, int(k), c.plans))
+
+
+@app.task(name=REDUCE, **_TASK_OPTIONS)
+def reduce(self, job_id: str) -> str:
+    """Merge the partitions' totals, check them, and queue the draws."""
+    return _guard(job_id, "reduce", lambda c: jobs.run_reduce(c.store, c.dispatcher, job_id, c.plans))
+
+
+@app.task(name=DRAW, **_TASK_OPTIONS)
+def draw_chunk(self, job_id: str, i: int) -> str:
+    """Draw chunk ``i`` of the job's seeded stream and store its deal numbers."""
+    return _guard(job_id, f"draw chunk {i}", lambda c: jobs.run_chunk(c.store, c.dispatcher, job_id, int(i), c.plans))
+
+
+@app.task(name=WATCHDOG, bind=True, acks_late=False, reject_on_worker_lost=False, ignore_result=True)
+def watchdog(self) -> str:
+    """One watchdog scan, unless another ran within the last interval."""
+    ctx = context()
+    interval = app.truedeal_config.watchdog_interval
+    try:
+        if not ctx.store.try_lock("watchdog", interval * 0.8):
+            return "busy"
+        report = jobs.watchdog_scan(ctx.store, ctx.dispatcher)
+    except RETRY_ON as exc:  # the next kick tries again
+        logger.warning("watchdog: store unreachable: %s", exc)
+        return "unreachable"
+    for job_id, items in report.requeued.items():
+        logger.warning("watchdog: job %s made no progress; re-queued %s", job_id, ", ".join(items[:10]) + (" ..." if len(items) > 10 else ""))
+    for job_id in report.failed:
+        logger.warning("watchdog: job %s failed (no progress)", job_id)
+    return "ok"

@@ -1,18 +1,58 @@
 #!/usr/bin/env bash
-# Install what the tests need into .venv and run them.  Used by .ci/run.
+# Install what the tests need and run them.  Used by .ci/run.
+#   - a virtual environment in .venv with the project and its test extra;
+#   - a Redis server on 127.0.0.1:6379 (started, and installed if missing);
+#   - Debian's chromium and chromedriver for the browser test (installed if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
+
+say() { echo "test.sh: $*" >&2; }
+
+apt_install() {  # apt_install PACKAGE... (needs root; says so otherwise)
+    if [ "$(id -u)" != 0 ]; then say "cannot install $* (not root)"; return 1; fi
+    if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq >/dev/null && APT_UPDATED=1; fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+redis_up() { "$PY" - <<'PY'
+import socket, sys
+s = socket.socket()
+s.settimeout(1)
+try:
+    s.connect(("127.0.0.1", 6379)); s.sendall(b"PING\r\n"); sys.exit(0 if s.recv(16).startswith(b"+PONG") else 1)
+except OSError:
+    sys.exit(1)
+PY
+}
+
+if ! redis_up; then
+    command -v redis-server >/dev/null || apt_install redis-server || true
+    if command -v redis-server >/dev/null; then
+        say "starting redis-server on 127.0.0.1:6379"
+        mkdir -p /tmp/truedeal-redis
+        redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no \
+            --dir /tmp/truedeal-redis --logfile /tmp/truedeal-redis/redis.log
+        for _ in $(seq 50); do redis_up && break; sleep 0.1; done
+    fi
+    redis_up || say "no Redis on 127.0.0.1:6379: the job tests will fail"
+fi
+
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+    apt_install chromium chromium-driver || say "no chromium: the browser test will be skipped"
+fi
+
 if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
+
 set +e
 .venv/bin/python -m pytest "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
-    echo "no tests were collected" >&2
+    say "no tests were collected"
 fi
 exit "$rc"

@@ -214,19 +214,24 @@ def _names(rules: list[SeatConstraint]) -> str:
 
 
 def _fallbacks(rules: list[SeatConstraint]):
-    """(kept, dropped) splits to try, most seats kept first; among equals,
-    drop HCP-only seats with the widest ranges first (they cost the listing
-    most and reject least)."""
+    """(kept, dropped) splits to try, best estimated acceptance first.
 
-    def cost(c: SeatConstraint) -> tuple:
-        width = (c.hcp[1] - c.hcp[0]) if c.hcp else -1
-        return (c.patterns is None and c.hcp is not None, width)
-
-    order = sorted(rules, key=cost, reverse=True)
-    for k in range(1, len(rules) + 1):
-        for dropped in itertools.combinations(order, k):
-            kept = [c for c in rules if c not in dropped]
-            yield kept, list(dropped)
+    A dropped seat is checked by rejection, so a split keeps about the product
+    of the dropped seats' own probabilities (exact, from one-seat listings;
+    the seats are not independent, so this only orders the attempts)."""
+    alone = []
+    for c in rules:
+        try:
+            alone.append(Fraction(build_listing([c]).deals, D))
+        except TooWide:
+            alone.append(Fraction(0))
+    splits = []
+    for k in range(1, len(rules)):
+        for dropped in itertools.combinations(range(len(rules)), k):
+            estimate = math.prod(alone[i] for i in dropped)
+            splits.append((-estimate, k, dropped))
+    for _, _, dropped in sorted(splits):
+        yield [c for i, c in enumerate(rules) if i not in dropped], [rules[i] for i in dropped]
 
 
 def check_count(n: int) -> int:

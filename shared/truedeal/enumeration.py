@@ -354,34 +354,38 @@ def _pool_factors(layout: Layout, c_values: np.ndarray) -> list[int]:
     return [layout.pool_factor(tuple(int(x) for x in c[:-1]), int(c[-1])) for c in c_values]
 
 
-def _completions(t1: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):
-    """Pair every nonzero ``z1`` of ``t1`` with every exact-coordinate slice
-    present in ``t2`` (the last ``n_exact`` dims).  Returns the z1 flat indices
-    and vectors, one row per pair, and each pair's exact totals."""
-    nz = np.nonzero(t1)[0]
+def _completions(t1s: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):
+    """Pair every nonzero ``z1`` of each table in ``t1s`` (2-D: one table per
+    row) with every exact-coordinate slice present in ``t2`` (the last
+    ``n_exact`` dims).  Returns, one row per pair: the t1 row, z1 flat index,
+    z1 vector, and the pair's exact totals."""
+    which, nz = np.nonzero(t1s)
     z1 = layout.vectors(nz)
     if not n_exact:
-        return nz, z1, np.zeros((len(nz), 0), np.int64)
+        return which, nz, z1, np.zeros((len(nz), 0), np.int64)
     k = len(layout.dims) - n_exact
     present = np.unique(layout.vectors(np.nonzero(t2)[0])[:, k:], axis=0)
     i = np.repeat(np.arange(len(nz)), len(present))
     totals = z1[i, k:] + np.tile(present, (len(nz), 1))
     ok = (totals < np.array(layout.dims[k:])).all(axis=1)
-    return nz[i[ok]], z1[i[ok]], totals[ok]
+    i = i[ok]
+    return which[i], nz[i], z1[i], totals[ok]
 
 
-def _level0_rows(t1: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int]):
-    """Level-0 rows of one (S,H) x (D,C) table pair: z1 flat, pool totals
-    (flat) and U, for every completion with a positive pool factor and U."""
+def _level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int]):
+    """Level-0 rows of several (S,H) tables (rows of ``t1s``) against one (D,C)
+    table: t1 row, z1 flat, pool totals (flat) and U, for every completion with
+    a positive pool factor and U."""
     n_exact = len(layout.dims) - layout.n_box
-    nz, z1, totals = _completions(t1, t2, layout, n_exact)
+    which, nz, z1, totals = _completions(t1s, t2, layout, n_exact)
     c_flat = totals @ _strides(layout.dims[layout.n_box :])
-    keep = np.array([g_of_c[c] > 0 for c in c_flat.tolist()], dtype=bool).reshape(len(c_flat))
-    nz, z1, totals, c_flat = nz[keep], z1[keep], totals[keep], c_flat[keep]
+    if n_exact:
+        keep = (np.array(g_of_c, dtype=object) > 0).astype(bool)[c_flat]
+        which, nz, z1, totals, c_flat = which[keep], nz[keep], z1[keep], totals[keep], c_flat[keep]
     lo, hi = _bounds(layout, len(nz))
     u = box_sums(prefix_sums(t2, layout), layout, z1, lo, hi, totals)
     hit = u > 0
-    return nz[hit], c_flat[hit], u[hit]
+    return which[hit], nz[hit], c_flat[hit], u[hit]
 
 
 def _strides(dims: tuple[int, ...]) -> np.ndarray:
@@ -447,31 +451,54 @@ def _fill_level0(listing: Listing, progress=None) -> None:
     # Cells sharing a (S,H) pair and a (D,C) pair share every level-0 weight.
     keys, inv = np.unique(listing.cell_pairs, axis=0, return_inverse=True)
     inv = inv.reshape(-1)
-    per_key: list[tuple[np.ndarray, np.ndarray, list[int]]] = []
-    n_entries = 0
+    cells_per_key = np.bincount(inv, minlength=len(keys))
+    # Refuse early when even an optimistic bound is far past the limit.
+    n_c = max(1, int(sum(g > 0 for g in g_of_c)))
+    nnz1 = (listing.pair_tables != 0).sum(axis=1)
+    if int((nnz1[keys[:, 0]] * cells_per_key).sum()) > 4 * MAX_ENTRIES * n_c:
+        raise TooWide(f"far more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
+    # One pass per (D,C) table, over every (S,H) table paired with it.
+    key_of = {}
     for k, (p1, p2) in enumerate(keys):
-        t1 = listing.pair_tables[p1]
-        z1, c_flat, u = _level0_rows(t1, listing.pair_tables[p2], layout, g_of_c)
+        key_of.setdefault(int(p2), []).append((k, int(p1)))
+    rows_key, rows_c, rows_z, row_w = [], [], [], []
+    n_entries, cells_done = 0, 0
+    for done, (p2, members) in enumerate(key_of.items()):
+        ks = np.array([k for k, _ in members])
+        t1s = listing.pair_tables[[p1 for _, p1 in members]]
+        which, z1, c_flat, u = _level0_rows(t1s, listing.pair_tables[p2], layout, g_of_c)
         # T1 < 2**42 and U < 2**50: the products need Python ints.
-        ws = [g_of_c[c] * a * b for c, a, b in zip(c_flat.tolist(), t1[z1].tolist(), u.tolist())]
-        per_key.append((c_flat, z1, ws))
-        n_entries += len(ws) * int((inv == k).sum())
-        if n_entries > MAX_ENTRIES:
+        a = t1s[which, z1]
+        row_w.extend(g_of_c[c] * x * y for c, x, y in zip(c_flat.tolist(), a.tolist(), u.tolist()))
+        rows_key.append(ks[which])
+        rows_c.append(c_flat)
+        rows_z.append(z1)
+        n_entries += int(cells_per_key[ks[which]].sum())
+        # Stop as soon as the entries so far, extrapolated over the cells not
+        # yet listed, would be far past the limit.
+        cells_done += int(cells_per_key[ks].sum())
+        if n_entries > MAX_ENTRIES or (done >= 8 and n_entries * len(inv) > 3 * MAX_ENTRIES * cells_done):
             raise TooWide(f"more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
         if progress:
-            progress(k + 1, len(keys))
-    cells_e, c_e, z1_e, weights = [], [], [], []
-    for cell in range(len(listing.cells)):
-        cs, zs, ws = per_key[inv[cell]]
-        cells_e.append(np.full(len(ws), cell))
-        c_e.append(cs)
-        z1_e.append(zs)
-        weights.extend(ws)
-    listing.e_cell = np.concatenate(cells_e) if cells_e else np.zeros(0, np.int64)
-    listing.e_c = np.concatenate(c_e) if c_e else np.zeros(0, np.int64)
-    listing.e_z1 = np.concatenate(z1_e) if z1_e else np.zeros(0, np.int64)
-    listing.e_weight = weights
-    listing.total = sum(weights)
+            progress(done + 1, len(key_of))
+    # Group rows by key, keeping each key's rows in z1 order.
+    row_key = np.concatenate(rows_key) if rows_key else np.zeros(0, np.int64)
+    order = np.lexsort((np.concatenate(rows_c) if rows_c else row_key, np.concatenate(rows_z) if rows_z else row_key, row_key))
+    c_all = np.concatenate(rows_c)[order] if rows_c else np.zeros(0, np.int64)
+    z_all = np.concatenate(rows_z)[order] if rows_z else np.zeros(0, np.int64)
+    weights = [row_w[i] for i in order.tolist()]
+    lens = np.bincount(row_key, minlength=len(keys)).astype(np.int64)
+    # Expand key entries to cell entries, in cell order.
+    starts = np.cumsum(lens) - lens
+    per_cell = lens[inv]
+    total = int(per_cell.sum())
+    within = np.arange(total) - np.repeat(np.cumsum(per_cell) - per_cell, per_cell)
+    idx = np.repeat(starts[inv], per_cell) + within
+    listing.e_cell = np.repeat(np.arange(len(listing.cells)), per_cell)
+    listing.e_c = c_all[idx]
+    listing.e_z1 = z_all[idx]
+    listing.e_weight = [weights[i] for i in idx.tolist()]
+    listing.total = sum(listing.e_weight)
 
 
 # ------------------------------------------------------------------- case counts
@@ -507,7 +534,7 @@ def count_cases(listing: Listing) -> int:
     keys, counts = np.unique(listing.cell_cols, axis=0, return_counts=True)
     for cols, mult in zip(keys, counts):
         t1 = pair(cols[0], cols[1])
-        z1, _, u = _level0_rows(t1, pair(cols[2], cols[3]), layout, g_of_c)
+        _, z1, _, u = _level0_rows(t1[None, :], pair(cols[2], cols[3]), layout, g_of_c)
         total += int(mult) * int((t1[z1] * u).sum())
     return total
 
@@ -539,7 +566,7 @@ def _count_cases_interval(listing: Listing) -> int:
     for cols, mult in zip(keys, counts):
         t1 = _pair_table(indic[cols[0]], indic[cols[1]], cl)
         t2 = _pair_table(indic[cols[2]], indic[cols[3]], cl)
-        nz, z1, c = _completions(t1, t2, cl, n_h)
+        _, nz, z1, c = _completions(t1[None, :], t2, cl, n_h)
         csum = c.sum(axis=1)
         # The patterned seats' honour total must land in [c_min, c_max] for the
         # pool to work out: total lo <= c_max and total hi >= c_min.

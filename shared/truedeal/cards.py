@@ -9,6 +9,7 @@ Seats are N E S W (0..3).  A batch of deals is an ``(n, 52)`` uint8 array
 ``owners`` whose entry ``[d, card]`` is the seat holding ``card`` in deal d.
 """
 
+import operator
 from math import factorial
 
 SEATS = "NESW"
@@ -48,3 +49,22 @@ def suit_cards(suit: int) -> list[int]:
 def mask_hcp(mask: int) -> int:
     """HCP of a 4-bit honour mask within one suit (bit r = rank r, A = bit 0)."""
     return sum(HCP_OF_RANK[r] for r in range(4) if mask >> r & 1)
+
+
+def deal_seats(owners_row) -> list[int]:
+    """The 52 seats of one deal as a list, after checking that it is a deal:
+    52 integer seats 0..3 with 13 cards each.  Raises ValueError (one line)."""
+    try:
+        row = [operator.index(x) for x in owners_row]
+    except TypeError:
+        raise ValueError("a deal must be a sequence of 52 integer seats 0..3") from None
+    if len(row) != 52:
+        raise ValueError(f"a deal must have shape (52,), got {len(row)} entries")
+    counts = [0, 0, 0, 0]
+    for x in row:
+        if not 0 <= x <= 3:
+            raise ValueError(f"seat values must be 0..3, got {x}")
+        counts[x] += 1
+    if counts != [13, 13, 13, 13]:
+        raise ValueError("each seat must hold 13 cards, got " + ", ".join(f"{SEATS[s]}={counts[s]}" for s in range(4)))
+    return row

@@ -48,7 +48,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .cards import D, N_CARDS
+from .cards import D, N_CARDS, deal_seats
 
 __all__ = [
     "D",
@@ -90,21 +90,7 @@ _UM48 = np.uint64(_M48)
 # ---------------------------------------------------------------------------
 
 
-def _check_row(owners_row) -> list[int]:
-    try:
-        row = [operator.index(x) for x in owners_row]
-    except TypeError:
-        raise ValueError("owners_row must be a sequence of 52 integer seats 0..3") from None
-    if len(row) != N_CARDS:
-        raise ValueError(f"owners_row must have 52 entries, got {len(row)}")
-    counts = [0, 0, 0, 0]
-    for x in row:
-        if not 0 <= x <= 3:
-            raise ValueError(f"seat {x} out of range 0..3")
-        counts[x] += 1
-    if counts != [13, 13, 13, 13]:
-        raise ValueError(f"each seat must hold 13 cards, got counts N E S W = {counts}")
-    return row
+_check_row = deal_seats  # one validator for every deal row
 
 
 def _check_number(number) -> int:

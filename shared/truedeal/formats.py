@@ -40,7 +40,7 @@ from typing import Optional
 import numpy as np
 
 from . import __version__
-from .cards import RANKS, SEAT_NAMES, SEATS, SUIT_NAMES, SUITS
+from .cards import RANKS, SEAT_NAMES, SEATS, SUIT_NAMES, SUITS, deal_seats
 
 # The writers (numbers, pbn, json, text, lin) are deliberately left out of
 # __all__ so that ``import *`` cannot shadow the stdlib ``json``; use
@@ -113,25 +113,7 @@ def vulnerability_of_board(b: int) -> str:
 # Deal strings
 
 
-def _check_row(owners_row) -> list[int]:
-    """Validate one deal and return it as a list of 52 seat numbers."""
-    row = np.asarray(owners_row)
-    if row.shape != (52,):
-        raise ValueError(f"a deal must have shape (52,), got {row.shape}")
-    if row.dtype.kind not in "iu":
-        raise ValueError(f"a deal must hold integer seats, got dtype {row.dtype}")
-    seats = row.tolist()
-    counts = [0, 0, 0, 0]
-    for s in seats:
-        if not 0 <= s <= 3:
-            raise ValueError(f"seat values must be 0..3, got {s}")
-        counts[s] += 1
-    if counts != [13, 13, 13, 13]:
-        raise ValueError(
-            "each seat must hold 13 cards, got "
-            + ", ".join(f"{SEATS[s]}={counts[s]}" for s in range(4))
-        )
-    return seats
+_check_row = deal_seats  # one validator for every deal row
 
 
 def _check_first(first: int) -> int:

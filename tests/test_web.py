@@ -1,0 +1,562 @@
+"""HTTP API tests against the real app, a real Redis (127.0.0.1:6379, db 14,
+unique key prefixes) and a real Celery worker subprocess.
+
+Also: RFC 9457 problem documents, API keys, the rate limit, the OpenAPI
+document (valid, complete, and describing what the app answers), and
+schemathesis fuzzing of every operation (no 500, no hang).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import tracemalloc
+
+import pytest
+
+from truedeal.engine import Plan
+from truedeal.spec import Spec, load_spec
+
+from web_support import (
+    REDIS_URL,
+    Worker,
+    assert_problem,
+    delete_prefix,
+    new_namespace,
+    require_redis,
+    wait_job,
+    worker_available,
+)
+
+NT = {"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}}
+#: Takes ~35 s to count (four wide HCP-only seats): used for the count time limit.
+SLOW = {"north": {"hcp": [0, 37]}, "east": {"hcp": [0, 37]}, "south": {"hcp": [0, 37]}, "west": {"hcp": [0, 37]}}
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def ns():
+    require_redis()
+    ns = new_namespace("web")
+    yield ns
+    delete_prefix(ns.prefix)
+
+
+@pytest.fixture(scope="module")
+def make_app(ns):
+    from truedeal_web import WebConfig, create_app
+
+    apps = []
+
+    def make(**overrides):
+        base = dict(redis_url=REDIS_URL, key_prefix=ns.prefix, queue=ns.queue, max_job_deals=300_000,
+                    api_keys=(), rate_limit=None, count_timeout=20.0)
+        base.update(overrides)
+        app = create_app(WebConfig.from_env({}, **base))
+        app.config["TESTING"] = True
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        app.extensions["truedeal"].counter.close()
+
+
+@pytest.fixture(scope="module")
+def app(make_app):
+    return make_app()
+
+
+@pytest.fixture()
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture(scope="module")
+def worker(ns, tmp_path_factory):
+    if not worker_available():
+        pytest.skip("the worker package (worker/truedeal_worker) is not installed")
+    log = tmp_path_factory.mktemp("worker") / "worker.log"
+    w = Worker(ns, concurrency=2, log=log)
+    yield w
+    w.stop()
+
+
+# --------------------------------------------------------------------------- /api/count
+
+
+def test_count_is_the_engines_exact_count(client):
+    r = client.post("/api/count", json=NT)
+    assert r.status_code == 200
+    assert r.mimetype == "application/json"
+    body = r.get_json()
+    want = Plan.build(load_spec(NT)).summary()
+    assert body["deals"] == want["deals"] == int(body["deals_text"])
+    assert body["probability"] == want["probability"]
+    assert body["probability_exact"] == want["probability_exact"]
+    assert body["one_in"] == want["one_in"]
+    assert body["cases"] == want["cases"] == 249528
+    assert body["possible"] is True and body["exact"] is True
+    assert body["spec"] == load_spec(NT).canonical()
+
+
+def test_count_big_integers_stay_exact_in_json(client):
+    r = client.post("/api/count", data="{}")  # every deal: D = 53,644,737,765,488,792,839,237,440,000
+    body = json.loads(r.get_data(as_text=True))
+    assert body["deals"] == 53644737765488792839237440000
+    assert body["deals_text"] == "53644737765488792839237440000"
+    assert body["one_in"] == 1.0
+
+
+def test_count_accepts_seat_aliases_and_answers_canonical(client):
+    r = client.post("/api/count", json={"N": {"hcp": 20}, "s": {"spades": [5, 13]}})
+    assert r.status_code == 200
+    assert r.get_json()["spec"] == {"north": {"hcp": [20, 20]}, "south": {"spades": [5, 13]}}
+
+
+def test_count_impossible_spec_is_flagged(client):
+    r = client.post("/api/count", json={"north": {"hcp": [30, 37]}, "south": {"hcp": [15, 37]}})
+    assert r.status_code == 200
+    body = r.get_json()
+    assert body["possible"] is False
+    assert body["deals"] == 0
+    assert body["one_in"] is None
+
+
+def test_count_is_cached_per_canonical_spec(app, client):
+    counter = app.extensions["truedeal"].counter
+    spec = {"east": {"diamonds": [6, 13], "clubs": 6}}
+    assert client.post("/api/count", json=spec).status_code == 200
+    builds = counter.builds
+    same = {"E": {"clubs": [6, 6], "diamonds": [6, 13]}}  # another spelling, same canonical spec
+    assert client.post("/api/count", json=same).status_code == 200
+    assert counter.builds == builds
+
+
+@pytest.mark.parametrize(
+    "spec, detail",
+    [
+        ({"north": {"hcp": [17, 15]}}, "north.hcp: range [17, 15] is reversed"),
+        ({"north": {"hcp": 40}}, "north.hcp: 40 is out of range (0..37)"),
+        ({"up": {}}, None),
+        ({"north": {"colour": "red"}}, None),
+        ({"west": {"shape": "44"}}, None),
+        ([1, 2], "a spec must be a JSON object, got array"),
+        ("examples/strong-nt.json", "a spec must be a JSON object, got string"),  # never read as a path
+        (None, "a spec must be a JSON object, got null"),
+    ],
+)
+def test_count_invalid_spec_is_422_with_the_spec_error_line(client, spec, detail):
+    r = client.post("/api/count", data=json.dumps(spec), content_type="application/json")
+    body = assert_problem(r, 422, "invalid-spec")
+    if detail is None:  # the same one line as the CLI
+        from truedeal.spec import SpecError
+
+        with pytest.raises(SpecError) as e:
+            load_spec(spec)
+        detail = str(e.value)
+    assert body["detail"] == detail
+    assert body["instance"] == "/api/count"
+
+
+@pytest.mark.parametrize("data", [b"", b"nope", b'{"north": {}, "north": {}}', b'{"north": {"hcp": NaN}}',
+                                  b"\xff\xfe", b"[" * 100_00 + b"]" * 100_00])
+def test_count_body_not_json_is_400(client, data):
+    assert_problem(client.post("/api/count", data=data, content_type="application/json"), 400, "invalid-json")
+
+
+def test_oversized_body_is_413(client):
+    big = json.dumps({"north": {"shape": "any 4333 " + "+ any 4333 " * 10_000}})
+    assert_problem(client.post("/api/count", data=big, content_type="application/json"), 413)
+
+
+def test_count_time_limit(make_app):
+    app = make_app(count_timeout=1.0)
+    client = app.test_client()
+    t0 = time.monotonic()
+    body = assert_problem(client.post("/api/count", json=SLOW), 422, "count-timeout")
+    assert time.monotonic() - t0 < 8
+    assert "1 s" in body["detail"]
+    t0 = time.monotonic()  # the outcome is cached
+    assert_problem(client.post("/api/count", json=SLOW), 422, "count-timeout")
+    assert time.monotonic() - t0 < 0.5
+    # the helper that overran was replaced: the next count works
+    assert client.post("/api/count", json={"west": {"spades": 9}}).status_code == 200
+
+
+def test_unknown_path_and_method_are_problems(client):
+    body = assert_problem(client.get("/api/nothing"), 404)
+    assert body["type"] == "about:blank" and body["title"] == "Not Found"
+    r = client.get("/api/count")
+    assert_problem(r, 405)
+    assert "POST" in r.headers["Allow"]
+
+
+def test_500_has_no_traceback(make_app):
+    app = make_app()
+
+    def boom():
+        raise RuntimeError("secret internals /etc/shadow")
+
+    app.add_url_rule("/api/boom", "boom", boom)
+    r = app.test_client().get("/api/boom")
+    body = assert_problem(r, 500)
+    text = r.get_data(as_text=True)
+    assert "secret" not in text and "Traceback" not in text and "RuntimeError" not in text
+    assert body["detail"] == "an internal error occurred; it has been logged"
+
+
+# --------------------------------------------------------------------------- the page (markup; the browser test drives it)
+
+
+def test_page_is_server_rendered(client):
+    r = client.get("/")
+    assert r.status_code == 200 and r.mimetype == "text/html"
+    html = r.get_data(as_text=True)
+    for seat in ("north", "east", "south", "west"):
+        assert f'id="seat-{seat}"' in html and f'id="{seat}-hcp-min"' in html and f'id="{seat}-shape"' in html
+        for suit in ("spades", "hearts", "diamonds", "clubs"):
+            assert f'id="{seat}-{suit}-max"' in html
+    for el in ("probability", "one-in", "submit", "job-progress", "diagrams", "download-pbn", "download-numbers"):
+        assert f'id="{el}"' in html
+    assert "<script>" not in html  # no inline code: the CSP forbids it
+    assert "script-src 'self'" in r.headers["Content-Security-Policy"]
+    js = client.get("/static/app.js")
+    assert js.status_code == 200 and b"/api/count" in js.data and b"/api/jobs" in js.data
+    assert client.get("/static/app.css").status_code == 200
+
+
+# --------------------------------------------------------------------------- API keys and rate limit
+
+
+def test_api_keys(make_app):
+    app = make_app(api_keys="k-one, k-two")
+    c = app.test_client()
+    r = c.post("/api/count", json=NT)
+    assert_problem(r, 401, "unauthorized")
+    assert r.headers["WWW-Authenticate"].startswith("Bearer")
+    assert_problem(c.post("/api/count", json=NT, headers={"Authorization": "Bearer nope"}), 401)
+    assert_problem(c.post("/api/count", json=NT, headers={"Authorization": "Basic k-one"}), 401)
+    assert_problem(c.post("/api/count", json=NT, headers={"Authorization": "Bearer "}), 401)
+    assert_problem(c.get("/api/jobs/" + "0" * 32), 401)  # before anything else
+    for key in ("k-one", "k-two"):
+        assert c.post("/api/count", json=NT, headers={"Authorization": f"Bearer {key}"}).status_code == 200
+    # the schema and the page stay public; the schema says keys are needed
+    doc = c.get("/api/openapi.json").get_json()
+    assert doc["security"] == [{"bearerAuth": []}]
+    page = c.get("/")
+    assert page.status_code == 200 and b'id="api-key"' in page.data
+
+
+def test_no_api_keys_means_open(client):
+    assert client.post("/api/count", json=NT).status_code == 200
+    assert "security" not in client.get("/api/openapi.json").get_json()
+    assert b'id="api-key"' not in client.get("/").data
+
+
+def test_api_keys_from_environment(monkeypatch):
+    from truedeal_web import WebConfig
+
+    monkeypatch.setenv("TRUEDEAL_API_KEYS", "a,,b ,")
+    monkeypatch.setenv("TRUEDEAL_MAX_JOB_DEALS", "5000")
+    monkeypatch.setenv("TRUEDEAL_REDIS_URL", "redis://example:1/2")
+    cfg = WebConfig.from_env()
+    assert cfg.api_keys == ("a", "b")
+    assert cfg.max_job_deals == 5000
+    assert cfg.redis_url == "redis://example:1/2"
+
+
+def test_rate_limit_is_429_with_retry_after(make_app):
+    app = make_app(rate_limit="3/minute", key_prefix=new_namespace("rate").prefix)
+    c = app.test_client()
+    try:
+        codes = [c.post("/api/count", json=NT).status_code for _ in range(3)]
+        assert codes == [200, 200, 200]
+        r = c.post("/api/count", json=NT)
+        body = assert_problem(r, 429, "rate-limited")
+        assert 1 <= int(r.headers["Retry-After"]) <= 61
+        assert body["limit"] == 3
+    finally:
+        delete_prefix(app.extensions["truedeal"].config.key_prefix)
+
+
+# --------------------------------------------------------------------------- OpenAPI
+
+
+def test_openapi_document_is_valid_and_complete(app, client):
+    from openapi_spec_validator import validate
+
+    r = client.get("/api/openapi.json")
+    assert r.status_code == 200 and r.mimetype == "application/json"
+    doc = r.get_json()
+    validate(doc)
+    assert doc["openapi"].startswith("3.1")
+    # every /api route of the app is in the document, with its methods
+    for rule in app.url_map.iter_rules():
+        if not (rule.rule.startswith("/api/") or rule.rule == "/healthz"):
+            continue
+        path = rule.rule.replace("<", "{").replace(">", "}")
+        assert path in doc["paths"], path
+        for method in rule.methods - {"HEAD", "OPTIONS"}:
+            assert method.lower() in doc["paths"][path], (path, method)
+    # the schemas are the validating models' own
+    schemas = doc["components"]["schemas"]
+    assert set(schemas["Spec"]["properties"]) == {"north", "east", "south", "west"}
+    assert schemas["Spec"]["additionalProperties"] is False
+    assert set(schemas["SeatSpec"]["properties"]) == {"hcp", "spades", "hearts", "diamonds", "clubs", "shape"}
+    assert set(schemas["JobRequest"]["required"]) == {"constraints", "count"}
+    assert schemas["JobRequest"]["properties"]["constraints"] == {"$ref": "#/components/schemas/Spec"}
+    assert Spec.model_json_schema()["properties"]["north"]["anyOf"][0] == {"$ref": "#/$defs/SeatSpec"}
+
+
+def _schema_validator(doc, name):
+    import jsonschema
+
+    root = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$ref": f"#/components/schemas/{name}",
+            "components": doc["components"]}
+    return jsonschema.Draft202012Validator(root)
+
+
+def test_responses_match_the_openapi_schemas(client):
+    doc = client.get("/api/openapi.json").get_json()
+    _schema_validator(doc, "CountResult").validate(client.post("/api/count", json=NT).get_json())
+    _schema_validator(doc, "ProblemDetails").validate(
+        client.post("/api/count", json={"north": {"hcp": [9, 1]}}).get_json())
+    # the documented spec examples are valid specs
+    for example in doc["components"]["schemas"]["Spec"].get("examples", []):
+        load_spec(example)
+        _schema_validator(doc, "Spec").validate(example)
+
+
+# --------------------------------------------------------------------------- jobs: validation (no worker needed)
+
+
+@pytest.mark.parametrize(
+    "body, status, kind",
+    [
+        ({"constraints": NT, "count": 300_001}, 413, "too-many-deals"),
+        ({"constraints": NT, "count": 10**12}, 413, "too-many-deals"),
+        ({"constraints": NT, "count": 0}, 422, "invalid-request"),
+        ({"constraints": NT, "count": "10"}, 422, "invalid-request"),
+        ({"constraints": NT, "count": 10.0}, 422, "invalid-request"),
+        ({"constraints": NT, "count": True}, 422, "invalid-request"),
+        ({"constraints": NT}, 422, "invalid-request"),
+        ({"count": 10}, 422, "invalid-request"),
+        ({"constraints": NT, "count": 10, "seed": ""}, 422, "invalid-request"),
+        ({"constraints": NT, "count": 10, "format": "docx"}, 422, "invalid-request"),
+        ({"constraints": NT, "count": 10, "first_board": 0}, 422, "invalid-request"),
+        ({"constraints": NT, "count": 10, "colour": "red"}, 422, "invalid-request"),
+        ({"constraints": {"north": {"hcp": [17, 15]}}, "count": 10}, 422, "invalid-spec"),
+        ({"constraints": "examples/strong-nt.json", "count": 10}, 422, "invalid-spec"),
+        ({"constraints": {"north": {"hcp": 37}, "south": {"hcp": 5}}, "count": 10}, 422, "impossible-spec"),
+        ([NT, 10], 422, "invalid-request"),
+    ],
+)
+def test_submit_invalid_input_fails_at_once(client, body, status, kind):
+    body = assert_problem(client.post("/api/jobs", json=body), status, kind)
+    if kind == "too-many-deals":
+        assert body["max_count"] == 300_000
+    if kind == "invalid-spec" and "hcp" in json.dumps(body):
+        assert body["detail"] == "north.hcp: range [17, 15] is reversed"
+
+
+def test_submit_bad_json_is_400(client):
+    assert_problem(client.post("/api/jobs", data=b"{", content_type="application/json"), 400, "invalid-json")
+
+
+@pytest.mark.parametrize("path", ["/api/jobs/" + "0" * 32, "/api/jobs/nope", "/api/jobs/" + "a" * 32 + "/deals"])
+def test_unknown_job_is_404(client, path):
+    body = assert_problem(client.get(path), 404, "unknown-job")
+    assert body["instance"] == path
+
+
+def test_cancel_unknown_job_is_404(client):
+    assert_problem(client.delete("/api/jobs/" + "f" * 32), 404, "unknown-job")
+
+
+def test_healthz(make_app, client):
+    r = client.get("/healthz")
+    assert r.status_code == 200 and r.get_json() == {"status": "ok", "redis": "ok"}
+    down = make_app(redis_url="redis://127.0.0.1:9/0", api_keys="k").test_client()
+    assert_problem(down.get("/healthz"), 503, "store-unavailable")  # and no key needed
+
+
+def test_store_down_is_503(make_app):
+    app = make_app(redis_url="redis://127.0.0.1:9/0")
+    c = app.test_client()
+    assert_problem(c.post("/api/jobs", json={"constraints": NT, "count": 5}), 503, "store-unavailable")
+    assert_problem(c.get("/api/jobs/" + "0" * 32), 503, "store-unavailable")
+    assert c.post("/api/count", json=NT).status_code == 200  # counting needs no store
+
+
+# --------------------------------------------------------------------------- jobs with a real worker
+
+
+def _submit(client, **body):
+    body.setdefault("constraints", NT)
+    r = client.post("/api/jobs", json=body)
+    assert r.status_code == 202, r.get_data(as_text=True)
+    loc = r.headers["Location"]
+    status = r.get_json()
+    assert loc == f"/api/jobs/{status['id']}" == status["links"]["self"]
+    return loc, status
+
+
+def test_job_life_cycle(worker, client):
+    loc, status = _submit(client, count=5000, seed="web test", first_board=3)
+    assert status["state"] in ("queued", "enumerating", "drawing", "done")
+    assert status["count"] == 5000 and status["seed"] == "web test" and status["seed_generated"] is False
+    assert status["constraints"] == load_spec(NT).canonical()
+    assert status["progress"]["total"] == 5000
+    assert status["created"].endswith("Z")
+    s = wait_job(client, loc)
+    assert s["state"] == "done", (s, worker.tail())
+    assert s["progress"] == {**s["progress"], "done": 5000, "total": 5000, "fraction": 1.0}
+    want = Plan.build(load_spec(NT)).summary()
+    assert s["result"]["deals"] == want["deals"] and s["result"]["one_in"] == want["one_in"]
+    assert s["started"] and s["finished"] and s["error"] is None
+    r = client.get(loc)
+    assert "Retry-After" not in r.headers
+
+    # numbers: the same deals as `truedeal generate --seed`
+    numbers = client.get(loc + "/deals?format=numbers")
+    assert numbers.status_code == 200 and numbers.mimetype == "text/plain"
+    lines = numbers.get_data(as_text=True).splitlines()
+    assert len(lines) == 5000 and numbers.headers["X-Deal-Count"] == "5000"
+    cli = subprocess.run(
+        [sys.executable, "-c", "from truedeal.cli import main; main()", "generate", json.dumps(NT), "-n", "5000",
+         "--seed", "web test", "--format", "numbers"],
+        capture_output=True, text=True, check=True,
+    )
+    assert cli.stdout.splitlines() == lines
+
+    # PBN (the job's default format), with the job's first board
+    pbn = client.get(loc + "/deals")
+    assert pbn.mimetype == "application/x-pbn"
+    text = pbn.get_data(as_text=True)
+    assert text.startswith("% PBN 2.1")
+    assert text.count('[Board "') == 5000
+    assert '[Board "3"]' in text and '[Board "5002"]' in text
+    assert "Content-Disposition" not in pbn.headers
+
+    # JSON Lines with offset and limit, boards shifted accordingly
+    js = client.get(loc + "/deals?format=json&offset=4990&limit=20")
+    assert js.mimetype == "application/x-ndjson"
+    rows = [json.loads(x) for x in js.get_data(as_text=True).splitlines()]
+    assert [r["board"] for r in rows] == list(range(4993, 5003))
+    assert [r["number"] for r in rows] == lines[4990:]
+    assert client.get(loc + "/deals?format=numbers&offset=6000").get_data() == b""
+    dl = client.get(loc + "/deals?format=pbn&limit=1&download=1")
+    assert dl.headers["Content-Disposition"].startswith("attachment;") and ".pbn" in dl.headers["Content-Disposition"]
+
+    # bad parameters
+    assert_problem(client.get(loc + "/deals?format=docx"), 400, "invalid-parameter")
+    assert_problem(client.get(loc + "/deals?offset=-1"), 400, "invalid-parameter")
+    assert_problem(client.get(loc + "/deals?limit=ten"), 400, "invalid-parameter")
+
+    # cancelling a finished job changes nothing (idempotent)
+    r = client.delete(loc)
+    assert r.status_code == 200 and r.get_json()["state"] == "done"
+
+
+def test_job_without_seed_reports_the_generated_seed(worker, client):
+    loc, status = _submit(client, count=10, format="numbers")
+    assert status["seed_generated"] is True and len(status["seed"]) >= 16
+    s = wait_job(client, loc)
+    assert s["state"] == "done", worker.tail()
+    assert len(client.get(loc + "/deals").get_data(as_text=True).splitlines()) == 10  # numbers by default
+
+
+def test_cancel_stops_the_job_and_deals_are_409(worker, client):
+    loc, _ = _submit(client, constraints={"north": {"hcp": [10, 12]}, "south": {"hcp": [10, 12]}}, count=300_000)
+    r = client.delete(loc)
+    assert r.status_code == 200
+    s = r.get_json()
+    assert s["state"] in ("cancelled", "done")
+    if s["state"] == "cancelled":
+        assert s["error"] == "cancelled by request" and s["finished"]
+        assert_problem(client.get(loc + "/deals"), 409, "job-not-ready")
+    again = client.delete(loc)
+    assert again.status_code == 200 and again.get_json()["state"] == s["state"]
+    time.sleep(1.0)
+    assert client.get(loc).get_json()["state"] == s["state"]  # it stays cancelled
+
+
+def test_deals_stream_in_constant_memory(worker, client):
+    loc, _ = _submit(client, constraints={"west": {"spades": [4, 13]}}, count=60_000, seed="mem")
+    s = wait_job(client, loc, timeout=120)
+    assert s["state"] == "done", worker.tail()
+    r = client.get(loc + "/deals?format=pbn", buffered=False)
+    assert r.is_streamed
+    tracemalloc.start()
+    total = boards = 0
+    try:
+        for chunk in r.response:
+            total += len(chunk)
+            boards += chunk.count(b'[Board "')
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        r.close()
+    assert boards == 60_000
+    assert total > 18_000_000  # ~19 MB of PBN ...
+    print(f'peak {peak:,} bytes for {total:,} bytes of PBN')
+    assert peak < 8_000_000, peak  # ... never held at once
+
+
+# --------------------------------------------------------------------------- fuzzing
+#
+# schemathesis generates requests for every operation from the OpenAPI
+# document (valid and invalid bodies, parameters and ids) and checks that no
+# answer is a 500, that status codes, content types and bodies are the
+# documented ones, and that no request takes long.  (The schema is loaded
+# eagerly: schemathesis' lazy ``from_fixture`` loader breaks on pytest 9.)
+
+schemathesis = pytest.importorskip("schemathesis")
+from hypothesis import HealthCheck, settings  # noqa: E402
+from schemathesis.checks import not_a_server_error  # noqa: E402
+from schemathesis.specs.openapi.checks import (  # noqa: E402
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+_FUZZ_NS = new_namespace("fuzz")
+
+
+def _fuzz_app():
+    from truedeal_web import WebConfig, create_app
+
+    return create_app(WebConfig.from_env({}, redis_url=REDIS_URL, key_prefix=_FUZZ_NS.prefix, queue=_FUZZ_NS.queue,
+                                         max_job_deals=2000, count_timeout=3.0))
+
+
+FUZZ_APP = _fuzz_app()
+fuzz_schema = schemathesis.openapi.from_wsgi("/api/openapi.json", FUZZ_APP)
+
+
+@pytest.fixture(scope="module")
+def fuzz_env():
+    """Redis, and a worker on the fuzz app's namespace so that fuzzed jobs run."""
+    require_redis()
+    w = Worker(_FUZZ_NS, concurrency=1) if worker_available() else None
+    yield
+    if w is not None:
+        w.stop()
+    FUZZ_APP.extensions["truedeal"].counter.close()
+    delete_prefix(_FUZZ_NS.prefix)
+
+
+@fuzz_schema.parametrize()
+@settings(max_examples=int(os.environ.get("TRUEDEAL_FUZZ_EXAMPLES", "40")), deadline=None, suppress_health_check=list(HealthCheck))
+def test_fuzz_api_no_server_error(fuzz_env, case):
+    t0 = time.monotonic()
+    case.call_and_validate(
+        checks=[not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+    )
+    assert time.monotonic() - t0 < 15, "no request may hang"

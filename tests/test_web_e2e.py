@@ -1,0 +1,309 @@
+"""End to end: a real headless Chromium (Debian's chromium + chromedriver,
+through selenium) drives the page at ``/`` served on a free localhost port,
+with a real Redis and a real Celery worker behind it.
+
+Needs ``apt-get install -y chromium chromium-driver`` and ``pip install selenium``
+(the test extra); skipped with the reason when they are missing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from truedeal.spec import SpecError, load_spec
+
+from web_support import (
+    REDIS_URL,
+    ServerThread,
+    Worker,
+    delete_prefix,
+    format_one_in,
+    new_namespace,
+    require_redis,
+    worker_available,
+)
+
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
+from selenium.common.exceptions import TimeoutException  # noqa: E402
+from selenium.webdriver.chrome.service import Service  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+CHROME_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1280,1600"]
+
+NT = {"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}}
+N_DEALS = 20_000
+HCP = {"A": 4, "K": 3, "Q": 2, "J": 1}
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def ns():
+    require_redis()
+    ns = new_namespace("e2e")
+    yield ns
+    delete_prefix(ns.prefix)
+
+
+@pytest.fixture(scope="module")
+def server(ns):
+    from truedeal_web import WebConfig, create_app
+
+    app = create_app(WebConfig.from_env({}, redis_url=REDIS_URL, key_prefix=ns.prefix, queue=ns.queue,
+                                        max_job_deals=100_000, preview_deals=8))
+    srv = ServerThread(app)
+    yield srv
+    srv.stop()
+    app.extensions["truedeal"].counter.close()
+
+
+@pytest.fixture(scope="module")
+def worker(ns, tmp_path_factory):
+    if not worker_available():
+        pytest.skip("the worker package (worker/truedeal_worker) is not installed: job part not run")
+    w = Worker(ns, concurrency=2, log=tmp_path_factory.mktemp("e2e-worker") / "worker.log")
+    yield w
+    w.stop()
+
+
+@pytest.fixture(scope="module")
+def downloads(tmp_path_factory):
+    return tmp_path_factory.mktemp("downloads")
+
+
+@pytest.fixture(scope="module")
+def browser(downloads):
+    if not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()):
+        pytest.skip("needs Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver)")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in CHROME_ARGS:
+        opts.add_argument(arg)
+    opts.add_experimental_option("prefs", {
+        "download.default_directory": str(downloads),
+        "download.prompt_for_download": False,
+        "safebrowsing.enabled": False,
+    })
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def post_count(base: str, spec: dict) -> dict:
+    req = urllib.request.Request(base + "/api/count", data=json.dumps(spec).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.load(resp)
+
+
+def fetch(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=60) as resp:
+        return resp.read()
+
+
+def wait(driver, cond, timeout=30.0, what="condition"):
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.05).until(lambda d: cond(d))
+    except TimeoutException:
+        raise AssertionError(f"timed out waiting for {what}") from None
+
+
+def odds(driver) -> dict:
+    p = driver.find_element(By.ID, "probability")
+    return {
+        "state": p.get_attribute("data-state"),
+        "spec": p.get_attribute("data-spec"),
+        "one_in": p.get_attribute("data-one-in"),
+        "text": driver.find_element(By.ID, "one-in").text,
+        "error": driver.find_element(By.ID, "spec-error").text,
+    }
+
+
+def settled(driver, spec: dict, state: str = "ok", timeout: float = 30.0) -> dict:
+    """Wait until the page shows the count of exactly ``spec``."""
+    key = json.dumps(spec, separators=(",", ":"))
+
+    def done(d):
+        o = odds(d)
+        shown = json.loads(o["spec"]) if o["spec"] else None
+        return o if o["state"] == state and shown == json.loads(key) else False
+
+    return wait(driver, done, timeout, f"the page to show the count of {spec} ({state})")
+
+
+def set_field(driver, field_id: str, value) -> None:
+    el = driver.find_element(By.ID, field_id)
+    el.send_keys(Keys.CONTROL, "a")
+    el.send_keys(Keys.DELETE)
+    if value not in (None, ""):
+        el.send_keys(str(value))
+
+
+def fill_seat(driver, seat: str, hcp=None, shape=None, **suits) -> None:
+    if hcp is not None:
+        set_field(driver, f"{seat}-hcp-min", hcp[0])
+        set_field(driver, f"{seat}-hcp-max", hcp[1])
+    for suit, (lo, hi) in suits.items():
+        set_field(driver, f"{seat}-{suit}-min", lo)
+        set_field(driver, f"{seat}-{suit}-max", hi)
+    if shape is not None:
+        set_field(driver, f"{seat}-shape", shape)
+
+
+def wait_download(folder: Path, suffix: str, timeout: float = 60.0) -> Path:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done = [p for p in folder.iterdir() if p.name.endswith(suffix)]
+        busy = [p for p in folder.iterdir() if p.name.endswith(".crdownload")]
+        if done and not busy:
+            return done[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no *{suffix} download in {folder}: {[p.name for p in folder.iterdir()]}")
+
+
+def hand_cards(hand_el) -> list[tuple[str, str]]:
+    cards = []
+    for i, line in enumerate(hand_el.find_elements(By.CLASS_NAME, "holding")):
+        ranks = line.text.split()[1:]  # first token is the suit symbol
+        if ranks == ["\u2014"]:
+            continue
+        cards += [("SHDC"[i], r) for r in ranks]
+    return cards
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_live_probability_matches_api_count(browser, server):
+    d = browser
+    d.get(server.url + "/")
+    o = settled(d, {})  # nothing constrained: every deal
+    assert o["text"] == "1 deal in 1"
+
+    fill_seat(d, "north", hcp=(15, 17), shape="any 4333 + any 4432 + any 5332")
+    o = settled(d, NT)
+    api = post_count(server.url, NT)
+    assert o["text"] == "1 deal in " + format_one_in(api["one_in"]) == "1 deal in 20.55"
+    assert float(o["one_in"]) == api["one_in"]
+    assert json.loads(d.find_element(By.ID, "spec-json").get_attribute("textContent")) == NT
+    assert d.find_element(By.ID, "submit").is_enabled()
+
+    # a second seat: still the API's number
+    fill_seat(d, "west", spades=(6, 13))
+    spec2 = {**NT, "west": {"spades": [6, 13]}}
+    o = settled(d, spec2)
+    api2 = post_count(server.url, spec2)
+    assert o["text"] == "1 deal in " + format_one_in(api2["one_in"])
+    assert float(o["one_in"]) == api2["one_in"]
+
+    # an impossible spec is flagged before submission
+    fill_seat(d, "south", hcp=(30, 37))
+    impossible = {**spec2, "south": {"hcp": [30, 37]}}
+    impossible = {k: impossible[k] for k in ("north", "south", "west")}
+    o = settled(d, impossible, state="impossible")
+    assert o["text"] == "No deal fits"
+    assert post_count(server.url, impossible)["possible"] is False
+    assert not d.find_element(By.ID, "submit").is_enabled()
+
+    # an invalid spec shows the server's one-line error and cannot be submitted
+    fill_seat(d, "south", hcp=("", ""))
+    set_field(d, "east-shape", "44")
+    bad = {"north": NT["north"], "east": {"shape": "44"}, "west": {"spades": [6, 13]}}
+    o = settled(d, bad, state="invalid")
+    with pytest.raises(SpecError) as e:
+        load_spec(bad)
+    assert o["error"] == str(e.value)
+    assert not d.find_element(By.ID, "submit").is_enabled()
+
+    # back to a valid spec
+    set_field(d, "east-shape", "")
+    fill_seat(d, "west", spades=("", ""))
+    o = settled(d, NT)
+    assert o["text"] == "1 deal in 20.55"
+
+
+def test_submit_job_progress_diagrams_and_downloads(browser, server, worker, downloads):
+    d = browser
+    d.get(server.url + "/")
+    settled(d, {})
+    fill_seat(d, "north", hcp=(15, 17), shape="any 4333 + any 4432 + any 5332")
+    settled(d, NT)
+    set_field(d, "deal-count", N_DEALS)
+    set_field(d, "seed", "e2e")
+    d.find_element(By.ID, "submit").click()
+
+    # the progress bar: follow it until the job is done
+    wait(d, lambda d: d.find_element(By.ID, "job").is_displayed(), 10, "the job panel")
+    seen: list[float] = []
+    deadline = time.monotonic() + 120
+    while True:
+        bar = d.find_element(By.ID, "job-progress")
+        seen.append(float(bar.get_attribute("value")))
+        state = d.find_element(By.ID, "job-state").get_attribute("data-state")
+        if state in ("done", "failed", "cancelled"):
+            break
+        assert time.monotonic() < deadline, f"job still {state}; worker log:\n{worker.tail()}"
+        time.sleep(0.05)
+    assert state == "done", d.find_element(By.ID, "job-error").text + "\n" + worker.tail()
+    assert float(d.find_element(By.ID, "job-progress").get_attribute("value")) == 1.0
+    assert seen == sorted(seen), "the progress bar never goes back"
+    assert f"{N_DEALS:,} of {N_DEALS:,} deals" in d.find_element(By.ID, "job-progress-text").text
+    job_id = d.find_element(By.ID, "job-id").text
+    assert len(job_id) == 32
+    assert d.current_url.endswith(f"?job={job_id}")
+
+    # the first deals as bridge diagrams (compass layout)
+    diagrams = wait(d, lambda d: (lambda els: els if len(els) == 8 else False)(
+        d.find_elements(By.CSS_SELECTOR, "#diagrams .diagram")), 30, "8 diagrams")
+    first = [json.loads(x) for x in fetch(f"{server.url}/api/jobs/{job_id}/deals?format=json&limit=8").decode().splitlines()]
+    for n, (box, deal) in enumerate(zip(diagrams, first), start=1):
+        assert box.get_attribute("data-board") == str(n)
+        assert box.get_attribute("data-number") == deal["number"]
+        assert f"Board {n}" in box.find_element(By.CLASS_NAME, "table-center").text
+        seen_cards = set()
+        hands = {}
+        for seat in ("north", "east", "south", "west"):
+            hand = box.find_element(By.CLASS_NAME, f"hand-{seat}")
+            cards = hand_cards(hand)
+            assert len(cards) == 13, (seat, cards)
+            seen_cards |= set(cards)
+            hands[seat] = cards
+        assert len(seen_cards) == 52
+        # the diagram is the deal, and North fits the spec
+        pbn_north = deal["deal"][2:].split()[0].split(".")
+        assert [[r for s, r in hands["north"] if s == suit] for suit in "SHDC"] == [
+            [("10" if c == "T" else c) for c in holding] for holding in pbn_north]
+        assert 15 <= sum(HCP.get(r, 0) for _, r in hands["north"]) <= 17
+        assert sorted((len(h) for h in pbn_north), reverse=True) in ([4, 3, 3, 3], [4, 4, 3, 2], [5, 3, 3, 2])
+    # layout: North above, South below, West left of East
+    north, south, west, east = (diagrams[0].find_element(By.CLASS_NAME, f"hand-{s}").rect
+                                for s in ("north", "south", "west", "east"))
+    assert north["y"] < west["y"] < south["y"] and west["x"] < north["x"] < east["x"]
+
+    # downloads through the page's links
+    d.find_element(By.ID, "download-pbn").click()
+    pbn = wait_download(downloads, ".pbn").read_text()
+    assert pbn.startswith("% PBN 2.1")
+    assert pbn.count('[Board "') == N_DEALS
+    assert pbn.count('[Deal "') == N_DEALS
+    d.find_element(By.ID, "download-numbers").click()
+    numbers = wait_download(downloads, ".txt").read_text().split()
+    assert len(numbers) == N_DEALS
+    assert numbers[:8] == [x["number"] for x in first]

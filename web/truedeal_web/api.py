@@ -1,0 +1,415 @@
+"""The JSON API under ``/api``.
+
+``POST /api/count``                 exact count of a spec, at once
+``POST /api/jobs``                  submit a job: 202 + ``Location``
+``GET /api/jobs/<id>``              state, progress, count, timestamps, error
+``GET /api/jobs/<id>/deals``        the deals, streamed (``format``, ``offset``, ``limit``)
+``DELETE /api/jobs/<id>``           cancel (idempotent)
+``GET /api/openapi.json``           the OpenAPI 3.1 document
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from typing import Any, Iterator
+
+import redis
+from flask import Blueprint, Response, current_app, request
+from pydantic import ValidationError
+
+from truedeal import jobs as jobs_mod
+from truedeal.formats import WRITERS
+from truedeal.spec import Spec, SpecError, load_spec
+
+from .counting import CountFailed, Counter
+from .models import DEAL_FORMATS, CountResult, JobRequest, JobStatus
+from .problems import Problem
+
+logger = logging.getLogger("truedeal.web")
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+#: Content type of each deal format.
+MEDIA_TYPES = {
+    "numbers": "text/plain; charset=utf-8",
+    "pbn": "application/x-pbn; charset=utf-8",
+    "json": "application/x-ndjson; charset=utf-8",
+    "text": "text/plain; charset=utf-8",
+    "lin": "text/plain; charset=utf-8",
+}
+EXTENSIONS = {"numbers": "txt", "pbn": "pbn", "json": "jsonl", "text": "txt", "lin": "lin"}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def state():
+    """The app's :class:`~truedeal_web.app.WebState`."""
+    return current_app.extensions["truedeal"]
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def json_body() -> Any:
+    """The request body parsed as JSON (whatever the Content-Type); 400 if it is not JSON."""
+    raw = request.get_data(cache=False)  # 413 past MAX_CONTENT_LENGTH
+    if not raw.strip():
+        raise Problem(400, "the request body is empty; send a JSON object", kind="invalid-json", title="Invalid JSON")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Problem(400, "the request body is not UTF-8 text", kind="invalid-json", title="Invalid JSON") from None
+    try:
+        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
+    except json.JSONDecodeError as e:
+        raise Problem(400, f"the request body is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}",
+                      kind="invalid-json", title="Invalid JSON") from None
+    except _DuplicateKey as e:
+        raise Problem(400, f"the request body repeats the key {e.args[0]!r} in one object", kind="invalid-json", title="Invalid JSON") from None
+    except (ValueError, RecursionError) as e:
+        raise Problem(400, f"the request body is not usable JSON: {str(e) or type(e).__name__}",
+                      kind="invalid-json", title="Invalid JSON") from None
+
+
+def parse_spec(data: Any, pointer: str = "") -> Spec:
+    """Validate a spec given as parsed JSON; 422 with the SpecError line as detail.
+
+    Never hands a string to :func:`load_spec` (which would read it as a path).
+    """
+    try:
+        if not isinstance(data, dict):
+            kind = "null" if data is None else type(data).__name__
+            kind = {"str": "string", "list": "array", "int": "integer", "float": "number", "bool": "boolean"}.get(kind, kind)
+            raise SpecError(f"a spec must be a JSON object, got {kind}")
+        return load_spec(data)
+    except SpecError as e:
+        raise Problem(422, str(e), kind="invalid-spec", title="Invalid spec",
+                      errors=[{"detail": str(e), "pointer": pointer}]) from None
+
+
+def _pydantic_problem(err: ValidationError) -> Problem:
+    items = []
+    for e in err.errors(include_url=False):
+        loc = [str(x) for x in e.get("loc", ())]
+        where = ".".join(loc)
+        msg = e.get("msg", "invalid value")
+        if e.get("type") == "extra_forbidden":
+            msg = "unknown field (fields are constraints, count, seed, format, first_board)"
+        items.append({"detail": f"{where}: {msg}" if where else msg, "pointer": "/" + "/".join(loc) if loc else ""})
+    detail = items[0]["detail"] if items else "invalid request"
+    if len(items) > 1:
+        detail += f" (and {len(items) - 1} more problem{'s' if len(items) > 2 else ''})"
+    return Problem(422, detail, kind="invalid-request", title="Invalid request", errors=items)
+
+
+def count_result(spec: Spec, summary: dict[str, Any]) -> dict[str, Any]:
+    """A :class:`CountResult` dict from ``Plan.summary()``."""
+    out = dict(summary)
+    deals = out.get("deals")
+    out.update(
+        spec=spec.canonical(),
+        exact=deals is not None,
+        deals=deals,
+        deals_text=None if deals is None else str(deals),
+    )
+    for k in ("probability_exact", "deals_estimate", "deals_estimate_stderr", "rejection"):
+        out.setdefault(k, None)
+    for k in ("probability", "one_in", "deals_estimate", "deals_estimate_stderr"):
+        v = out.get(k)
+        if isinstance(v, float) and not math.isfinite(v):
+            out[k] = None
+    return CountResult.model_validate(out).model_dump(mode="json")
+
+
+def _count(spec: Spec) -> dict[str, Any]:
+    counter: Counter = state().counter
+    try:
+        return counter.summary(spec)
+    except CountFailed as e:
+        if e.kind == "too_wide":
+            raise Problem(422, f"this spec is too wide to count exactly: {e}", kind="spec-too-wide",
+                          title="Spec too wide") from None
+        if e.kind == "timeout":
+            raise Problem(422, str(e), kind="count-timeout", title="Spec too slow to count") from None
+        if e.kind == "invalid":
+            raise Problem(422, str(e), kind="invalid-spec", title="Invalid spec") from None
+        if e.kind == "busy":
+            raise Problem(503, str(e), kind="busy", headers={"Retry-After": "5"}) from None
+        logger.error("count failed: %s", e)
+        raise Problem(500, "the count failed because of an internal error; it has been logged") from None
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+@bp.before_request
+def _guard() -> None:
+    st = state()
+    who = None
+    if request.endpoint != "api.openapi":
+        who = st.api_keys.authenticate()
+    if st.rate_limiter is not None:
+        st.rate_limiter.hit("key:" + who if who else "addr:" + (request.remote_addr or "?"))
+
+
+@bp.errorhandler(redis.exceptions.ConnectionError)
+@bp.errorhandler(redis.exceptions.TimeoutError)
+def _redis_down(exc: Exception) -> Response:
+    logger.error("job store unreachable: %s", exc)
+    return Problem(503, "the job store (Redis) cannot be reached; try again later", kind="store-unavailable",
+                   headers={"Retry-After": "10"}).response()
+
+
+# --------------------------------------------------------------------------- count
+
+
+@bp.post("/count")
+def count() -> Response:
+    """Exact count, probability and whether the spec is possible, without a job."""
+    spec = parse_spec(json_body())
+    return current_app.response_class(json.dumps(count_result(spec, _count(spec))), mimetype="application/json")
+
+
+# --------------------------------------------------------------------------- jobs
+
+
+def _jobs():
+    backend = state().jobs
+    if backend is None:
+        raise Problem(503, "the job system is not installed on this server", kind="jobs-unavailable")
+    return backend
+
+
+def _job_id_ok(job_id: str) -> None:
+    # Cheap 404 before touching Redis; the store would say the same.
+    if len(job_id) != 32 or any(c not in "0123456789abcdef" for c in job_id):
+        raise Problem(404, f"unknown job id {job_id[:80]!r} (job ids are 32 hex digits)", kind="unknown-job",
+                      title="Unknown job")
+
+
+def _not_found(exc: Exception, job_id: str) -> Problem:
+    return Problem(404, str(exc) or f"unknown job {job_id}", kind="unknown-job", title="Unknown job", job_id=job_id)
+
+
+def job_view(status: dict[str, Any]) -> dict[str, Any]:
+    """A :class:`JobStatus` dict from ``JobStore.status``."""
+    p = status["progress"]
+    e, d = p["enumeration"], p["drawing"]
+    units = e["total"] + d["total"]
+    if status["state"] == "done":
+        fraction = 1.0
+    else:
+        fraction = (e["done"] + d["done"]) / units if units else 0.0
+    spec = load_spec(status["spec"])
+    summary = status.get("count") or state().counter.cached(spec)
+    jid = status["id"]
+    base = f"/api/jobs/{jid}"
+    view = {
+        "id": jid,
+        "state": status["state"],
+        "count": status["n"],
+        "seed": status["seed"],
+        "seed_generated": bool(status.get("seed_generated")),
+        "format": status.get("format") or "pbn",
+        "first_board": status.get("first_board") or 1,
+        "constraints": spec.canonical(),
+        "progress": {
+            "done": d["deals_done"],
+            "total": d["deals_total"],
+            "fraction": round(min(1.0, max(0.0, fraction)), 6),
+            "enumeration": {"done": e["done"], "total": e["total"]},
+            "drawing": d,
+        },
+        "result": count_result(spec, summary) if summary else None,
+        "error": status.get("error"),
+        "created": status.get("created"),
+        "started": status.get("started"),
+        "updated": status.get("updated"),
+        "finished": status.get("finished"),
+        "links": {
+            "self": base,
+            "deals": f"{base}/deals",
+            "pbn": f"{base}/deals?format=pbn",
+            "numbers": f"{base}/deals?format=numbers",
+        },
+    }
+    return JobStatus.model_validate(view).model_dump(mode="json")
+
+
+def _status_response(status: dict[str, Any], code: int = 200, headers: dict[str, str] | None = None) -> Response:
+    view = job_view(status)
+    resp = current_app.response_class(json.dumps(view), status=code, mimetype="application/json")
+    if view["state"] not in ("done", "failed", "cancelled"):
+        resp.headers["Retry-After"] = "1"
+    resp.headers["Cache-Control"] = "no-store"
+    for k, v in (headers or {}).items():
+        resp.headers[k] = v
+    return resp
+
+
+@bp.post("/jobs")
+def submit_job() -> Response:
+    """Validate and queue a job; 202 with its status and ``Location``."""
+    body = json_body()
+    if not isinstance(body, dict):
+        raise Problem(422, "the request body must be a JSON object with constraints and count",
+                      kind="invalid-request", title="Invalid request")
+    if "constraints" not in body:
+        raise Problem(422, "constraints: field required (the spec)", kind="invalid-request", title="Invalid request",
+                      errors=[{"detail": "field required", "pointer": "/constraints"}])
+    spec = parse_spec(body["constraints"], "/constraints")
+    st = state()
+    limit = st.config.max_job_deals
+    n = body.get("count")
+    if isinstance(n, int) and not isinstance(n, bool) and n > limit:
+        raise Problem(413, f"at most {limit:,} deals per job on this server, got {n:,}",
+                      kind="too-many-deals", title="Too many deals", max_count=limit)
+    try:
+        req = JobRequest.model_validate({**body, "constraints": spec})
+    except ValidationError as e:
+        raise _pydantic_problem(e) from None
+    backend = _jobs()
+    # Refuse at once what the workers would only fail later.
+    try:
+        summary = st.counter.summary(spec)
+    except CountFailed as e:
+        if e.kind == "too_wide":
+            raise Problem(422, f"this spec is too wide to generate: {e}", kind="spec-too-wide",
+                          title="Spec too wide") from None
+        summary = None  # slow or busy here: the workers decide
+    if summary is not None and not summary.get("possible"):
+        raise Problem(422, "no deal satisfies this spec (it counts 0 deals)", kind="impossible-spec",
+                      title="Impossible spec")
+    try:
+        job = jobs_mod.submit(backend.store, backend.dispatcher, spec, req.count, req.seed, req.format, req.first_board)
+    except jobs_mod.JobNotFound as e:  # pragma: no cover - expired between create and read
+        raise _not_found(e, "?") from None
+    except jobs_mod.JobInputError as e:
+        raise Problem(422, str(e), kind="invalid-request", title="Invalid request") from None
+    except SpecError as e:
+        raise Problem(422, str(e), kind="invalid-spec", title="Invalid spec") from None
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError):
+        raise
+    except Exception as e:
+        if type(e).__module__.startswith("kombu"):
+            logger.error("could not queue job: %s", e)
+            raise Problem(503, "the job queue cannot be reached; try again later", kind="queue-unavailable",
+                          headers={"Retry-After": "10"}) from None
+        raise
+    status = backend.store.status(job.id)
+    return _status_response(status, 202, {"Location": f"/api/jobs/{job.id}"})
+
+
+@bp.get("/jobs/<job_id>")
+def job_status(job_id: str) -> Response:
+    _job_id_ok(job_id)
+    backend = _jobs()
+    try:
+        status = backend.store.status(job_id)
+    except jobs_mod.JobNotFound as e:
+        raise _not_found(e, job_id) from None
+    return _status_response(status)
+
+
+@bp.delete("/jobs/<job_id>")
+def cancel_job(job_id: str) -> Response:
+    """Cancel the job (idempotent): its work stops and its deals are discarded."""
+    _job_id_ok(job_id)
+    backend = _jobs()
+    try:
+        backend.store.cancel(job_id, backend.dispatcher_or_none())
+        status = backend.store.status(job_id)
+    except jobs_mod.JobNotFound as e:
+        raise _not_found(e, job_id) from None
+    return _status_response(status)
+
+
+def _nonneg(name: str, default: int | None) -> int | None:
+    raw = request.args.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw, 10)
+    except ValueError:
+        value = -1
+    if value < 0 or len(raw) > 12:
+        raise Problem(400, f"{name} must be an integer >= 0, got {raw[:40]!r}", kind="invalid-parameter",
+                      title="Invalid parameter")
+    return value
+
+
+@bp.get("/jobs/<job_id>/deals")
+def job_deals(job_id: str) -> Response:
+    """The deals of a finished job, streamed in constant memory."""
+    _job_id_ok(job_id)
+    fmt = request.args.get("format") or None
+    if fmt is not None and fmt not in DEAL_FORMATS:
+        raise Problem(400, f"unknown format {fmt[:40]!r} (choose from {', '.join(DEAL_FORMATS)})",
+                      kind="invalid-parameter", title="Invalid parameter")
+    offset = _nonneg("offset", 0)
+    limit = _nonneg("limit", None)
+    download = request.args.get("download", "") not in ("", "0", "false", "no")
+    backend = _jobs()
+    store = backend.store
+    job = None
+    try:
+        job = store.get(job_id)
+        fmt = fmt or job.options.get("format") or "pbn"
+        batches = store.iter_deals(job_id, offset, limit)  # checks the job is done, before any byte
+    except jobs_mod.JobNotFound as e:
+        raise _not_found(e, job_id) from None
+    except jobs_mod.JobNotReady as e:
+        raise Problem(409, str(e), kind="job-not-ready", title="Deals not ready", job_id=job_id,
+                      state=None if job is None else job.state) from None
+    except jobs_mod.JobInputError as e:
+        raise Problem(400, str(e), kind="invalid-parameter", title="Invalid parameter") from None
+    first = int(job.options.get("first_board", 1)) + (offset or 0)
+    end = job.n if limit is None else min(job.n, (offset or 0) + limit)
+    chunks = WRITERS[fmt](batches, first_board=first)
+
+    def stream() -> Iterator[bytes]:
+        try:
+            for text in chunks:
+                yield text.encode("utf-8")
+        except GeneratorExit:
+            raise
+        except Exception:
+            # Headers are gone: all we can do is break the transfer so the
+            # client sees an incomplete response rather than a short file.
+            logger.exception("streaming the deals of job %s failed", job_id)
+            raise
+
+    resp = Response(stream(), mimetype=None, content_type=MEDIA_TYPES[fmt])
+    resp.headers["X-Deal-Count"] = str(max(0, end - (offset or 0)))
+    resp.headers["X-Content-Type-Options"] = "nosniff"
+    if download:
+        resp.headers["Content-Disposition"] = f'attachment; filename="truedeal-{job_id[:8]}.{EXTENSIONS[fmt]}"'
+    return resp
+
+
+# --------------------------------------------------------------------------- schema
+
+
+@bp.get("/openapi.json")
+def openapi() -> Response:
+    from .openapi import document
+
+    resp = current_app.response_class(json.dumps(document(state().config)), mimetype="application/json")
+    return resp

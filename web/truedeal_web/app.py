@@ -1,0 +1,117 @@
+"""The Flask app factory.
+
+Production::
+
+    gunicorn -w 4 -k gthread --threads 4 'truedeal_web:create_app()'
+
+(threads, because the deals endpoint streams and ``/api/count`` may wait
+seconds for a count; behind nginx set ``proxy_buffering off`` for
+``/api/jobs/*/deals``).  Locally, ``truedeal serve`` runs it with workers and
+an embedded Redis.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Mapping
+
+from flask import Flask
+
+from . import problems
+from .config import WebConfig
+from .counting import Counter
+from .security import ApiKeys, RateLimiter
+
+logger = logging.getLogger("truedeal.web")
+
+
+class JobBackend:
+    """The job store and the dispatcher (Celery) that queues job work."""
+
+    def __init__(self, config: WebConfig) -> None:
+        from truedeal import jobs
+
+        env = config.job_env()
+        self.config = config
+        self.store = jobs.JobStore(jobs.connect(config.redis_url), jobs.JobSettings.from_env(env))
+        self._dispatcher = None
+
+    @property
+    def dispatcher(self):
+        """A :class:`truedeal_worker.app.CeleryDispatcher` (created on first use)."""
+        if self._dispatcher is None:
+            from truedeal_worker.app import CeleryDispatcher, WorkerConfig, create_app
+
+            self._dispatcher = CeleryDispatcher(create_app(WorkerConfig.from_env(self.config.job_env())))
+        return self._dispatcher
+
+    def dispatcher_or_none(self):
+        """The dispatcher, or None when the worker package is missing (a
+        cancel then still stops the job: workers check its flag)."""
+        try:
+            return self.dispatcher
+        except ImportError:
+            return None
+
+
+class WebState:
+    """Everything the request handlers share (``app.extensions["truedeal"]``)."""
+
+    def __init__(self, config: WebConfig) -> None:
+        self.config = config
+        self.counter = Counter(config.count_timeout, config.count_processes, config.count_cache)
+        self.api_keys = ApiKeys(config.api_keys)
+        try:
+            self.jobs: JobBackend | None = JobBackend(config)
+        except ImportError as exc:  # the job system is not installed
+            logger.warning("job endpoints disabled: %s", exc)
+            self.jobs = None
+        self.rate_limiter = None
+        if config.rate_limit:
+            from truedeal.jobs import connect
+
+            client = self.jobs.store.r if self.jobs else connect(config.redis_url)
+            self.rate_limiter = RateLimiter(client, config.key_prefix, *config.rate_limit)
+
+
+def create_app(config: WebConfig | Mapping[str, Any] | None = None) -> Flask:
+    """The truedeal web app.
+
+    ``config`` is a :class:`WebConfig`, or a mapping of WebConfig field names
+    applied on top of the environment (``create_app({"max_job_deals": 1000})``),
+    or None for the environment alone (see :mod:`truedeal_web.config`).
+    """
+    if config is None:
+        config = WebConfig.from_env()
+    elif not isinstance(config, WebConfig):
+        config = WebConfig.from_env(**dict(config))
+    app = Flask(__name__)
+    app.config.update(
+        MAX_CONTENT_LENGTH=config.max_body,
+        JSON_SORT_KEYS=False,
+        TRUEDEAL=config,
+    )
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.extensions["truedeal"] = WebState(config)
+    problems.install(app)
+
+    from .api import bp as api_bp
+    from .pages import bp as pages_bp
+
+    app.register_blueprint(api_bp)
+    app.register_blueprint(pages_bp)
+
+    @app.after_request
+    def _headers(resp):
+        resp.headers.setdefault("X-Content-Type-Options", "nosniff")
+        if resp.mimetype == "text/html":
+            # the page loads only its own script and stylesheet: no inline code
+            resp.headers.setdefault("Content-Security-Policy", _CSP)
+            resp.headers.setdefault("Referrer-Policy", "same-origin")
+        return resp
+
+    return app
+
+
+_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")

@@ -1,0 +1,266 @@
+"""Exact counts for the web app: an LRU of results per canonical spec, each
+count built in a helper process with a time limit.
+
+The web app never draws deals, so it only needs what
+:meth:`truedeal.engine.Plan.summary` returns; that is what the cache keeps
+(a few hundred bytes per spec, where a whole :class:`~truedeal.engine.Plan`
+can hold megabytes of listing).
+
+Most specs count in milliseconds, but a few (three or four seats constrained
+by HCP alone, with wide ranges) take tens of seconds, and the engine's build
+cannot be interrupted from inside the process.  So counts run in a small
+pool of long-lived helper processes (``python -m truedeal_web.count_helper``,
+one JSON line in, one JSON line out); a helper that overruns ``timeout`` is
+killed and replaced.  At most ``processes`` counts run at once; identical
+specs asked for concurrently share one count.  Outcomes that will not change
+-- a result, a too-wide spec, a timeout -- are cached.
+
+Helpers are plain subprocesses rather than :mod:`multiprocessing` children,
+so nothing depends on how the web app's main module was started (gunicorn,
+``flask run``, a test runner, a script without a main guard) and no process
+is ever forked from a threaded server.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from truedeal.spec import Spec
+
+logger = logging.getLogger("truedeal.web")
+
+#: A helper is replaced after this many counts, or when its memory grows past this.
+HELPER_MAX_USES = 500
+HELPER_MAX_RSS = 768 * 1024 * 1024
+
+
+class CountFailed(Exception):
+    """A count that cannot be given; ``kind`` is ``too_wide``, ``timeout``,
+    ``busy`` or ``error``; the message is one line."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class _Outcome:
+    kind: str  # ok | too_wide | timeout | busy | error
+    value: Any
+    seconds: float
+
+
+class _Pending:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.outcome: _Outcome | None = None
+
+
+class _Helper:
+    """One helper process."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "truedeal_web.count_helper"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            env=os.environ.copy(),
+            close_fds=True,
+        )
+        self.uses = 0
+        self.rss = 0
+        self._buf = b""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def ask(self, spec_json: str, timeout: float) -> tuple[str, Any]:
+        """Send one spec; ``("timeout", None)`` past ``timeout`` seconds."""
+        self.uses += 1
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(spec_json.encode() + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return "error", f"the counting process is gone (exit code {self.proc.poll()})"
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return "timeout", None
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                return "timeout", None
+            data = os.read(fd, 65536)
+            if not data:
+                return "error", f"the counting process died (exit code {self.proc.wait()})"
+            self._buf += data
+        line, _, self._buf = self._buf.partition(b"\n")
+        reply = json.loads(line)
+        self.rss = int(reply.get("rss", 0))
+        return reply["kind"], reply.get("value")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            pass
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                if f is not None:
+                    f.close()
+            except OSError:
+                pass
+
+
+class Counter:
+    """Exact counts of specs, cached, each built in a time-limited helper process."""
+
+    def __init__(self, timeout: float = 20.0, processes: int = 2, cache_size: int = 256) -> None:
+        self.timeout = float(timeout)
+        self.processes = int(processes)
+        self.cache_size = int(cache_size)
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, _Outcome] = OrderedDict()
+        self._pending: dict[str, _Pending] = {}
+        self._pool_cv = threading.Condition()
+        self._idle: list[_Helper] = []
+        self._busy = 0
+        self.started = 0  # helper processes started (for tests and logs)
+        self.builds = 0  # counts actually computed
+
+    # -------------------------------------------------------------- public
+
+    def cached(self, spec: Spec) -> dict[str, Any] | None:
+        """The summary of ``spec`` if it is cached (never counts)."""
+        with self._lock:
+            out = self._cache.get(spec.canonical_json())
+        return dict(out.value) if out is not None and out.kind == "ok" else None
+
+    def summary(self, spec: Spec) -> dict[str, Any]:
+        """``Plan.build(spec).summary()``; raises :class:`CountFailed`."""
+        key = spec.canonical_json()
+        deadline = time.monotonic() + self.timeout
+        while True:
+            with self._lock:
+                hit = self._cache.get(key)
+                if hit is not None:
+                    self._cache.move_to_end(key)
+                    return self._unwrap(hit)
+                pending = self._pending.get(key)
+                owner = pending is None
+                if owner:
+                    pending = self._pending[key] = _Pending()
+            if owner:
+                break
+            # Someone else is counting this spec: wait for their outcome.
+            if not pending.done.wait(max(0.0, deadline - time.monotonic()) + self.timeout + 1.0):
+                raise CountFailed("timeout", self._timeout_message())
+            if pending.outcome is not None and pending.outcome.kind not in ("busy", "error"):
+                return self._unwrap(pending.outcome)
+            if time.monotonic() >= deadline:
+                raise CountFailed("busy", "the server is busy counting other specs; try again in a moment")
+        outcome = _Outcome("error", "the count was interrupted", 0.0)
+        try:
+            outcome = self._count(key, deadline)
+        finally:
+            with self._lock:
+                if outcome.kind in ("ok", "too_wide", "timeout"):
+                    self._cache[key] = outcome
+                    while len(self._cache) > self.cache_size:
+                        self._cache.popitem(last=False)
+                del self._pending[key]
+            pending.outcome = outcome
+            pending.done.set()
+        return self._unwrap(outcome)
+
+    def close(self) -> None:
+        """Stop the idle helpers (busy ones stop when they are handed back)."""
+        with self._pool_cv:
+            idle, self._idle = self._idle, []
+            self.processes = 0
+        for h in idle:
+            h.close()
+
+    # -------------------------------------------------------------- internals
+
+    def _timeout_message(self) -> str:
+        return (
+            f"counting this spec takes more than {self.timeout:g} s, the limit of this server "
+            "(wide HCP ranges on three or four seats without shapes are the usual cause)"
+        )
+
+    def _unwrap(self, outcome: _Outcome) -> dict[str, Any]:
+        if outcome.kind == "ok":
+            return dict(outcome.value)
+        if outcome.kind == "timeout":
+            raise CountFailed("timeout", self._timeout_message())
+        raise CountFailed(outcome.kind, str(outcome.value))
+
+    def _acquire(self, deadline: float) -> _Helper | None:
+        with self._pool_cv:
+            while True:
+                while self._idle:
+                    h = self._idle.pop()
+                    if h.alive():
+                        self._busy += 1
+                        return h
+                    h.close()
+                if self._busy < self.processes:
+                    self._busy += 1
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._pool_cv.wait(left)
+        try:
+            h = _Helper()
+        except BaseException:
+            with self._pool_cv:
+                self._busy -= 1
+                self._pool_cv.notify()
+            raise
+        self.started += 1
+        return h
+
+    def _release(self, h: _Helper, healthy: bool) -> None:
+        keep = healthy and h.alive() and h.uses < HELPER_MAX_USES and h.rss < HELPER_MAX_RSS
+        with self._pool_cv:
+            self._busy -= 1
+            if keep and self._busy + len(self._idle) < self.processes:
+                self._idle.append(h)
+                h = None  # type: ignore[assignment]
+            self._pool_cv.notify()
+        if h is not None:
+            h.close()
+
+    def _count(self, key: str, deadline: float) -> _Outcome:
+        h = self._acquire(deadline)
+        if h is None:
+            return _Outcome("busy", "the server is busy counting other specs; try again in a moment", 0.0)
+        t0 = time.monotonic()
+        healthy = False
+        try:
+            # the count itself gets the full timeout, whatever time was spent waiting for a helper
+            kind, value = h.ask(key, self.timeout)
+            healthy = kind in ("ok", "too_wide", "invalid")
+            self.builds += 1
+        finally:
+            self._release(h, healthy)
+        if kind == "error":
+            logger.error("count helper failed: %s", value)
+        return _Outcome(kind, value, time.monotonic() - t0)

@@ -1,0 +1,158 @@
+"""Pydantic models of the HTTP API: they validate requests and, through
+``model_json_schema``, make the schemas of the OpenAPI document.
+
+The constraint spec itself is :class:`truedeal.spec.Spec`, the same model the
+CLI and the workers validate with.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from truedeal.engine import MAX_DEALS
+from truedeal.formats import FORMATS
+from truedeal.spec import Spec
+
+#: Job states, in life-cycle order (mirrors truedeal.jobs.STATES).
+JobState = Literal["queued", "enumerating", "drawing", "done", "failed", "cancelled"]
+Format = Literal[FORMATS]  # type: ignore[valid-type]
+#: Formats the deals endpoint streams.
+DEAL_FORMATS: tuple[str, ...] = tuple(FORMATS)
+
+
+class Rejection(BaseModel):
+    """How seats that the listing cannot hold are handled by rejection."""
+
+    seats: list[str]
+    acceptance_rate: float
+    acceptance_stderr: float
+    pilot_draws: int
+    listed_deals: int
+    listed_cases: int
+
+
+class CountResult(BaseModel):
+    """The exact count of a spec (``truedeal count --json`` plus a few conveniences).
+
+    ``deals`` is an exact integer that can exceed 2**53; JavaScript clients
+    should read ``deals_text`` (the same number as a decimal string).  When
+    some seats are handled by rejection (``exact`` false) the count is an
+    estimate: ``deals`` is null and ``deals_estimate`` is given.
+    """
+
+    spec: dict[str, Any] = Field(description="The spec in canonical form (full seat names, ranges as [min, max]).")
+    possible: bool = Field(description="Whether at least one deal satisfies the spec.")
+    exact: bool = Field(description="True when the count is exact, false when it is an estimate.")
+    deals: Optional[int] = Field(description="Exact number of deals that satisfy the spec.")
+    deals_text: Optional[str] = Field(description="`deals` as a decimal string.")
+    deals_estimate: Optional[float] = None
+    deals_estimate_stderr: Optional[float] = None
+    probability: float = Field(description="Probability that a random deal satisfies the spec.")
+    probability_exact: Optional[str] = Field(None, description="The exact probability as a fraction 'p/q'.")
+    one_in: Optional[float] = Field(description="1 deal in `one_in` satisfies the spec; null when none does.")
+    cases: Optional[int] = Field(description="Cases in Pavlicek's listing (suit pattern x A-K-Q-J holding of each constrained seat).")
+    method: str
+    rejection: Optional[Rejection] = None
+    side_total: int
+    unconstrained_ways: int
+    cells: int
+    entries: int
+    build_seconds: float
+
+
+class JobRequest(BaseModel):
+    """A generation job: ``count`` deals drawn uniformly from those that satisfy ``constraints``."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {"constraints": {"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}},
+                 "count": 32, "seed": "club night", "format": "pbn"}
+            ]
+        },
+    )
+
+    constraints: Spec
+    count: int = Field(
+        strict=True, ge=1, le=MAX_DEALS,
+        description="Number of deals. Above the server's configured maximum the answer is 413.",
+    )
+    seed: Optional[str] = Field(
+        None, min_length=1, max_length=1000,
+        description="Seed of a reproducible stream; without one the server picks a random seed and reports it.",
+    )
+    format: Format = Field("pbn", description="Default format of the deals endpoint for this job.")
+    first_board: int = Field(1, strict=True, ge=1, description="Board number of the first deal.")
+
+
+class PhaseProgress(BaseModel):
+    done: int
+    total: int
+
+
+class DrawProgress(PhaseProgress):
+    deals_done: int
+    deals_total: int
+
+
+class Progress(BaseModel):
+    """``done``/``total`` count deals; ``fraction`` (0..1) blends both phases
+    (enumeration partitions and draw chunks) for a progress bar."""
+
+    done: int
+    total: int
+    fraction: float
+    enumeration: PhaseProgress
+    drawing: DrawProgress
+
+
+class JobLinks(BaseModel):
+    self: str
+    deals: str
+    pbn: str
+    numbers: str
+
+
+class JobStatus(BaseModel):
+    """State, progress and count of a job."""
+
+    id: str
+    state: JobState
+    count: int = Field(description="Deals asked for.")
+    seed: str
+    seed_generated: bool
+    format: str
+    first_board: int
+    constraints: dict[str, Any] = Field(description="The spec in canonical form.")
+    progress: Progress
+    result: Optional[CountResult] = Field(description="The spec's exact count and probability, once known.")
+    error: Optional[str] = Field(description="Why the job failed or was cancelled.")
+    created: str
+    started: Optional[str]
+    updated: Optional[str]
+    finished: Optional[str]
+    links: JobLinks
+
+
+class ProblemError(BaseModel):
+    detail: str
+    pointer: str = Field(description="JSON Pointer (RFC 6901) into the request body.")
+
+
+class ProblemDetails(BaseModel):
+    """RFC 9457 problem details."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: Optional[str] = None
+    instance: Optional[str] = None
+    errors: Optional[list[ProblemError]] = None
+
+
+__all__ = ["CountResult", "JobRequest", "JobStatus", "Progress", "ProblemDetails", "Spec", "DEAL_FORMATS"]

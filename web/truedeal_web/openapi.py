@@ -1,0 +1,221 @@
+"""The OpenAPI 3.1 document of the API.
+
+The schemas come from the pydantic models that validate requests and shape
+responses (``models_json_schema``, i.e. ``model_json_schema`` for several
+models sharing one set of definitions); the paths are assembled here.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from typing import Any
+
+from pydantic.json_schema import models_json_schema
+
+from truedeal import __version__ as _version
+
+from .config import WebConfig
+from .models import DEAL_FORMATS, CountResult, JobRequest, JobStatus, ProblemDetails, Spec
+
+_REF = "#/components/schemas/{model}"
+
+
+@lru_cache(maxsize=1)
+def schemas() -> dict[str, Any]:
+    """Component schemas of every model the API uses."""
+    _, top = models_json_schema(
+        [
+            (Spec, "validation"),
+            (JobRequest, "validation"),
+            (CountResult, "serialization"),
+            (JobStatus, "serialization"),
+            (ProblemDetails, "serialization"),
+        ],
+        ref_template=_REF,
+    )
+    return top["$defs"]
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": _REF.format(model=name)}
+
+
+def _problem(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/problem+json": {"schema": _ref("ProblemDetails")}}}
+
+
+def _json(description: str, schema: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"description": description, "content": {"application/json": {"schema": _ref(schema)}}}
+    if headers:
+        out["headers"] = headers
+    return out
+
+
+_JOB_ID = {
+    "name": "job_id",
+    "in": "path",
+    "required": True,
+    "description": "Job id: 32 lowercase hex digits.",
+    "schema": {"type": "string", "pattern": "^[0-9a-f]{32}$"},
+}
+
+
+def document(config: WebConfig) -> dict[str, Any]:
+    """The whole OpenAPI document for a server with ``config``."""
+    common = {
+        "401": _problem("Missing or invalid API key (only when the server requires keys)."),
+        "429": _problem("Too many requests (only when the server limits the rate)."),
+        "503": _problem("The job store, the queue or the counting processes are unavailable or busy."),
+    }
+    spec_example = Spec.model_config.get("json_schema_extra", {}).get("examples", [{}])[0]
+    paths: dict[str, Any] = {
+        "/api/count": {
+            "post": {
+                "operationId": "countSpec",
+                "summary": "Exact count and probability of a spec",
+                "description": (
+                    "Counts the deals that satisfy the spec exactly (Pavlicek's listing), at once and without a job. "
+                    "A spec no deal satisfies answers 200 with `possible: false`. Results are cached per canonical spec."
+                ),
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": _ref("Spec"), "example": spec_example}},
+                },
+                "responses": {
+                    "200": _json("The count.", "CountResult"),
+                    "400": _problem("The body is not JSON."),
+                    "413": _problem("The body is too large."),
+                    "422": _problem("Invalid spec (the detail is one line naming the problem), or a spec too wide or too slow to count."),
+                    **common,
+                },
+            }
+        },
+        "/api/jobs": {
+            "post": {
+                "operationId": "submitJob",
+                "summary": "Submit a generation job",
+                "description": (
+                    "Validates the request (spec, count, seed, format) and queues the job. "
+                    f"At most `TRUEDEAL_MAX_JOB_DEALS` deals per job (here {config.max_job_deals:,}); more answers 413."
+                ),
+                "requestBody": {"required": True, "content": {"application/json": {"schema": _ref("JobRequest")}}},
+                "responses": {
+                    "202": _json(
+                        "Accepted; poll the Location.", "JobStatus",
+                        {"Location": {"description": "The job's URL.", "schema": {"type": "string"}}},
+                    ),
+                    "400": _problem("The body is not JSON."),
+                    "413": _problem("The body is too large, or the count is above the server's maximum (the schema's maximum)."),
+                    "422": _problem("Invalid spec or request, or a spec no deal satisfies."),
+                    **common,
+                },
+            }
+        },
+        "/api/jobs/{job_id}": {
+            "parameters": [_JOB_ID],
+            "get": {
+                "operationId": "getJob",
+                "summary": "State, progress, count and timestamps of a job",
+                "responses": {
+                    "200": _json("The job.", "JobStatus"),
+                    "404": _problem("Unknown job (never existed, or expired)."),
+                    **common,
+                },
+            },
+            "delete": {
+                "operationId": "cancelJob",
+                "summary": "Cancel a job (idempotent)",
+                "description": "Stops the job's work and discards its deals; a job that already ended is returned unchanged.",
+                "responses": {
+                    "200": _json("The job after cancelling.", "JobStatus"),
+                    "404": _problem("Unknown job."),
+                    **common,
+                },
+            },
+        },
+        "/api/jobs/{job_id}/deals": {
+            "parameters": [_JOB_ID],
+            "get": {
+                "operationId": "getDeals",
+                "summary": "The deals of a finished job, streamed",
+                "parameters": [
+                    {"name": "format", "in": "query", "required": False,
+                     "description": "Output format (default: the job's format).",
+                     "schema": {"type": "string", "enum": list(DEAL_FORMATS)}},
+                    {"name": "offset", "in": "query", "required": False, "description": "Deals to skip.",
+                     "schema": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999}},
+                    {"name": "limit", "in": "query", "required": False, "description": "Most deals to return.",
+                     "schema": {"type": "integer", "minimum": 0, "maximum": 999_999_999_999}},
+                    {"name": "download", "in": "query", "required": False,
+                     "description": "Answer with Content-Disposition: attachment.",
+                     "schema": {"type": "boolean"}},
+                ],
+                "responses": {
+                    "200": {
+                        "description": "The deals: deal numbers (one per line), PBN 2.1, JSON Lines, text diagrams or BBO LIN.",
+                        "headers": {"X-Deal-Count": {"description": "Deals in this response.", "schema": {"type": "integer"}}},
+                        "content": {
+                            "text/plain": {"schema": {"type": "string"}},
+                            "application/x-pbn": {"schema": {"type": "string"}},
+                            "application/x-ndjson": {"schema": {"type": "string"}},
+                        },
+                    },
+                    "400": _problem("Bad format, offset or limit."),
+                    "404": _problem("Unknown job."),
+                    "409": _problem("The job is not done (or its deals are gone)."),
+                    **common,
+                },
+            },
+        },
+        "/healthz": {
+            "get": {
+                "operationId": "health",
+                "summary": "Liveness: 200 when the job store answers",
+                "security": [],
+                "responses": {
+                    "200": {"description": "Healthy.", "content": {"application/json": {"schema": {
+                        "type": "object", "properties": {"status": {"type": "string"}, "redis": {"type": "string"}},
+                        "required": ["status", "redis"]}}}},
+                    "503": _problem("The job store cannot be reached."),
+                },
+            }
+        },
+        "/api/openapi.json": {
+            "get": {
+                "operationId": "openapi",
+                "summary": "This document",
+                "security": [],
+                "responses": {"200": {"description": "OpenAPI 3.1 document.",
+                                      "content": {"application/json": {"schema": {"type": "object"}}}}},
+            }
+        },
+    }
+    # The models cap a job at the engine's limit; this server's own cap
+    # (TRUEDEAL_MAX_JOB_DEALS) is what a client may send without a 413.
+    components = copy.deepcopy(schemas())
+    components["JobRequest"]["properties"]["count"]["maximum"] = config.max_job_deals
+    doc: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "truedeal",
+            "version": _version,
+            "description": (
+                "Exactly uniform constrained bridge deals. Count a spec at once, or submit a generation job, "
+                "poll it and stream its deals. Every error is RFC 9457 application/problem+json."
+            ),
+        },
+        "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
+        "servers": [{"url": "/"}],
+        "paths": paths,
+        "components": {
+            "schemas": components,
+            "securitySchemes": {
+                "bearerAuth": {"type": "http", "scheme": "bearer",
+                               "description": "An API key from TRUEDEAL_API_KEYS (only when the server sets any)."}
+            },
+        },
+    }
+    if config.api_keys:
+        doc["security"] = [{"bearerAuth": []}]
+    return doc

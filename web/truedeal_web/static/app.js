@@ -1,0 +1,345 @@
+// truedeal page: build a spec seat by seat, show its exact probability live,
+// submit a job, follow its progress and show the first deals.
+// Plain JavaScript, no build step.
+(function () {
+  "use strict";
+
+  var SEATS = ["north", "east", "south", "west"];
+  var SUITS = ["spades", "hearts", "diamonds", "clubs"];
+  var SYMBOLS = { spades: "\u2660", hearts: "\u2665", diamonds: "\u2666", clubs: "\u2663" };
+  var LIMITS = { hcp: 37, spades: 13, hearts: 13, diamonds: 13, clubs: 13 };
+  var DEBOUNCE_MS = 250;
+  var POLL_MS = 400;
+
+  var form = document.getElementById("spec-form");
+  var keysRequired = form.dataset.keysRequired === "true";
+  var previewDeals = parseInt(form.dataset.previewDeals, 10) || 8;
+  var $ = function (id) { return document.getElementById(id); };
+
+  // ------------------------------------------------------------------ helpers
+
+  function apiKey() {
+    var el = $("api-key");
+    return el ? el.value.trim() : "";
+  }
+
+  function headers(extra) {
+    var h = extra || {};
+    if (keysRequired && apiKey()) h["Authorization"] = "Bearer " + apiKey();
+    return h;
+  }
+
+  // fetch + JSON; rejects with {status, problem} for non-2xx answers
+  function api(method, url, body, signal) {
+    var init = { method: method, headers: headers(body === undefined ? {} : { "Content-Type": "application/json" }), signal: signal };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    return fetch(url, init).then(function (resp) {
+      var ct = resp.headers.get("Content-Type") || "";
+      var parse = ct.indexOf("json") >= 0 ? resp.json() : resp.text().then(function (t) { return { detail: t }; });
+      return parse.then(function (data) {
+        if (!resp.ok) throw { status: resp.status, problem: data || {} };
+        return { status: resp.status, data: data, headers: resp.headers };
+      });
+    });
+  }
+
+  function problemText(err) {
+    if (err && err.problem) return err.problem.detail || err.problem.title || ("HTTP " + err.status);
+    return (err && err.message) || String(err);
+  }
+
+  // "1 deal in N": thousands separators, scientific past 1e15, two decimals below 100
+  function formatOneIn(x) {
+    if (x === null || x === undefined) return null;
+    if (x >= 1e15) return x.toExponential(3);
+    if (x >= 100) return Math.round(x).toLocaleString("en-US");
+    return String(Math.round(x * 100) / 100);
+  }
+
+  function groupDigits(s) {
+    return s.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  }
+
+  // ------------------------------------------------------------------ the spec
+
+  function readNumber(el) {
+    var raw = el.value.trim();
+    if (raw === "") return null;
+    var n = Number(raw);
+    return Number.isFinite(n) ? n : raw; // the server names what is wrong
+  }
+
+  function buildSpec() {
+    var spec = {};
+    SEATS.forEach(function (seat) {
+      var fs = $("seat-" + seat);
+      var out = {};
+      ["hcp"].concat(SUITS).forEach(function (field) {
+        var lo = readNumber(fs.querySelector('[data-field="' + field + '"][data-bound="min"]'));
+        var hi = readNumber(fs.querySelector('[data-field="' + field + '"][data-bound="max"]'));
+        if (lo === null && hi === null) return;
+        out[field] = [lo === null ? 0 : lo, hi === null ? LIMITS[field] : hi];
+      });
+      var shape = fs.querySelector('[data-field="shape"]').value.trim();
+      if (shape) out.shape = shape;
+      if (Object.keys(out).length) spec[seat] = out;
+    });
+    return spec;
+  }
+
+  // ------------------------------------------------------------------ live count
+
+  var countTimer = null;
+  var countSeq = 0;
+  var countAbort = null;
+  var scheduledKey = null; // the spec whose count is pending or shown
+  var specOk = false;
+
+  function setOdds(state, text, detail, error) {
+    var p = $("probability");
+    p.dataset.state = state;
+    $("one-in").textContent = text;
+    $("count-detail").textContent = detail || "";
+    $("spec-error").textContent = error || "";
+    specOk = state === "ok";
+    updateSubmit();
+  }
+
+  function scheduleCount() {
+    var spec = buildSpec();
+    $("spec-json").textContent = JSON.stringify(spec, null, 1);
+    var key = JSON.stringify(spec);
+    if (key === scheduledKey) return;
+    scheduledKey = key;
+    clearTimeout(countTimer);
+    countSeq++; // answers to earlier specs are stale from now on
+    if (countAbort) { countAbort.abort(); countAbort = null; }
+    $("probability").dataset.state = "pending";
+    specOk = false;
+    updateSubmit();
+    countTimer = setTimeout(function () { runCount(spec, key); }, DEBOUNCE_MS);
+  }
+
+  function runCount(spec, key) {
+    var seq = countSeq;
+    countAbort = window.AbortController ? new AbortController() : null;
+    $("probability").dataset.state = "counting";
+    api("POST", "/api/count", spec, countAbort ? countAbort.signal : undefined).then(function (r) {
+      if (seq !== countSeq) return;
+      var c = r.data;
+      var p = $("probability");
+      p.dataset.oneIn = c.one_in === null ? "" : String(c.one_in);
+      p.dataset.deals = c.deals_text || "";
+      p.dataset.spec = key;
+      if (!c.possible) {
+        setOdds("impossible", "No deal fits", "These constraints cannot all hold: change them before dealing.");
+        return;
+      }
+      var detail;
+      if (c.exact) {
+        detail = groupDigits(c.deals_text) + " deals fit exactly (" + c.cases.toLocaleString("en-US") + " cases)";
+      } else {
+        detail = "about " + c.deals_estimate.toPrecision(4) + " deals fit (estimate: " + c.method + ")";
+      }
+      setOdds("ok", "1 deal in " + formatOneIn(c.one_in), detail);
+    }).catch(function (err) {
+      if (seq !== countSeq || (err && err.name === "AbortError")) return;
+      if (!(err && err.status === 422)) scheduledKey = null; // let the next edit retry
+      $("probability").dataset.spec = key;
+      $("probability").dataset.oneIn = "";
+      setOdds(err && err.status === 422 ? "invalid" : "error", "–", "", problemText(err));
+    });
+  }
+
+  // ------------------------------------------------------------------ jobs
+
+  var job = null; // {id, url, timer}
+  var submitting = false;
+
+  function updateSubmit() {
+    var active = job && !job.final;
+    $("submit").disabled = !specOk || submitting || !!active || $("submit").title === "the job system is not installed";
+  }
+
+  function submit(ev) {
+    ev.preventDefault();
+    if (!specOk || submitting) return;
+    var body = { constraints: buildSpec(), count: Number($("deal-count").value) };
+    var seed = $("seed").value;
+    if (seed.trim()) body.seed = seed;
+    submitting = true;
+    updateSubmit();
+    api("POST", "/api/jobs", body).then(function (r) {
+      submitting = false;
+      startJob(r.data);
+    }).catch(function (err) {
+      submitting = false;
+      showJobPanel();
+      $("job-error").textContent = problemText(err);
+      updateSubmit();
+    });
+  }
+
+  function showJobPanel() {
+    $("job").hidden = false;
+  }
+
+  function startJob(status) {
+    if (job && job.timer) clearTimeout(job.timer);
+    job = { id: status.id, url: status.links.self, final: false, timer: null };
+    $("job-id").textContent = status.id;
+    $("job-error").textContent = "";
+    $("downloads").hidden = true;
+    $("diagrams").innerHTML = "";
+    $("job-progress").value = 0;
+    showJobPanel();
+    if (window.history && history.replaceState) history.replaceState(null, "", "?job=" + status.id);
+    showStatus(status);
+  }
+
+  function poll() {
+    if (!job || job.final) return;
+    var current = job;
+    api("GET", current.url).then(function (r) {
+      if (job === current) showStatus(r.data);
+    }).catch(function (err) {
+      if (job !== current) return;
+      $("job-error").textContent = problemText(err);
+      if (err && err.status === 404) { current.final = true; updateSubmit(); return; }
+      current.timer = setTimeout(poll, POLL_MS * 5);
+    });
+  }
+
+  function showStatus(s) {
+    var prog = s.progress;
+    $("job-progress").value = prog.fraction;
+    $("job-progress").dataset.fraction = String(prog.fraction);
+    $("job-progress-text").textContent = Math.floor(prog.fraction * 100) + "% \u00b7 " +
+      prog.done.toLocaleString("en-US") + " of " + prog.total.toLocaleString("en-US") + " deals";
+    $("job-state").textContent = s.state;
+    $("job-state").dataset.state = s.state;
+    $("job-error").textContent = s.error || "";
+    var final = s.state === "done" || s.state === "failed" || s.state === "cancelled";
+    $("cancel").hidden = final;
+    job.final = final;
+    updateSubmit();
+    if (!final) {
+      job.timer = setTimeout(poll, POLL_MS);
+      return;
+    }
+    if (s.state === "done") showDeals(s);
+  }
+
+  function cancel() {
+    if (!job || job.final) return;
+    api("DELETE", job.url).then(function (r) { showStatus(r.data); })
+      .catch(function (err) { $("job-error").textContent = problemText(err); });
+  }
+
+  // ------------------------------------------------------------------ results
+
+  function setDownload(id, url, name) {
+    var a = $(id);
+    a.href = url;
+    a.setAttribute("download", name);
+    a.onclick = null;
+    if (keysRequired) {
+      // a plain link cannot send the key: fetch it and save the blob
+      a.onclick = function (ev) {
+        ev.preventDefault();
+        fetch(url, { headers: headers() }).then(function (resp) {
+          if (!resp.ok) throw new Error("HTTP " + resp.status);
+          return resp.blob();
+        }).then(function (blob) {
+          var tmp = document.createElement("a");
+          tmp.href = URL.createObjectURL(blob);
+          tmp.download = name;
+          document.body.appendChild(tmp);
+          tmp.click();
+          setTimeout(function () { URL.revokeObjectURL(tmp.href); tmp.remove(); }, 1000);
+        }).catch(function (err) { $("job-error").textContent = problemText(err); });
+      };
+    }
+  }
+
+  function showDeals(s) {
+    var base = s.links.deals;
+    var short = s.id.slice(0, 8);
+    setDownload("download-pbn", base + "?format=pbn&download=1", "truedeal-" + short + ".pbn");
+    setDownload("download-numbers", base + "?format=numbers&download=1", "truedeal-" + short + ".txt");
+    setDownload("download-lin", base + "?format=lin&download=1", "truedeal-" + short + ".lin");
+    $("downloads").hidden = false;
+    fetch(base + "?format=json&limit=" + previewDeals, { headers: headers() }).then(function (resp) {
+      if (!resp.ok) return resp.json().then(function (p) { throw { status: resp.status, problem: p }; });
+      return resp.text();
+    }).then(function (text) {
+      var box = $("diagrams");
+      box.innerHTML = "";
+      text.split("\n").forEach(function (line) {
+        if (line.trim()) box.appendChild(diagram(JSON.parse(line)));
+      });
+    }).catch(function (err) { $("job-error").textContent = problemText(err); });
+  }
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  // "N:AKQ.T98.. E.. S.. W.." (North first) -> hand element
+  function handEl(seat, holding) {
+    var box = el("div", "hand hand-" + seat);
+    box.appendChild(el("div", "seat-name", seat.charAt(0).toUpperCase() + seat.slice(1)));
+    holding.split(".").forEach(function (cards, i) {
+      var line = el("div", "holding");
+      line.appendChild(el("span", "suit suit-" + SUITS[i], SYMBOLS[SUITS[i]]));
+      line.appendChild(document.createTextNode(" " + (cards ? cards.split("").map(function (c) { return c === "T" ? "10" : c; }).join(" ") : "\u2014")));
+      box.appendChild(line);
+    });
+    return box;
+  }
+
+  function diagram(d) {
+    var hands = d.deal.slice(2).split(" ");
+    var box = el("div", "diagram");
+    box.dataset.board = String(d.board);
+    if (d.number) box.dataset.number = d.number;
+    var center = el("div", "table-center");
+    center.appendChild(el("div", "board", "Board " + d.board));
+    center.appendChild(el("div", "dealer", "Dealer " + d.dealer));
+    center.appendChild(el("div", "vul", "Vul " + d.vulnerable));
+    box.appendChild(handEl("north", hands[0]));
+    box.appendChild(handEl("west", hands[3]));
+    box.appendChild(center);
+    box.appendChild(handEl("east", hands[1]));
+    box.appendChild(handEl("south", hands[2]));
+    return box;
+  }
+
+  // ------------------------------------------------------------------ wiring
+
+  form.addEventListener("input", function (ev) {
+    if (ev.target && (ev.target.id === "deal-count" || ev.target.id === "seed" || ev.target.id === "api-key")) {
+      if (ev.target.id === "api-key") { scheduledKey = null; scheduleCount(); }
+      return;
+    }
+    scheduleCount();
+  });
+  form.addEventListener("submit", submit);
+  $("cancel").addEventListener("click", cancel);
+
+  if (keysRequired && window.sessionStorage) {
+    var k = $("api-key");
+    k.value = sessionStorage.getItem("truedeal-api-key") || "";
+    k.addEventListener("change", function () { sessionStorage.setItem("truedeal-api-key", k.value); });
+  }
+
+  scheduleCount();
+  var resume = new URLSearchParams(window.location.search).get("job");
+  if (resume && /^[0-9a-f]{32}$/.test(resume)) {
+    api("GET", "/api/jobs/" + resume).then(function (r) { startJob(r.data); })
+      .catch(function (err) { showJobPanel(); $("job-error").textContent = problemText(err); });
+  }
+})();

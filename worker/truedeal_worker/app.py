@@ -4,7 +4,9 @@
 and ``truedeal worker`` all run this app.  Settings (environment):
 
 ``TRUEDEAL_REDIS_URL``          broker, and the job store (default
-                                ``redis://localhost:6379/0``).  There is no
+                                ``redis://localhost:6379/0``; ``rediss://``
+                                and ``unix:///path/redis.sock?db=N`` work
+                                too, see :func:`broker_url`).  There is no
                                 result backend: Celery results are not used
                                 at all (jobs live in our own keys).
 ``TRUEDEAL_KEY_PREFIX``         job keys prefix (default ``td:``); the broker's
@@ -55,6 +57,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -108,11 +111,34 @@ class WorkerConfig:
         )
 
 
+def broker_url(url: str) -> str:
+    """The kombu broker URL for a redis-py URL.
+
+    redis-py (the job store) and kombu (the broker) agree on ``redis://``
+    and ``rediss://``, but kombu has no ``unix://`` transport: it spells a
+    Unix socket ``redis+socket:///path`` and takes the database as
+    ``virtual_host``.  So ``unix://[[user]:password@]/path?db=N[&password=P]``
+    becomes ``redis+socket://[[user]:password@]/path?virtual_host=N``; other
+    URLs are returned unchanged.
+    """
+    parts = urlsplit(url)
+    if parts.scheme != "unix":
+        return url
+    query = parse_qs(parts.query)
+    db = (query.get("db") or ["0"])[0]
+    user = unquote(parts.username or "") or (query.get("username") or [""])[0]
+    password = unquote(parts.password or "") or (query.get("password") or [""])[0]
+    auth = ""
+    if user or password:
+        auth = quote(user, safe="") + (":" + quote(password, safe="") if password else "") + "@"
+    return f"redis+socket://{auth}{parts.path}?virtual_host={int(db)}"
+
+
 def create_app(config: WorkerConfig | None = None) -> Celery:
     """A Celery app for ``config`` (default: from the environment)."""
     config = config or WorkerConfig.from_env()
     vt = config.visibility_timeout
-    app = Celery("truedeal", broker=config.redis_url, include=["truedeal_worker.tasks"])
+    app = Celery("truedeal", broker=broker_url(config.redis_url), include=["truedeal_worker.tasks"])
     app.conf.update(
         broker_transport_options={
             "visibility_timeout": vt,

@@ -61,7 +61,8 @@ def build_memory(spec: dict) -> float:
     code = (
         "import json,resource,sys\nfrom truedeal.engine import Plan\nfrom truedeal.spec import load_spec\n"
         "Plan.build(load_spec(json.loads(sys.argv[1]))).sampler\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss/1024)"
+        # VmHWM, unlike ru_maxrss, does not inherit the parent's size at fork
+        "print([int(l.split()[1]) / 1024 for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
     )
     out = subprocess.run([sys.executable, "-c", code, json.dumps(spec)], capture_output=True, text=True, check=True)
     return float(out.stdout)

@@ -78,6 +78,7 @@ class _LazyGroup(click.Group):
         "status": "truedeal_worker.commands:status_command",
         "fetch": "truedeal_worker.commands:fetch_command",
         "cancel": "truedeal_worker.commands:cancel_command",
+        "serve": "truedeal_worker.serve:serve_command",
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -1,0 +1,24 @@
+# The truedeal image: the core library, the Celery worker and the web app.
+# docker-compose.yml runs it as `gunicorn 'truedeal_web:create_app()'` (web)
+# and `truedeal worker` (workers).
+FROM python:3.11-slim
+
+ENV PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY shared ./shared
+COPY worker ./worker
+COPY web ./web
+COPY examples ./examples
+RUN pip install . && rm -rf build shared/*.egg-info
+
+# Celery refuses to be comfortable as root; so do we.
+RUN useradd --create-home --uid 10001 truedeal
+USER truedeal
+
+EXPOSE 8000
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "8", "truedeal_web:create_app()"]

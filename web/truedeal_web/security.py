@@ -8,7 +8,7 @@ so the time taken does not depend on which key matched).
 
 Rate limit: ``TRUEDEAL_RATE_LIMIT=N/minute`` allows N requests per window
 per API key (or per client address without keys), as a fixed-window counter
-in Redis (``INCR`` + ``EXPIRE`` on ``<prefix>rate:<who>:<window>``), so every
+in Redis (``INCR`` + ``EXPIRE`` on ``<prefix>rate:<who>``, the window opening at the first request), so every
 web process shares it.  Over the limit: 429 with ``Retry-After``.  If Redis
 cannot be reached the request is let through (the limit protects the
 service; it must not take it down).
@@ -20,7 +20,6 @@ import hashlib
 import logging
 import math
 import secrets
-import time
 
 import redis
 from flask import request
@@ -79,19 +78,22 @@ class RateLimiter:
         self.window = window
 
     def hit(self, who: str) -> None:
-        now = time.time()
-        slot = int(now // self.window)
-        key = f"{self.prefix}rate:{hashlib.sha256(who.encode()).hexdigest()[:32]}:{slot}"
+        # The window opens at a client's first request (not at a clock
+        # boundary), so N requests in a row always see the N+1th refused.
+        key = f"{self.prefix}rate:{hashlib.sha256(who.encode()).hexdigest()[:32]}"
         try:
             pipe = self.r.pipeline(transaction=True)
             pipe.incr(key)
-            pipe.expire(key, self.window + 1)
-            used = int(pipe.execute()[0])
+            pipe.ttl(key)
+            used, ttl = (int(x) for x in pipe.execute())
+            if ttl < 0:  # new window (or a key that lost its expiry)
+                self.r.expire(key, self.window)
+                ttl = self.window
         except redis.exceptions.RedisError as exc:
             logger.warning("rate limit not applied (Redis unreachable): %s", exc)
             return
         if used > self.limit:
-            retry = max(1, math.ceil((slot + 1) * self.window - now))
+            retry = max(1, ttl)
             raise Problem(
                 429,
                 f"more than {self.limit} requests in {self.window} s; try again in {retry} s",

@@ -48,7 +48,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .cards import D, N_CARDS, deal_seats
+from .cards import N_CARDS, D, deal_seats
 
 __all__ = [
     "D",

@@ -31,7 +31,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .cards import D, SEAT_NAMES
+from .cards import SEAT_NAMES, D
 from .enumeration import Listing, TooWide, build_listing
 from .evaluate import satisfies
 from .randomness import CHUNK_DEALS, Rng, SeededBits, chunk_rng

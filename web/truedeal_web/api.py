@@ -18,12 +18,11 @@ from typing import Any, Iterator
 import redis
 from flask import Blueprint, Response, current_app, request
 from pydantic import ValidationError
-
 from truedeal import jobs as jobs_mod
 from truedeal.formats import WRITERS
 from truedeal.spec import Spec, SpecError, load_spec
 
-from .counting import CountFailed, Counter
+from .counting import Counter, CountFailed
 from .models import DEAL_FORMATS, CountResult, JobRequest, JobStatus
 from .problems import Problem
 

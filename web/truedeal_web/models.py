@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
-
 from truedeal.engine import MAX_DEALS
 from truedeal.formats import FORMATS
 from truedeal.spec import Spec

@@ -12,11 +12,17 @@ from functools import lru_cache
 from typing import Any
 
 from pydantic.json_schema import models_json_schema
-
 from truedeal import __version__ as _version
 
 from .config import WebConfig
-from .models import DEAL_FORMATS, CountResult, JobRequest, JobStatus, ProblemDetails, Spec
+from .models import (
+    DEAL_FORMATS,
+    CountResult,
+    JobRequest,
+    JobStatus,
+    ProblemDetails,
+    Spec,
+)
 
 _REF = "#/components/schemas/{model}"
 

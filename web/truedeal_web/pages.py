@@ -6,11 +6,10 @@ import logging
 
 import redis
 from flask import Blueprint, current_app, jsonify, render_template
-
-from .problems import Problem
-
 from truedeal.cards import SEAT_NAMES, SUIT_NAMES
 from truedeal.formats import FORMATS
+
+from .problems import Problem
 
 bp = Blueprint("pages", __name__)
 logger = logging.getLogger("truedeal.web")

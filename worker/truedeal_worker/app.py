@@ -57,12 +57,11 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from urllib.parse import parse_qs, quote, unquote, urlsplit
 from dataclasses import dataclass
 from typing import Mapping, Sequence
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from celery import Celery, bootsteps
-
 from truedeal.jobs import JobSettings, redis_url
 
 logger = logging.getLogger("truedeal.worker")

@@ -24,7 +24,6 @@ from typing import Iterator
 import click
 import redis
 from kombu.exceptions import OperationalError
-
 from truedeal import jobs
 from truedeal.formats import FORMATS, WRITERS
 from truedeal.spec import SpecError, load_spec

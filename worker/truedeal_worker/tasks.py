@@ -15,7 +15,6 @@ from typing import Any, Callable
 
 import redis
 from kombu.exceptions import OperationalError
-
 from truedeal import jobs
 
 from .app import DRAW, ENUMERATE, REDUCE, WATCHDOG, CeleryDispatcher, app

@@ -1,0 +1,117 @@
+"""Generation jobs stored in Redis: the job record, its life cycle and its deals.
+
+This package is the whole job logic (:mod:`.store`: the record in Redis;
+:mod:`.runner`: what tasks do); the Celery workers (``worker/``) are a
+thin adapter that calls :func:`run_partition`, :func:`run_reduce`,
+:func:`run_chunk` and :func:`watchdog_scan`, and that implements
+:class:`Dispatcher` to queue those calls.  It uses redis-py only: the core
+imports neither Celery nor Flask.
+
+Life cycle
+    ``queued -> enumerating -> drawing -> done``, or ``failed`` /
+    ``cancelled`` from any state before ``done``.  Every change of state is
+    one atomic check-and-set (a Lua script), so concurrent and re-delivered
+    tasks can never move a job backwards or out of a final state.
+
+Enumeration
+    The cells of the spec's listing are cut into ``parts`` contiguous
+    partitions (:func:`partition_count`).  Partition ``k`` writes
+    ``HSET <job>:partials k "<side total>:<cases>"`` (decimal strings: Redis
+    cannot add past 64 bits; a re-delivered task overwrites its own entry, so
+    nothing is counted twice).  When every partition is present,
+    :func:`run_reduce` adds them with Python ints, checks the sums against
+    the worker's own :class:`~truedeal.engine.Plan` (a mismatch fails the
+    job), stores the count and moves the job to ``drawing`` -- once, guarded
+    by ``SET <job>:reduced NX`` inside the same atomic step.
+
+Draws
+    Chunk ``i`` is ``plan.chunk(i, seed)`` (cut short for the last chunk),
+    i.e. exactly the deals ``truedeal generate --seed`` prints, stored as
+    12-byte deal numbers in ``<job>:chunk:<i>`` (``SET`` overwrites, so a
+    re-run is harmless) and recorded in the set ``<job>:chunks``.  The chunk
+    that completes the set moves the job to ``done``.
+
+Keys (prefix ``P``, default ``td:``; ``{id}`` is a Redis Cluster hash tag)
+    ``P job:{id}`` hash (the record), ``:partials`` hash, ``:reduced``,
+    ``:chunks`` set, ``:chunk:<i>`` strings, ``:cancel`` flag, ``:tasks`` hash
+    (queued Celery task ids, for revocation), ``:attempts`` hash,
+    ``:watchdog`` lock; ``P jobs:active`` set (jobs the watchdog looks at);
+    ``P lock:<name>`` locks.  Every per-job key expires ``ttl`` seconds after
+    its last write, and all of them are refreshed when the job ends.
+
+Reliability
+    Tasks are at-least-once: every step is idempotent, writes are refused
+    once a job has ended, each (job, partition or chunk) counts its attempts
+    and fails the job past ``max_attempts`` (a task that kills its worker
+    every time cannot loop forever), and :func:`watchdog_scan` re-queues
+    partitions or chunks of jobs that have made no progress for
+    ``stale_after`` seconds.
+"""
+
+from ..randomness import CHUNK_DEALS
+from .runner import (
+    PlanCache,
+    WatchdogReport,
+    draw_chunk_bytes,
+    run_chunk,
+    run_partition,
+    run_reduce,
+    submit,
+    watchdog_scan,
+)
+from .store import (
+    ACTIVE_STATES,
+    CANCELLED,
+    DONE,
+    DRAWING,
+    ENUMERATING,
+    FAILED,
+    FINAL_STATES,
+    MAX_PARTITIONS,
+    QUEUED,
+    STATES,
+    Dispatcher,
+    Job,
+    JobError,
+    JobInputError,
+    JobNotFound,
+    JobNotReady,
+    JobSettings,
+    JobStore,
+    connect,
+    partition_count,
+    redis_url,
+)
+
+__all__ = [
+    "CHUNK_DEALS",
+    "PlanCache",
+    "WatchdogReport",
+    "draw_chunk_bytes",
+    "partition_count",
+    "run_chunk",
+    "run_partition",
+    "run_reduce",
+    "submit",
+    "watchdog_scan",
+    "ACTIVE_STATES",
+    "CANCELLED",
+    "DONE",
+    "DRAWING",
+    "Dispatcher",
+    "ENUMERATING",
+    "FAILED",
+    "FINAL_STATES",
+    "Job",
+    "JobError",
+    "JobInputError",
+    "JobNotFound",
+    "JobNotReady",
+    "JobSettings",
+    "JobStore",
+    "MAX_PARTITIONS",
+    "QUEUED",
+    "STATES",
+    "connect",
+    "redis_url",
+]

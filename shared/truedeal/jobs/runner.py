@@ -1,0 +1,338 @@
+"""The job logic: submit, enumerate partitions, reduce, draw chunks, watchdog."""
+
+
+from __future__ import annotations
+
+import json
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..dealnumber import encode_batch, limbs_to_bytes
+from ..engine import Plan, TooWide, check_count
+from ..enumeration import build_listing
+from ..spec import Spec, load_spec
+from .store import (
+    DRAWING,
+    ENUMERATING,
+    QUEUED,
+    Dispatcher,
+    Job,
+    JobNotFound,
+    JobSettings,
+    JobStore,
+    _Stopped,
+)
+
+# --------------------------------------------------------------------------- plans
+
+
+class PlanCache:
+    """Built :class:`~truedeal.engine.Plan` objects by canonical spec JSON,
+    least recently used first out (one per worker process)."""
+
+    def __init__(self, maxsize: int = 4) -> None:
+        self.maxsize = maxsize
+        self._plans: OrderedDict[str, Plan] = OrderedDict()
+
+    def get(self, spec_json: str, progress: Callable[[int, int], None] | None = None) -> Plan:
+        """The plan of ``spec_json``, built on first use (TooWide propagates,
+        and so does whatever ``progress`` raises; neither is cached)."""
+        plan = self._plans.get(spec_json)
+        if plan is not None:
+            self._plans.move_to_end(spec_json)
+            return plan
+        plan = Plan.build(load_spec(spec_json), progress)
+        self._plans[spec_json] = plan
+        while len(self._plans) > self.maxsize:
+            self._plans.popitem(last=False)
+        return plan
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+
+# --------------------------------------------------------------------------- job logic
+
+
+def submit(store: JobStore, dispatcher: Dispatcher, spec: Spec | dict | str, n: int, seed: str | None = None,
+           fmt: str = "pbn", first_board: int = 1) -> Job:
+    """Create a job (see :meth:`JobStore.create` for validation) and queue its
+    enumeration partitions.  If queueing fails the job is failed with the
+    reason and the error propagates."""
+    job = store.create(spec, n, seed, fmt, first_board)
+    try:
+        ids = dispatcher.enumerate_partitions(job.id, list(range(job.parts)))
+    except Exception as exc:
+        store.fail(job.id, f"could not queue the job: {type(exc).__name__}: {exc}")
+        raise
+    store.remember_tasks(job.id, {f"p:{k}": t for k, t in zip(range(job.parts), ids)})
+    return store.get(job.id)
+
+
+def _stopper(store: JobStore, job_id: str, every: float = 0.25) -> Callable[[int, int], None]:
+    """A progress callback that raises _Stopped once the job is cancelled or
+    failed (reads the flag at most every ``every`` seconds)."""
+    last = [0.0]
+
+    def check(_done: int = 0, _total: int = 0) -> None:
+        now = time.monotonic()
+        if now - last[0] >= every:
+            last[0] = now
+            if store.stop_requested(job_id):
+                raise _Stopped()
+
+    return check
+
+
+def _limits_reason(job: Job, settings: JobSettings) -> str | None:
+    try:
+        check_count(job.n)
+    except ValueError as exc:
+        return str(exc)
+    if job.n > settings.max_deals:
+        return f"this worker takes at most {settings.max_deals:,} deals per job (TRUEDEAL_MAX_JOB_DEALS), the job asks for {job.n:,}"
+    return None
+
+
+def _plan_or_fail(store: JobStore, dispatcher: Dispatcher | None, job: Job, plans: PlanCache, stop) -> Plan | None:
+    try:
+        plan = plans.get(job.spec_json, stop)
+    except TooWide as exc:
+        store.fail(job.id, f"spec too wide for exact enumeration: {exc}", dispatcher)
+        return None
+    if not plan.possible:
+        store.fail(job.id, "no deal satisfies this spec (it counts 0 deals)", dispatcher)
+        return None
+    return plan
+
+
+def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, plans: PlanCache) -> str:
+    """Enumerate partition ``k`` of the job and record its exact totals.
+
+    Idempotent: a partition already recorded, or a job that ended, is
+    skipped; a re-run overwrites its own entry.  The partition that completes
+    the set queues :func:`run_reduce`.  Fails the job (readable reason) past
+    ``max_attempts`` starts, for a count above this worker's limit, a spec
+    too wide to list, or a spec no deal satisfies.  Returns an outcome word
+    for logs: ok, duplicate, skipped, stopped, failed.
+    """
+    job = store.get(job_id)
+    if job.final or store.stop_requested(job_id):
+        return "skipped"
+    if not 0 <= k < job.parts:
+        return "skipped"
+    if store.r.hexists(store.key(job_id, "partials"), k):
+        if store.r.hlen(store.key(job_id, "partials")) >= job.parts and job.state == ENUMERATING:
+            dispatcher.reduce(job_id)
+        return "duplicate"
+    store.transition(job_id, (QUEUED,), ENUMERATING, started=time.time())
+    attempts = store.count_attempt(job_id, f"p:{k}")
+    if attempts > store.settings.max_attempts:
+        store.fail(job_id, f"enumeration partition {k} was started {attempts - 1} times without finishing (its worker crashed, was killed or timed out each time)", dispatcher)
+        return "failed"
+    reason = _limits_reason(job, store.settings)
+    if reason:
+        store.fail(job_id, reason, dispatcher)
+        return "failed"
+    stop = _stopper(store, job_id)
+    try:
+        plan = _plan_or_fail(store, dispatcher, job, plans, stop)
+        if plan is None:
+            return "failed"
+        part = build_listing(plan.kept_rules(), stop, part=(k, job.parts))
+    except _Stopped:
+        return "stopped"
+    except TooWide as exc:
+        store.fail(job_id, f"spec too wide for exact enumeration (partition {k}): {exc}", dispatcher)
+        return "failed"
+    present = store.write_partial(job_id, k, part.total, part.cases)
+    if present < 0:
+        return "stopped"
+    if present >= job.parts:
+        dispatcher.reduce(job_id)
+    return "ok"
+
+
+def run_reduce(store: JobStore, dispatcher: Dispatcher, job_id: str, plans: PlanCache) -> str:
+    """Merge the partitions' totals and start the draws (idempotent).
+
+    Sums the partials with Python ints and checks them against this worker's
+    own plan (side total and cases); a mismatch fails the job.  Only the call
+    that wins the guard (``state == enumerating`` and ``SET :reduced NX``,
+    atomically) stores the count -- ``summary`` JSON plus ``deals``,
+    ``probability``, ``cases`` fields -- and queues every chunk.  Returns
+    ok, waiting, skipped, stopped or failed.
+    """
+    job = store.get(job_id)
+    if job.state != ENUMERATING:
+        return "skipped"
+    partials = store.partials(job_id)
+    if len(partials) < job.parts:
+        return "waiting"
+    total = sum(t for t, _ in partials.values())
+    cases = sum(c for _, c in partials.values())
+    stop = _stopper(store, job_id)
+    try:
+        plan = _plan_or_fail(store, dispatcher, job, plans, stop)
+    except _Stopped:
+        return "stopped"
+    if plan is None:
+        return "failed"
+    if total != plan.listing.total or cases != plan.listing.cases:
+        store.fail(
+            job_id,
+            f"partition totals do not add up: {job.parts} partitions give side total {total} and {cases} cases, "
+            f"but this worker's own listing gives {plan.listing.total} and {plan.listing.cases}",
+            dispatcher,
+        )
+        return "failed"
+    summary = plan.summary()
+    fields = {
+        "summary": json.dumps(summary),
+        "side_total": str(total),
+        "cases": str(cases),
+        "deals": "" if summary.get("deals") is None else str(summary["deals"]),
+        "probability": repr(summary["probability"]),
+        "progress_at": repr(time.time()),
+    }
+    if not store.complete_enumeration(job_id, fields):
+        return "skipped"
+    for lo in range(0, job.chunks, 500):
+        if store.stop_requested(job_id):
+            return "stopped"
+        idx = list(range(lo, min(job.chunks, lo + 500)))
+        ids = dispatcher.draw_chunks(job_id, idx)
+        store.remember_tasks(job_id, {f"c:{i}": t for i, t in zip(idx, ids)})
+    return "ok"
+
+
+def draw_chunk_bytes(plan: Plan, seed: str, i: int, size: int) -> bytes:
+    """Chunk ``i`` of the seeded stream as 12-byte deal numbers: the same
+    deals as ``plan.deals(n, seed)`` yields for that chunk."""
+    owners = plan.chunk(i, seed)[:size]
+    return limbs_to_bytes(encode_batch(owners))
+
+
+def run_chunk(store: JobStore, dispatcher: Dispatcher, job_id: str, i: int, plans: PlanCache) -> str:
+    """Draw chunk ``i`` and store it; the chunk that completes the job moves
+    it to ``done``.  Idempotent (a chunk already stored is skipped; a re-run
+    writes the same bytes).  Returns ok, duplicate, skipped, stopped or failed.
+    """
+    job = store.get(job_id)
+    if job.state != DRAWING:
+        return "skipped"
+    if not 0 <= i < job.chunks:
+        return "skipped"
+    if store.r.sismember(store.key(job_id, "chunks"), i):
+        store.finish(job_id)
+        return "duplicate"
+    if store.stop_requested(job_id):
+        return "stopped"
+    attempts = store.count_attempt(job_id, f"c:{i}")
+    if attempts > store.settings.max_attempts:
+        store.fail(job_id, f"draw chunk {i} was started {attempts - 1} times without finishing (its worker crashed, was killed or timed out each time)", dispatcher)
+        return "failed"
+    try:
+        plan = _plan_or_fail(store, dispatcher, job, plans, _stopper(store, job_id))
+    except _Stopped:
+        return "stopped"
+    if plan is None:
+        return "failed"
+    if store.stop_requested(job_id):
+        return "stopped"
+    data = draw_chunk_bytes(plan, job.seed, i, job.chunk_size(i))
+    done = store.write_chunk(job_id, i, data)
+    if done < 0:
+        return "stopped"
+    if done >= job.chunks:
+        store.finish(job_id)
+    return "ok"
+
+
+@dataclass
+class WatchdogReport:
+    """What one :func:`watchdog_scan` did (for logs and tests)."""
+
+    scanned: int = 0
+    requeued: dict[str, list[str]] = field(default_factory=dict)  # job id -> items
+    failed: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # gone or ended, left the active set
+
+
+def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = None) -> WatchdogReport:
+    """Re-queue the missing work of active jobs with no progress for
+    ``settings.stale_after`` seconds.
+
+    For such a job (at most once per ``stale_after``, under the lock
+    ``job:{id}:watchdog``): the lowest ``requeue_batch`` missing partitions
+    (or the reduce step, when none is missing) while enumerating, the lowest
+    missing chunks (or the final move to done) while drawing.  Consecutive
+    rounds without progress are counted while the task queue is empty; past
+    ``max_requeues`` the job fails with a reason.  Safe to run concurrently
+    and repeatedly: queued work is idempotent.
+    """
+    now = time.time() if now is None else now
+    st = store.settings
+    report = WatchdogReport()
+    backlog: int | None | bool = False  # not asked yet
+    for raw in store.r.smembers(store.active_key):
+        job_id = raw.decode()
+        report.scanned += 1
+        try:
+            job = store.get(job_id)
+        except JobNotFound:
+            store.r.srem(store.active_key, job_id)
+            report.dropped.append(job_id)
+            continue
+        if job.final:
+            store.r.srem(store.active_key, job_id)
+            report.dropped.append(job_id)
+            continue
+        if now - job.last_activity < st.stale_after:
+            continue
+        if not bool(store.r.set(store.key(job_id, "watchdog"), "1", nx=True, px=int(st.stale_after * 1000))):
+            continue
+        if backlog is False:
+            try:
+                backlog = dispatcher.backlog()
+            except Exception:
+                backlog = None
+        progressed = job.requeued_at is None or (job.progress_at or 0.0) > job.requeued_at
+        rounds = 1 if progressed else job.requeues + (0 if backlog else 1)
+        if rounds > st.max_requeues:
+            quiet = now - max(job.progress_at or job.created, job.created)
+            store.fail(job_id, f"no progress for {quiet:.0f} s although its missing work was re-queued {rounds - 1} times (no worker running, or workers keep failing)", dispatcher)
+            report.failed.append(job_id)
+            continue
+        store.r.hset(store.key(job_id), mapping={"requeues": rounds, "requeued_at": repr(now)})
+        items: list[str] = []
+        if job.state in (QUEUED, ENUMERATING):
+            have = set(store.partials(job_id))
+            missing = [k for k in range(job.parts) if k not in have][: st.requeue_batch]
+            if missing:
+                ids = dispatcher.enumerate_partitions(job_id, missing)
+                store.remember_tasks(job_id, {f"p:{k}": t for k, t in zip(missing, ids)})
+                items = [f"p:{k}" for k in missing]
+            else:
+                dispatcher.reduce(job_id)
+                items = ["reduce"]
+        elif job.state == DRAWING:
+            have = store.done_chunks(job_id)
+            missing = []
+            for i in range(job.chunks):
+                if i not in have:
+                    missing.append(i)
+                    if len(missing) >= st.requeue_batch:
+                        break
+            if missing:
+                ids = dispatcher.draw_chunks(job_id, missing)
+                store.remember_tasks(job_id, {f"c:{i}": t for i, t in zip(missing, ids)})
+                items = [f"c:{i}" for i in missing]
+            else:
+                store.finish(job_id)
+                items = ["finish"]
+        report.requeued[job_id] = items
+    return report
+

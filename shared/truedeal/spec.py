@@ -447,7 +447,7 @@ def _to_spec_error(err: ValidationError) -> SpecError:
     return SpecError(message)
 
 
-class _DuplicateKey(Exception):
+class DuplicateKey(ValueError):
     """A key repeated inside one JSON object (json.loads would silently keep the last)."""
 
 
@@ -455,17 +455,22 @@ def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in pairs:
         if k in out:
-            raise _DuplicateKey(k)
+            raise DuplicateKey(k)
         out[k] = v
     return out
 
 
+def strict_json(text: str, **kwargs: Any) -> Any:
+    """``json.loads`` that raises :class:`DuplicateKey` for a key given twice in one object."""
+    return json.loads(text, object_pairs_hook=_reject_duplicate_keys, **kwargs)
+
+
 def _parse_json(text: str, name: str) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_reject_duplicate_keys)
+        return strict_json(text)
     except json.JSONDecodeError as e:
         raise SpecError(f"{name}: not valid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-    except _DuplicateKey as e:
+    except DuplicateKey as e:
         raise SpecError(f"{name}: key {e.args[0]!r} appears twice in the same JSON object") from None
 
 

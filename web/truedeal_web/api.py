@@ -20,7 +20,7 @@ from flask import Blueprint, Response, current_app, request
 from pydantic import ValidationError
 from truedeal import jobs as jobs_mod
 from truedeal.formats import WRITERS
-from truedeal.spec import Spec, SpecError, load_spec
+from truedeal.spec import DuplicateKey, Spec, SpecError, load_spec, strict_json
 
 from .counting import Counter, CountFailed
 from .models import DEAL_FORMATS, CountResult, JobRequest, JobStatus
@@ -49,19 +49,6 @@ def state():
     return current_app.extensions["truedeal"]
 
 
-class _DuplicateKey(Exception):
-    pass
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise _DuplicateKey(k)
-        out[k] = v
-    return out
-
-
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
@@ -76,11 +63,11 @@ def json_body() -> Any:
     except UnicodeDecodeError:
         raise Problem(400, "the request body is not UTF-8 text", kind="invalid-json", title="Invalid JSON") from None
     try:
-        return json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
+        return strict_json(text, parse_constant=_no_constant)
     except json.JSONDecodeError as e:
         raise Problem(400, f"the request body is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}",
                       kind="invalid-json", title="Invalid JSON") from None
-    except _DuplicateKey as e:
+    except DuplicateKey as e:
         raise Problem(400, f"the request body repeats the key {e.args[0]!r} in one object", kind="invalid-json", title="Invalid JSON") from None
     except (ValueError, RecursionError) as e:
         raise Problem(400, f"the request body is not usable JSON: {str(e) or type(e).__name__}",

@@ -821,3 +821,31 @@ def test_impossible_specs(name):
         next(iter(plan.deals(1, seed="x")))
     with pytest.raises(Impossible):
         list(plan.deals(10))
+
+
+def test_wide_hcp_ranges_match_rejection_from_uniform_deals():
+    """N 12+ and S 10+: the engine's joint law of (N HCP, S HCP) against deals
+    drawn uniformly by plain rejection in the test (independent of the engine).
+    Two-sample chi-square on the contingency table; reject only if p < 1e-4."""
+    spec = {"north": {"hcp": [12, 37]}, "south": {"hcp": [10, 37]}}
+    plan = Plan.build(load_spec(spec))
+    exact = np.concatenate(list(plan.deals(60_000, seed="wide-box")))
+    gen = np.random.default_rng(20261121)
+    base = np.repeat(np.arange(4, dtype=np.uint8), 13)
+    pts = np.zeros(52, dtype=np.int64)
+    pts[:16] = np.repeat([4, 3, 2, 1], 4)
+    kept = []
+    while sum(len(k) for k in kept) < 60_000:
+        deals = gen.permuted(np.broadcast_to(base, (200_000, 52)), axis=1)
+        hn, hs = ((deals == 0) * pts).sum(1), ((deals == 2) * pts).sum(1)
+        kept.append(deals[(hn >= 12) & (hs >= 10)])
+    reference = np.concatenate(kept)[:60_000]
+
+    def key(owners):
+        hn = np.minimum(((owners == 0) * pts).sum(1), 20)  # pool the rare tails
+        hs = np.minimum(((owners == 2) * pts).sum(1), 18)
+        return (hn - 12) * 9 + (hs - 10)
+
+    table = np.stack([np.bincount(key(exact), minlength=81), np.bincount(key(reference), minlength=81)])
+    table = table[:, table.sum(axis=0) > 0]
+    assert stats.chi2_contingency(table).pvalue > 1e-4

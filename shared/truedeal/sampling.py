@@ -22,7 +22,7 @@ from itertools import accumulate
 
 import numpy as np
 
-from .enumeration import Listing
+from .enumeration import Listing, prefix_sums
 from .fill import fill_deals
 from .patterns import PATTERNS
 from .randomness import Rng
@@ -53,10 +53,12 @@ class Sampler:
         self.cum_hi = np.array([c >> self.shift for c in cum], dtype=np.int64)
         self.cum_lo = np.array([c & mask for c in cum], dtype=np.uint64)
         self.cum_exact = None  # built lazily for the rare ties
-        # Level 1: candidate offsets inside the HCP box.
-        widths = [h - l + 1 for l, h in zip(lay.hcp_lo, lay.hcp_hi)]
-        offsets = list(itertools.product(*(range(w) for w in widths)))
-        self.box_offsets = np.array(offsets, dtype=np.int64).reshape(len(offsets), lay.n_box)
+        # Level 1: summed-area tables of the (D,C) pair tables, to choose the
+        # diamonds+clubs features one HCP coordinate at a time.
+        self.dc_pairs, dc_index = np.unique(listing.cell_pairs[:, 1], return_inverse=True) if len(listing.cells) else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self.cell_dc = dc_index.reshape(-1)
+        self.dc_prefix = np.stack([prefix_sums(listing.pair_tables[p], lay) for p in self.dc_pairs]) if len(self.dc_pairs) else None
+        self.widths = [h - l + 1 for l, h in zip(lay.hcp_lo, lay.hcp_hi)]
         # Level 2: for each suit pair, every split z = va + vb with its weight,
         # sorted by (pair, z) so that a split is one search away.
         keys, va, w = [], [], []
@@ -95,26 +97,44 @@ class Sampler:
         return out
 
     def _level1(self, entry: np.ndarray, rng: Rng) -> np.ndarray:
-        """Diamonds+clubs feature vector (flat) for each drawn entry."""
+        """Diamonds+clubs feature vector (flat) for each drawn entry.
+
+        Its HCP coordinates are drawn one at a time: coordinate d takes value
+        x with weight = the sum of the (D,C) table over the rest of the box,
+        read from the summed-area table in 2**n_box lookups.
+        """
         L, lay = self.listing, self.layout
         nb = lay.n_box
-        cell = L.e_cell[entry]
         z1 = lay.vectors(L.e_z1[entry])
-        pair = L.cell_pairs[cell, 1]
         exact = L.c_values[L.e_c[entry]] - z1[:, nb:]
+        which = self.cell_dc[L.e_cell[entry]]
+        lo = np.maximum(np.array(lay.hcp_lo, dtype=np.int64) - z1[:, :nb], 0)
+        hi = np.minimum(np.array(lay.hcp_hi, dtype=np.int64) - z1[:, :nb], np.array(lay.dims[:nb], dtype=np.int64) - 1)
+        z2 = lo.copy()
+        for d in range(nb):
+            x = np.arange(self.widths[d])
+            qlo = np.repeat(lo[:, None, :], len(x), axis=1)
+            qhi = np.repeat(hi[:, None, :], len(x), axis=1)
+            qlo[:, :, :d] = qhi[:, :, :d] = z2[:, None, :d]  # coordinates already chosen
+            qhi[:, :, d] = np.minimum(lo[:, None, d] + x, hi[:, None, d])  # cumulative in x
+            cum = self._box(which, qlo, qhi, exact)
+            pick = (cum > rng.below(cum[:, -1])[:, None]).argmax(axis=1)
+            z2[:, d] = lo[:, d] + pick
         strides = lay.strides
-        out = np.empty(len(entry), dtype=np.int64)
-        step = max(1, _MAX_CELLS_PER_STEP // max(1, len(self.box_offsets)))
-        for s in range(0, len(entry), step):
-            sl = slice(s, s + step)
-            lo2 = np.array(lay.hcp_lo, dtype=np.int64) - z1[sl, :nb]
-            hi2 = np.array(lay.hcp_hi, dtype=np.int64) - z1[sl, :nb]
-            box = lo2[:, None, :] + self.box_offsets[None, :, :]
-            ok = ((box >= 0) & (box <= hi2[:, None, :]) & (box < np.array(lay.dims[:nb])) ).all(axis=2)
-            flat = (np.where(ok[:, :, None], box, 0) * strides[:nb]).sum(axis=2) + (exact[sl] * strides[nb:]).sum(axis=1)[:, None]
-            w = np.where(ok, L.pair_tables[pair[sl][:, None], flat], 0)
-            out[sl] = flat[np.arange(len(flat)), _categorical(w, rng)]
-        return out
+        return z2 @ strides[:nb] + exact @ strides[nb:]
+
+    def _box(self, which: np.ndarray, lo: np.ndarray, hi: np.ndarray, exact: np.ndarray) -> np.ndarray:
+        """Sum of (D,C) table ``which[r]`` over the box [lo, hi] (per row r and
+        column k of lo/hi, shape (n, k, n_box)) at the exact coordinates ``exact[r]``."""
+        nb = self.layout.n_box
+        t = (which[:, None],)
+        ex = tuple(exact[:, None, e] for e in range(exact.shape[1]))
+        acc = np.zeros(lo.shape[:2], dtype=np.int64)
+        for corner in itertools.product((0, 1), repeat=nb):
+            idx = tuple(hi[:, :, d] + 1 if c else lo[:, :, d] for d, c in enumerate(corner))
+            term = self.dc_prefix[t + idx + ex]
+            acc += term if (nb - sum(corner)) % 2 == 0 else -term
+        return acc
 
     def _split(self, z: np.ndarray, pair: np.ndarray, rng: Rng) -> tuple[np.ndarray, np.ndarray]:
         """Split pair feature vectors ``z`` (flat) into the two suits' vectors."""

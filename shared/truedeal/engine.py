@@ -180,7 +180,7 @@ class Plan:
         have = 0
         batch = max(64, int(n / max(self.acceptance, MIN_ACCEPTANCE) * 1.1))
         while have < n:
-            owners = self.sampler.draw(min(batch, 1_000_000), rng)
+            owners = self.sampler.draw(min(batch, 200_000), rng)
             owners = owners[satisfies(owners, self.rejected)]
             kept.append(owners)
             have += len(owners)

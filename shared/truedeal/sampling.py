@@ -27,7 +27,7 @@ from .fill import fill_deals
 from .patterns import PATTERNS
 from .randomness import Rng
 
-_MAX_CELLS_PER_STEP = 2_000_000  # rows x candidates held in memory at once
+_MAX_CELLS_PER_STEP = 1_000_000  # rows x candidates held in memory at once
 
 
 def _categorical(weights: np.ndarray, rng: Rng) -> np.ndarray:
@@ -111,15 +111,18 @@ class Sampler:
         lo = np.maximum(np.array(lay.hcp_lo, dtype=np.int64) - z1[:, :nb], 0)
         hi = np.minimum(np.array(lay.hcp_hi, dtype=np.int64) - z1[:, :nb], np.array(lay.dims[:nb], dtype=np.int64) - 1)
         z2 = lo.copy()
+        step = max(1, _MAX_CELLS_PER_STEP // max(self.widths, default=1))  # bounds memory
         for d in range(nb):
             x = np.arange(self.widths[d])
-            qlo = np.repeat(lo[:, None, :], len(x), axis=1)
-            qhi = np.repeat(hi[:, None, :], len(x), axis=1)
-            qlo[:, :, :d] = qhi[:, :, :d] = z2[:, None, :d]  # coordinates already chosen
-            qhi[:, :, d] = np.minimum(lo[:, None, d] + x, hi[:, None, d])  # cumulative in x
-            cum = self._box(which, qlo, qhi, exact)
-            pick = (cum > rng.below(cum[:, -1])[:, None]).argmax(axis=1)
-            z2[:, d] = lo[:, d] + pick
+            for s in range(0, len(entry), step):
+                r = slice(s, s + step)
+                qlo = np.repeat(lo[r, None, :], len(x), axis=1)
+                qhi = np.repeat(hi[r, None, :], len(x), axis=1)
+                qlo[:, :, :d] = qhi[:, :, :d] = z2[r, None, :d]  # coordinates already chosen
+                qhi[:, :, d] = np.minimum(lo[r, None, d] + x, hi[r, None, d])  # cumulative in x
+                cum = self._box(which[r], qlo, qhi, exact[r])
+                pick = (cum > rng.below(cum[:, -1])[:, None]).argmax(axis=1)
+                z2[r, d] = lo[r, d] + pick
         strides = lay.strides
         return z2 @ strides[:nb] + exact @ strides[nb:]
 

@@ -40,6 +40,7 @@ SPECS = {
         "south": {"hcp": [11, 15], "shape": "any 4441 + any 5440"},
     },
     "teacher: N 20-22 bal, S 5-card major": {"north": {"hcp": [20, 22], "shape": BAL}, "south": {"shape": "5xxx + x5xx"}},
+    "wide ranges: N 12+, S 10+": {"north": {"hcp": [12, 37]}, "south": {"hcp": [10, 37]}},
     "no constraints": {},
 }
 

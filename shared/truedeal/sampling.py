@@ -27,7 +27,6 @@ from .fill import fill_deals
 from .patterns import PATTERNS
 from .randomness import Rng
 
-_MAX_CELLS_PER_STEP = 1_000_000  # rows x candidates held in memory at once
 
 
 def _categorical(weights: np.ndarray, rng: Rng) -> np.ndarray:
@@ -101,7 +100,8 @@ class Sampler:
 
         Its HCP coordinates are drawn one at a time: coordinate d takes value
         x with weight = the sum of the (D,C) table over the rest of the box,
-        read from the summed-area table in 2**n_box lookups.
+        read from the summed-area table in 2**n_box lookups; the cumulative
+        weights are searched by bisection.
         """
         L, lay = self.listing, self.layout
         nb = lay.n_box
@@ -111,18 +111,25 @@ class Sampler:
         lo = np.maximum(np.array(lay.hcp_lo, dtype=np.int64) - z1[:, :nb], 0)
         hi = np.minimum(np.array(lay.hcp_hi, dtype=np.int64) - z1[:, :nb], np.array(lay.dims[:nb], dtype=np.int64) - 1)
         z2 = lo.copy()
-        step = max(1, _MAX_CELLS_PER_STEP // max(self.widths, default=1))  # bounds memory
         for d in range(nb):
-            x = np.arange(self.widths[d])
-            for s in range(0, len(entry), step):
-                r = slice(s, s + step)
-                qlo = np.repeat(lo[r, None, :], len(x), axis=1)
-                qhi = np.repeat(hi[r, None, :], len(x), axis=1)
-                qlo[:, :, :d] = qhi[:, :, :d] = z2[r, None, :d]  # coordinates already chosen
-                qhi[:, :, d] = np.minimum(lo[r, None, d] + x, hi[r, None, d])  # cumulative in x
-                cum = self._box(which[r], qlo, qhi, exact[r])
-                pick = (cum > rng.below(cum[:, -1])[:, None]).argmax(axis=1)
-                z2[r, d] = lo[r, d] + pick
+            qlo, qhi = lo.copy(), hi.copy()
+            qlo[:, :d] = qhi[:, :d] = z2[:, :d]  # coordinates already chosen
+
+            def cum(upto: np.ndarray) -> np.ndarray:
+                """Table sum with coordinate d in [lo_d, upto] (the rest in the box)."""
+                q = qhi.copy()
+                q[:, d] = upto
+                return self._box(which, qlo[:, None, :], q[:, None, :], exact)[:, 0]
+
+            r = rng.below(cum(hi[:, d]))
+            # binary search for the smallest x with cum(x) > r
+            a, b = lo[:, d].copy(), hi[:, d].copy()
+            while (a < b).any():
+                m = (a + b) // 2
+                above = cum(m) > r
+                a = np.where(above, a, m + 1)
+                b = np.where(above, m, b)
+            z2[:, d] = a
         strides = lay.strides
         return z2 @ strides[:nb] + exact @ strides[nb:]
 

@@ -29,13 +29,6 @@ from .randomness import Rng
 
 
 
-def _categorical(weights: np.ndarray, rng: Rng) -> np.ndarray:
-    """Row-wise exact draw: index i with probability weights[r, i] / sum(weights[r])."""
-    cum = np.cumsum(weights, axis=1)
-    r = rng.below(cum[:, -1])
-    return (cum > r[:, None]).argmax(axis=1)
-
-
 class Sampler:
     """Draws uniform deals from one listing.  Build once, draw many times."""
 
@@ -51,12 +44,11 @@ class Sampler:
         cum = list(accumulate(listing.e_weight))
         self.cum_hi = np.array([c >> self.shift for c in cum], dtype=np.int64)
         self.cum_lo = np.array([c & mask for c in cum], dtype=np.uint64)
-        self.cum_exact = None  # built lazily for the rare ties
         # Level 1: summed-area tables of the (D,C) pair tables, to choose the
         # diamonds+clubs features one HCP coordinate at a time.
-        self.dc_pairs, dc_index = np.unique(listing.cell_pairs[:, 1], return_inverse=True) if len(listing.cells) else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        dc_pairs, dc_index = np.unique(listing.cell_pairs[:, 1], return_inverse=True)
         self.cell_dc = dc_index.reshape(-1)
-        self.dc_prefix = np.stack([prefix_sums(listing.pair_tables[p], lay) for p in self.dc_pairs]) if len(self.dc_pairs) else None
+        self.dc_prefix = np.stack([prefix_sums(listing.pair_tables[p], lay) for p in dc_pairs])
         self.widths = [h - l + 1 for l, h in zip(lay.hcp_lo, lay.hcp_hi)]
         # Level 2: for each suit pair, every split z = va + vb with its weight,
         # sorted by (pair, z) so that a split is one search away.

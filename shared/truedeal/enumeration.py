@@ -285,7 +285,7 @@ def _columns(cells: np.ndarray, layout: Layout):
     return [tuple(int(x) for x in row) for row in uniq], inv.reshape(n, 4)
 
 
-def _pair_table(ga: np.ndarray, gb: np.ndarray, layout: Layout) -> np.ndarray:
+def pair_table(ga: np.ndarray, gb: np.ndarray, layout: Layout) -> np.ndarray:
     """T[z] = sum over va + vb = z of ga[va] * gb[vb] (dense, int64)."""
     out = np.zeros(layout.zsize, dtype=np.int64)
     ia, ib = np.nonzero(ga)[0], np.nonzero(gb)[0]
@@ -347,14 +347,14 @@ def _c_values(layout: Layout) -> np.ndarray:
     return np.array(vals, dtype=np.int64).reshape(len(vals), len(exact_dims))
 
 
-def _pool_factors(layout: Layout, c_values: np.ndarray) -> list[int]:
+def pool_factors(layout: Layout, c_values: np.ndarray) -> list[int]:
     """G for each row of :func:`_c_values` (1 everywhere without a pool)."""
     if not layout.has_pool:
         return [1] * len(c_values)
     return [layout.pool_factor(tuple(int(x) for x in c[:-1]), int(c[-1])) for c in c_values]
 
 
-def _completions(t1s: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):
+def completions(t1s: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):
     """Pair every nonzero ``z1`` of each table in ``t1s`` (2-D: one table per
     row) with every exact-coordinate slice present in ``t2`` (the last
     ``n_exact`` dims).  Returns, one row per pair: the t1 row, z1 flat index,
@@ -372,17 +372,17 @@ def _completions(t1s: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):
     return which[i], nz[i], z1[i], totals[ok]
 
 
-def _level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int]):
+def level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int]):
     """Level-0 rows of several (S,H) tables (rows of ``t1s``) against one (D,C)
     table: t1 row, z1 flat, pool totals (flat) and U, for every completion with
     a positive pool factor and U."""
     n_exact = len(layout.dims) - layout.n_box
-    which, nz, z1, totals = _completions(t1s, t2, layout, n_exact)
+    which, nz, z1, totals = completions(t1s, t2, layout, n_exact)
     c_flat = totals @ _strides(layout.dims[layout.n_box :])
     if n_exact:
         keep = (np.array(g_of_c, dtype=object) > 0).astype(bool)[c_flat]
         which, nz, z1, totals, c_flat = which[keep], nz[keep], z1[keep], totals[keep], c_flat[keep]
-    lo, hi = _bounds(layout, len(nz))
+    lo, hi = bounds(layout, len(nz))
     u = box_sums(prefix_sums(t2, layout), layout, z1, lo, hi, totals)
     hit = u > 0
     return which[hit], nz[hit], c_flat[hit], u[hit]
@@ -424,10 +424,12 @@ def build_listing(rules: list[SeatConstraint], progress=None, part: tuple[int, i
     if len(pair_keys) * layout.zsize > MAX_FEATURE_CELLS:
         raise TooWide(f"suit-pair tables too large ({len(pair_keys):,} pairs x {layout.zsize:,} feature states)")
     pairs = [(int(k) // len(columns), int(k) % len(columns)) for k in pair_keys]
-    pair_tables = np.stack([_pair_table(g[a], g[b], layout) for a, b in pairs]) if pairs else np.zeros((0, layout.zsize), np.int64)
+    pair_tables = np.stack([pair_table(g[a], g[b], layout) for a, b in pairs]) if pairs else np.zeros((0, layout.zsize), np.int64)
     cell_pairs = pair_inv.reshape(2, len(cells)).T
     listing = Listing(layout, cells, columns, cell_cols, options, g, pairs, pair_tables, cell_pairs, _c_values(layout))
     _fill_level0(listing, progress)
+    from .cases import count_cases  # cases.py builds on this module's tables
+
     listing.cases = count_cases(listing)
     return listing
 
@@ -439,7 +441,8 @@ def partition_bounds(n_cells: int, k: int, parts: int) -> tuple[int, int]:
     return n_cells * k // parts, n_cells * (k + 1) // parts
 
 
-def _bounds(layout: Layout, n: int):
+def bounds(layout: Layout, n: int):
+    """The spec's HCP ranges as (lo, hi) arrays of shape (n, n_box), one row per query."""
     lo = np.broadcast_to(np.array(layout.hcp_lo, dtype=np.int64), (n, layout.n_box))
     hi = np.broadcast_to(np.array(layout.hcp_hi, dtype=np.int64), (n, layout.n_box))
     return lo, hi
@@ -447,7 +450,7 @@ def _bounds(layout: Layout, n: int):
 
 def _fill_level0(listing: Listing, progress=None) -> None:
     layout = listing.layout
-    g_of_c = _pool_factors(layout, listing.c_values)
+    g_of_c = pool_factors(layout, listing.c_values)
     # Cells sharing a (S,H) pair and a (D,C) pair share every level-0 weight.
     keys, inv = np.unique(listing.cell_pairs, axis=0, return_inverse=True)
     inv = inv.reshape(-1)
@@ -466,7 +469,7 @@ def _fill_level0(listing: Listing, progress=None) -> None:
     for done, (p2, members) in enumerate(key_of.items()):
         ks = np.array([k for k, _ in members])
         t1s = listing.pair_tables[[p1 for _, p1 in members]]
-        which, z1, c_flat, u = _level0_rows(t1s, listing.pair_tables[p2], layout, g_of_c)
+        which, z1, c_flat, u = level0_rows(t1s, listing.pair_tables[p2], layout, g_of_c)
         # T1 < 2**42 and U < 2**50: the products need Python ints.
         a = t1s[which, z1]
         row_w.extend(g_of_c[c] * x * y for c, x, y in zip(c_flat.tolist(), a.tolist(), u.tolist()))
@@ -499,84 +502,3 @@ def _fill_level0(listing: Listing, progress=None) -> None:
     listing.e_z1 = z_all[idx]
     listing.e_weight = [weights[i] for i in idx.tolist()]
     listing.total = sum(listing.e_weight)
-
-
-# ------------------------------------------------------------------- case counts
-
-
-def count_cases(listing: Listing) -> int:
-    """Number of distinct cases (patterns of patterned seats, holdings of HCP
-    seats) that at least one deal fits.
-
-    The same tables as the weights, with each option replaced by 1 per
-    distinct holding.  Options that differ only in how many free honours the
-    shape-only seats take are one case; with a pool too, that count moves the
-    pool's honour total, so it is carried as an interval [lo, hi] of
-    achievable totals (:func:`_count_cases_interval`).
-    """
-    layout = listing.layout
-    if layout.has_pool and layout.shape_only:
-        return _count_cases_interval(listing)
-    indic = np.zeros((len(listing.columns), layout.zsize), dtype=np.int64)
-    for k, opt in enumerate(listing.options):
-        full = np.concatenate([opt.vflat[:, None], opt.masks.astype(np.int64)], axis=1)
-        uniq = np.unique(full, axis=0)
-        np.add.at(indic[k], uniq[:, 0], 1)
-    g_of_c = [int(g > 0) for g in _pool_factors(layout, listing.c_values)]
-    tables: dict[tuple[int, int], np.ndarray] = {}
-
-    def pair(a: int, b: int) -> np.ndarray:
-        if (a, b) not in tables:
-            tables[(a, b)] = _pair_table(indic[a], indic[b], layout)
-        return tables[(a, b)]
-
-    total = 0
-    keys, counts = np.unique(listing.cell_cols, axis=0, return_counts=True)
-    for cols, mult in zip(keys, counts):
-        t1 = pair(cols[0], cols[1])
-        _, z1, _, u = _level0_rows(t1[None, :], pair(cols[2], cols[3]), layout, g_of_c)
-        total += int(mult) * int((t1[z1] * u).sum())
-    return total
-
-
-def _count_cases_interval(listing: Listing) -> int:
-    """:func:`count_cases` when shape-only seats and pooled seats coexist."""
-    layout = listing.layout
-    nb = layout.n_box
-    n_pat, n_h = len(layout.patterned), len(layout.pooled)
-    # Dims: HCP, then c_pat lo and hi (ranges), then pooled honour counts (exact).
-    cdims = tuple(layout.dims[:nb]) + (17, 17) + tuple(layout.dims[nb:-1])
-    cl = Layout(layout.patterned, layout.hcp_seats, layout.pooled, layout.shape_only, layout.free,
-                layout.hcp_lo, layout.hcp_hi, cdims, nb + 2)
-    indic = np.zeros((len(listing.columns), cl.zsize), dtype=np.int64)
-    for k, opt in enumerate(listing.options):
-        if not len(opt.weight):
-            continue
-        key = np.concatenate([opt.v[:, :nb], opt.v[:, nb:-1], opt.masks.astype(np.int64)], axis=1)
-        uniq, inv = np.unique(key, axis=0, return_inverse=True)
-        inv = inv.reshape(-1)
-        lo = np.full(len(uniq), 99)
-        hi = np.full(len(uniq), -1)
-        np.minimum.at(lo, inv, opt.v[:, -1])
-        np.maximum.at(hi, inv, opt.v[:, -1])
-        vec = np.concatenate([uniq[:, :nb], lo[:, None], hi[:, None], uniq[:, nb : nb + n_h]], axis=1)
-        np.add.at(indic[k], vec @ cl.strides, 1)
-    total = 0
-    keys, counts = np.unique(listing.cell_cols, axis=0, return_counts=True)
-    for cols, mult in zip(keys, counts):
-        t1 = _pair_table(indic[cols[0]], indic[cols[1]], cl)
-        t2 = _pair_table(indic[cols[2]], indic[cols[3]], cl)
-        _, nz, z1, c = _completions(t1[None, :], t2, cl, n_h)
-        csum = c.sum(axis=1)
-        # The patterned seats' honour total must land in [c_min, c_max] for the
-        # pool to work out: total lo <= c_max and total hi >= c_min.
-        c_min = np.maximum(0, 13 * (n_pat + n_h) - 36 - csum)
-        c_max = 16 - csum
-        ok = (c_max >= c_min) & (c <= 13).all(axis=1)
-        nz, z1, c, c_min, c_max = nz[ok], z1[ok], c[ok], c_min[ok], c_max[ok]
-        lo, hi = _bounds(layout, len(nz))
-        blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), c_min[:, None]], axis=1)
-        bhi = np.concatenate([hi, c_max[:, None], np.full((len(nz), 1), 16)], axis=1)
-        u = box_sums(prefix_sums(t2, cl), cl, z1, blo, bhi, c)
-        total += int(mult) * int((t1[nz] * u).sum())
-    return total

@@ -28,7 +28,6 @@ from .patterns import PATTERNS
 from .randomness import Rng
 
 
-
 class Sampler:
     """Draws uniform deals from one listing.  Build once, draw many times."""
 

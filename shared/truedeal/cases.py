@@ -1,0 +1,99 @@
+"""Pavlicek's case count for a listing: distinct (patterns, holdings) with weight.
+
+The same factored tables as the weights (:mod:`truedeal.enumeration`), with
+each suit option replaced by 1 per distinct holding of the HCP seats.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .enumeration import (
+    Layout,
+    Listing,
+    bounds,
+    box_sums,
+    completions,
+    level0_rows,
+    pair_table,
+    pool_factors,
+    prefix_sums,
+)
+
+
+def count_cases(listing: Listing) -> int:
+    """Number of distinct cases (patterns of patterned seats, holdings of HCP
+    seats) that at least one deal fits.
+
+    The same tables as the weights, with each option replaced by 1 per
+    distinct holding.  Options that differ only in how many free honours the
+    shape-only seats take are one case; with a pool too, that count moves the
+    pool's honour total, so it is carried as an interval [lo, hi] of
+    achievable totals (:func:`_count_cases_interval`).
+    """
+    layout = listing.layout
+    if layout.has_pool and layout.shape_only:
+        return _count_cases_interval(listing)
+    indic = np.zeros((len(listing.columns), layout.zsize), dtype=np.int64)
+    for k, opt in enumerate(listing.options):
+        full = np.concatenate([opt.vflat[:, None], opt.masks.astype(np.int64)], axis=1)
+        uniq = np.unique(full, axis=0)
+        np.add.at(indic[k], uniq[:, 0], 1)
+    g_of_c = [int(g > 0) for g in pool_factors(layout, listing.c_values)]
+    tables: dict[tuple[int, int], np.ndarray] = {}
+
+    def pair(a: int, b: int) -> np.ndarray:
+        if (a, b) not in tables:
+            tables[(a, b)] = pair_table(indic[a], indic[b], layout)
+        return tables[(a, b)]
+
+    total = 0
+    keys, counts = np.unique(listing.cell_cols, axis=0, return_counts=True)
+    for cols, mult in zip(keys, counts):
+        t1 = pair(cols[0], cols[1])
+        _, z1, _, u = level0_rows(t1[None, :], pair(cols[2], cols[3]), layout, g_of_c)
+        total += int(mult) * int((t1[z1] * u).sum())
+    return total
+
+
+def _count_cases_interval(listing: Listing) -> int:
+    """:func:`count_cases` when shape-only seats and pooled seats coexist."""
+    layout = listing.layout
+    nb = layout.n_box
+    n_pat, n_h = len(layout.patterned), len(layout.pooled)
+    # Dims: HCP, then c_pat lo and hi (ranges), then pooled honour counts (exact).
+    cdims = tuple(layout.dims[:nb]) + (17, 17) + tuple(layout.dims[nb:-1])
+    cl = Layout(layout.patterned, layout.hcp_seats, layout.pooled, layout.shape_only, layout.free,
+                layout.hcp_lo, layout.hcp_hi, cdims, nb + 2)
+    indic = np.zeros((len(listing.columns), cl.zsize), dtype=np.int64)
+    for k, opt in enumerate(listing.options):
+        if not len(opt.weight):
+            continue
+        key = np.concatenate([opt.v[:, :nb], opt.v[:, nb:-1], opt.masks.astype(np.int64)], axis=1)
+        uniq, inv = np.unique(key, axis=0, return_inverse=True)
+        inv = inv.reshape(-1)
+        lo = np.full(len(uniq), 99)
+        hi = np.full(len(uniq), -1)
+        np.minimum.at(lo, inv, opt.v[:, -1])
+        np.maximum.at(hi, inv, opt.v[:, -1])
+        vec = np.concatenate([uniq[:, :nb], lo[:, None], hi[:, None], uniq[:, nb : nb + n_h]], axis=1)
+        np.add.at(indic[k], vec @ cl.strides, 1)
+    total = 0
+    keys, counts = np.unique(listing.cell_cols, axis=0, return_counts=True)
+    for cols, mult in zip(keys, counts):
+        t1 = pair_table(indic[cols[0]], indic[cols[1]], cl)
+        t2 = pair_table(indic[cols[2]], indic[cols[3]], cl)
+        _, nz, z1, c = completions(t1[None, :], t2, cl, n_h)
+        csum = c.sum(axis=1)
+        # The patterned seats' honour total must land in [c_min, c_max] for the
+        # pool to work out: total lo <= c_max and total hi >= c_min.
+        c_min = np.maximum(0, 13 * (n_pat + n_h) - 36 - csum)
+        c_max = 16 - csum
+        ok = (c_max >= c_min) & (c <= 13).all(axis=1)
+        nz, z1, c, c_min, c_max = nz[ok], z1[ok], c[ok], c_min[ok], c_max[ok]
+        lo, hi = bounds(layout, len(nz))
+        blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), c_min[:, None]], axis=1)
+        bhi = np.concatenate([hi, c_max[:, None], np.full((len(nz), 1), 16)], axis=1)
+        u = box_sums(prefix_sums(t2, cl), cl, z1, blo, bhi, c)
+        total += int(mult) * int((t1[nz] * u).sum())
+    return total

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections import OrderedDict
@@ -309,30 +310,28 @@ def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = N
         store.r.hset(store.key(job_id), mapping={"requeues": rounds, "requeued_at": repr(now)})
         items: list[str] = []
         if job.state in (QUEUED, ENUMERATING):
-            have = set(store.partials(job_id))
-            missing = [k for k in range(job.parts) if k not in have][: st.requeue_batch]
-            if missing:
-                ids = dispatcher.enumerate_partitions(job_id, missing)
-                store.remember_tasks(job_id, {f"p:{k}": t for k, t in zip(missing, ids)})
-                items = [f"p:{k}" for k in missing]
-            else:
+            items = _requeue(store, job_id, "p", job.parts, set(store.partials(job_id)), st.requeue_batch,
+                             dispatcher.enumerate_partitions)
+            if not items:  # every partition is in: the reduce went missing
                 dispatcher.reduce(job_id)
                 items = ["reduce"]
         elif job.state == DRAWING:
-            have = store.done_chunks(job_id)
-            missing = []
-            for i in range(job.chunks):
-                if i not in have:
-                    missing.append(i)
-                    if len(missing) >= st.requeue_batch:
-                        break
-            if missing:
-                ids = dispatcher.draw_chunks(job_id, missing)
-                store.remember_tasks(job_id, {f"c:{i}": t for i, t in zip(missing, ids)})
-                items = [f"c:{i}" for i in missing]
-            else:
+            items = _requeue(store, job_id, "c", job.chunks, store.done_chunks(job_id), st.requeue_batch,
+                             dispatcher.draw_chunks)
+            if not items:  # every chunk is in: finishing went missing
                 store.finish(job_id)
                 items = ["finish"]
         report.requeued[job_id] = items
     return report
 
+
+def _requeue(store: JobStore, job_id: str, tag: str, total: int, have: set[int], batch: int,
+             send: Callable[[str, list[int]], list[str]]) -> list[str]:
+    """Re-queue the first ``batch`` of items 0..total-1 missing from ``have``
+    (partitions ``p:k`` or chunks ``c:i``); returns their labels ([] if none)."""
+    missing = list(itertools.islice((i for i in range(total) if i not in have), batch))
+    if not missing:
+        return []
+    ids = send(job_id, missing)
+    store.remember_tasks(job_id, {f"{tag}:{i}": t for i, t in zip(missing, ids)})
+    return [f"{tag}:{i}" for i in missing]

@@ -16,10 +16,8 @@ import time
 import tracemalloc
 
 import pytest
-
 from truedeal.engine import Plan
 from truedeal.spec import Spec, load_spec
-
 from web_support import (
     REDIS_URL,
     Worker,
@@ -27,6 +25,7 @@ from web_support import (
     delete_prefix,
     new_namespace,
     require_redis,
+    scoped_namespace,
     wait_job,
     worker_available,
 )
@@ -41,10 +40,7 @@ SLOW = {"north": {"hcp": [0, 37]}, "east": {"hcp": [0, 37]}, "south": {"hcp": [0
 
 @pytest.fixture(scope="module")
 def ns():
-    require_redis()
-    ns = new_namespace("web")
-    yield ns
-    delete_prefix(ns.prefix)
+    yield from scoped_namespace("web")
 
 
 @pytest.fixture(scope="module")

@@ -15,17 +15,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from truedeal.spec import SpecError, load_spec
-
 from web_support import (
     REDIS_URL,
     ServerThread,
     Worker,
-    delete_prefix,
     format_one_in,
-    new_namespace,
-    require_redis,
+    scoped_namespace,
     worker_available,
 )
 
@@ -51,10 +47,7 @@ HCP = {"A": 4, "K": 3, "Q": 2, "J": 1}
 
 @pytest.fixture(scope="module")
 def ns():
-    require_redis()
-    ns = new_namespace("e2e")
-    yield ns
-    delete_prefix(ns.prefix)
+    yield from scoped_namespace("e2e")
 
 
 @pytest.fixture(scope="module")

@@ -61,6 +61,14 @@ def new_namespace(tag: str) -> Namespace:
     return Namespace(prefix=f"tdtest:{tag}:{u}:", queue=f"tdtest-{tag}-{u}")
 
 
+def scoped_namespace(tag: str):
+    """Generator body for a module fixture: a fresh key namespace, deleted afterwards."""
+    require_redis()
+    ns = new_namespace(tag)
+    yield ns
+    delete_prefix(ns.prefix)
+
+
 def worker_available() -> bool:
     try:
         import truedeal_worker.app  # noqa: F401

@@ -1,0 +1,240 @@
+"""The internal form of a constraint: what JSON specs and dealer scripts compile to.
+
+Every property a spec can name is a **feature**: the sum, over some suits, of
+a *local function* of one seat's holding in one suit (its length and the ranks
+it holds).  HCP, controls, losers, top-N, suit lengths, ``hascard`` and any
+point scale are all features; a shape is a set of patterns of one seat.
+
+A condition is a boolean tree over comparisons of numeric expressions.  The
+exact engine reads comparisons of *linear* sums of features (``hcp(north) +
+hcp(south) >= 25``) and shapes; anything else (products, ``tricks``, ``rnd``)
+is kept as :class:`Opaque` and checked by rejection on real deals.
+
+Seats are 0..3 (N E S W), suits 0..3 (S H D C), ranks 0..12 (A K Q ... 2), as
+in :mod:`truedeal.cards`.  All nodes are frozen dataclasses: equal trees
+compare and hash equal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from ..cards import HCP_OF_RANK
+
+#: Every suit, as a ``Feature.suits`` value for whole-hand features.
+ALL_SUITS: tuple[int, ...] = (0, 1, 2, 3)
+
+
+@dataclass(frozen=True)
+class LocalFn:
+    """A function of one seat's holding in one suit.
+
+    * ``weights``: the sum of ``weights[rank]`` over the ranks held (13 numbers,
+      ace first).  HCP is ``(4, 3, 2, 1, 0, ...)``; ``hascard`` one rank's 1.
+    * ``length``: the number of cards.
+    * ``losers``: dealer's losing-trick count (see :func:`losers_in_suit`).
+    """
+
+    kind: str  # "weights" | "length" | "losers"
+    weights: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("weights", "length", "losers"):
+            raise ValueError(f"unknown local function {self.kind!r}")
+        if self.kind == "weights" and len(self.weights) != 13:
+            raise ValueError("a weights function needs 13 weights, ace first")
+
+    @property
+    def ranks(self) -> frozenset[int]:
+        """The ranks whose presence this function reads (lengths aside)."""
+        if self.kind == "weights":
+            return frozenset(r for r, w in enumerate(self.weights) if w)
+        if self.kind == "losers":
+            return frozenset((0, 1, 2))
+        return frozenset()
+
+    @property
+    def reads_length(self) -> bool:
+        return self.kind in ("length", "losers")
+
+    def value(self, length: int, held: frozenset[int] | set[int]) -> int:
+        """The function on a holding: ``length`` cards, of which ``held`` are the ranks."""
+        if self.kind == "length":
+            return length
+        if self.kind == "losers":
+            return losers_in_suit(length, held)
+        return sum(self.weights[r] for r in held)
+
+
+def weights(*by_rank: int) -> LocalFn:
+    """A point scale, ace first; missing ranks weigh 0."""
+    return LocalFn("weights", tuple(by_rank) + (0,) * (13 - len(by_rank)))
+
+
+def one_rank(rank: int) -> LocalFn:
+    """1 if the rank is held: ``hascard`` within one suit."""
+    return LocalFn("weights", tuple(int(r == rank) for r in range(13)))
+
+
+HCP = weights(*HCP_OF_RANK)
+CONTROLS = weights(2, 1)
+LENGTH = LocalFn("length")
+LOSERS = LocalFn("losers")
+
+
+def top(n: int) -> LocalFn:
+    """How many of the top ``n`` cards are held (dealer's ``top2`` ... ``top5``)."""
+    return weights(*([1] * n))
+
+
+def losers_in_suit(length: int, held: frozenset[int] | set[int]) -> int:
+    """Dealer's losers in one suit: void 0; singleton 0 with the ace, else 1;
+    doubleton 0 with AK, 1 with A or K, else 2; longer, 3 minus the A, K and Q held."""
+    if length == 0:
+        return 0
+    if length == 1:
+        return 0 if 0 in held else 1
+    if length == 2:
+        return 2 - (0 in held) - (1 in held)
+    return 3 - sum(r in held for r in (0, 1, 2))
+
+
+@dataclass(frozen=True)
+class Feature:
+    """``sum(fn(seat's holding in s) for s in suits)``."""
+
+    seat: int
+    suits: tuple[int, ...]
+    fn: LocalFn
+
+
+# ----------------------------------------------------------------- numbers
+
+
+@dataclass(frozen=True)
+class Linear:
+    """``const + sum(coef * feature)``; the only numbers the engine reads exactly."""
+
+    terms: tuple[tuple[int, Feature], ...] = ()
+    const: int = 0
+
+
+@dataclass(frozen=True)
+class IfElse:
+    """``cond ? then : other`` on numbers."""
+
+    cond: "Cond"
+    then: "Num"
+    other: "Num"
+
+
+@dataclass(frozen=True)
+class Arith:
+    """A non-linear operation: ``*``, ``/`` (dealer truncates), ``%``."""
+
+    op: str
+    left: "Num"
+    right: "Num"
+
+
+@dataclass(frozen=True)
+class OpaqueNum:
+    """A number only a real deal can give: ``tricks(...)``, ``score(...)``, ``rnd(n)``...
+
+    ``name`` and ``args`` are kept for messages and for the rejection evaluator."""
+
+    name: str
+    args: tuple = ()
+
+
+Num = Union[Linear, IfElse, Arith, OpaqueNum]
+
+
+# ---------------------------------------------------------------- conditions
+
+
+@dataclass(frozen=True)
+class Compare:
+    """``left op right`` with op one of ``< <= == != >= >``."""
+
+    op: str
+    left: Num
+    right: Num
+
+
+@dataclass(frozen=True)
+class ShapeIn:
+    """The seat's pattern is one of ``patterns`` (4-tuples of lengths S H D C)."""
+
+    seat: int
+    patterns: frozenset[tuple[int, int, int, int]]
+
+
+@dataclass(frozen=True)
+class And:
+    items: tuple["Cond", ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    items: tuple["Cond", ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    item: "Cond"
+
+
+@dataclass(frozen=True)
+class Truth:
+    """A constant condition."""
+
+    value: bool
+
+
+Cond = Union[Compare, ShapeIn, And, Or, Not, Truth]
+
+TRUE = Truth(True)
+
+
+# ------------------------------------------------------------------ programs
+
+
+@dataclass(frozen=True)
+class Action:
+    """An action of a dealer script.
+
+    * ``kind`` "print": ``style`` is dealer's action name (``printall``,
+      ``printpbn``, ``printoneline``, ``printew``, ``printcompact`` ...), ``seats``
+      the seats it names (empty for all).
+    * ``kind`` "average": ``label`` and ``expr``.
+    * ``kind`` "frequency": ``label``, ``expr`` (and ``expr2`` for the
+      two-dimensional form), with ``bounds`` ``(lo, hi[, lo2, hi2])``.
+    """
+
+    kind: str
+    style: str = ""
+    seats: tuple[int, ...] = ()
+    label: str = ""
+    expr: Num | Cond | None = None
+    expr2: Num | Cond | None = None
+    bounds: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Program:
+    """A whole spec: a condition, predealt cards and the script's settings.
+
+    ``predeal[seat]`` holds card numbers (:func:`truedeal.cards.card`).
+    ``produce`` / ``generate`` are dealer's counts; ``dealer`` a seat;
+    ``vulnerable`` one of ``none ns ew all``.
+    """
+
+    condition: Cond = TRUE
+    predeal: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    produce: int | None = None
+    generate: int | None = None
+    dealer: int | None = None
+    vulnerable: str | None = None
+    actions: tuple[Action, ...] = field(default_factory=tuple)

@@ -11,9 +11,13 @@ Two implementations:
 
 * :func:`encode` / :func:`decode` are the plain big-integer loops, line for
   line as in the article (the reference; slow, one deal at a time).
-* :func:`encode_batch` / :func:`decode_batch` are vectorised and table-driven.
-  A number is carried as two uint64 limbs ``[hi, lo]`` with
-  ``number = hi * 2**64 + lo`` (``hi < 2**32`` since D < 2**96).
+* :func:`encode_batch_numpy` / :func:`decode_batch_numpy` are vectorised and
+  table-driven (the reference for the compiled kernel).  A number is carried
+  as two uint64 limbs ``[hi, lo]`` with ``number = hi * 2**64 + lo``
+  (``hi < 2**32`` since D < 2**96).
+* :func:`encode_batch` / :func:`decode_batch` run the compiled kernel
+  (:mod:`truedeal.kernel`) when it is built, else the numpy forms; same
+  contracts, same results.
 
 Table-driven method.  The state before a card is the vector of remaining
 counts r = (n, e, s, w), indexed ``r0 + 14 r1 + 196 r2 + 2744 r3`` (14**4
@@ -49,6 +53,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .cards import N_CARDS, D, deal_seats
+from .kernel import native as _native
 
 __all__ = [
     "D",
@@ -56,6 +61,8 @@ __all__ = [
     "decode",
     "encode_batch",
     "decode_batch",
+    "encode_batch_numpy",
+    "decode_batch_numpy",
     "limbs_to_bytes",
     "bytes_to_limbs",
     "limbs_to_ints",
@@ -315,8 +322,20 @@ def encode_batch(owners: np.ndarray) -> np.ndarray:
     """Deal numbers of a batch: (n, 52) seats -> (n, 2) uint64 limbs [hi, lo].
 
     Contract: every row holds seats 0..3, 13 cards each (else ValueError);
-    row d of the result is ``divmod(encode(owners[d]), 2**64)``.
+    row d of the result is ``divmod(encode(owners[d]), 2**64)``.  Runs the
+    compiled kernel when it is built, else :func:`encode_batch_numpy`.
     """
+    k = _native()
+    if k is None:
+        return encode_batch_numpy(owners)
+    a = np.ascontiguousarray(_as_owners(owners))
+    out = np.empty((a.shape[0], 2), np.uint64)
+    k.encode(a, out)  # checks the 13 cards a seat itself
+    return out
+
+
+def encode_batch_numpy(owners: np.ndarray) -> np.ndarray:
+    """:func:`encode_batch` on the numpy path (the reference implementation)."""
     a = _as_owners(owners)
     tb = _tables()
     n = a.shape[0]
@@ -465,8 +484,20 @@ def decode_batch(limbs: np.ndarray) -> np.ndarray:
     """Deals of a batch of numbers: (n, 2) limbs [hi, lo] -> (n, 52) uint8 owners.
 
     Contract: every number hi * 2**64 + lo is in [0, D) (else ValueError);
-    row d of the result equals ``decode(hi[d] * 2**64 + lo[d])``.
+    row d of the result equals ``decode(hi[d] * 2**64 + lo[d])``.  Runs the
+    compiled kernel when it is built, else :func:`decode_batch_numpy`.
     """
+    k = _native()
+    if k is None:
+        return decode_batch_numpy(limbs)
+    a = np.ascontiguousarray(_check_limbs(limbs))
+    res = np.empty((a.shape[0], N_CARDS), np.uint8)
+    k.decode(a, res)
+    return res
+
+
+def decode_batch_numpy(limbs: np.ndarray) -> np.ndarray:
+    """:func:`decode_batch` on the numpy path (the reference implementation)."""
     a = _check_limbs(limbs)
     tb = _tables()
     tail_base, tail_words = _tail_tables()

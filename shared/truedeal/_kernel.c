@@ -1,0 +1,426 @@
+/* truedeal._kernel: compiled batch kernels for deal numbers and deal text.
+ *
+ * The reference implementations are the numpy paths in truedeal/dealnumber.py
+ * and truedeal/kernel.py; every function here must give byte-identical
+ * results (tests/test_kernel.py checks it).  The Python wrapper
+ * (truedeal/kernel.py) validates shapes and dtypes and passes C-contiguous
+ * buffers, so this file only sees raw memory:
+ *
+ *   encode(owners: bytes-like n*52 uint8, out: writable n*2 uint64) -> None
+ *   decode(limbs: bytes-like n*2 uint64, out: writable n*52 uint8) -> None
+ *   format_numbers(limbs: bytes-like n*2 uint64) -> bytes
+ *   pbn_deal_strings(owners, first: int 0..3 or bytes-like n uint8) -> bytes
+ *
+ * A deal number I (0 <= I < D < 2**96) is the lexicographic rank of the word
+ * owners[0..51] among words with 13 of each seat (Pavlicek 7Z68).  With the
+ * remaining counts r = (n, e, s, w) as state index r0 + 14 r1 + 196 r2 + 2744 r3,
+ * K(r) = (sum r)! / prod(r_j!) and the offset of seat j is
+ * O(r, j) = sum_{i<j, r_i>0} K(r - e_i); encode adds O(r, seat) card by card,
+ * decode takes the seat as the number of thresholds O(r, 1..3) <= I.  All
+ * arithmetic is exact in unsigned __int128 (D < 2**96).  The last TAIL cards
+ * go through a table of every TAIL-letter word, grouped by state and in
+ * lexicographic order within a state, so a tail's contribution to I is its
+ * position within its group.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef unsigned __int128 u128;
+
+#define NCARDS 52
+#define NSTATES 38416 /* 14**4 */
+#define S0 38415      /* state (13, 13, 13, 13) */
+#define TAIL 8        /* cards resolved by the tail table */
+#define NTAIL 65536   /* 4**TAIL words */
+
+/* 14**j for j = 0..3, packed in 16-bit fields: avoids a memory load on the
+ * state's dependency chain (the state update is then pure ALU work). */
+#define POW14_PACKED ((uint64_t)1 | (uint64_t)14 << 16 | (uint64_t)196 << 32 | (uint64_t)2744 << 48)
+#define POW14(j) ((unsigned)((POW14_PACKED >> ((j) << 4)) & 0xFFFF))
+
+static u128 K[NSTATES];
+static u128 OFF[4 * NSTATES];      /* OFF[4 s + j] = O(r, j) */
+static uint64_t OFF64[4 * NSTATES]; /* the same, valid where K(s) < 2**64 */
+static uint32_t TBASE[NSTATES];    /* first index of state s in TWORD */
+static uint16_t TWORD[NTAIL];      /* tail words grouped by state */
+static uint16_t TRANK[NTAIL];      /* word -> its rank within its state */
+static u128 DEALS;                 /* D */
+static int P1_END;                 /* first card after which every K < 2**64 */
+
+static inline int state_sum(int s) { return s % 14 + s / 14 % 14 + s / 196 % 14 + s / 2744; }
+
+static void build_tables(void) {
+    /* K by the recurrence K(r) = sum_{r_j > 0} K(r - e_j), K(0) = 1: each
+     * predecessor has a smaller index, so one pass in index order suffices. */
+    int minsum_big = NCARDS;
+    for (int s = 0; s < NSTATES; s++) {
+        int r[4] = {s % 14, s / 14 % 14, s / 196 % 14, s / 2744};
+        u128 acc = 0, k = 0;
+        for (int j = 0; j < 4; j++) {
+            OFF[4 * s + j] = acc;
+            if (r[j]) {
+                acc += K[s - POW14(j)];
+            }
+        }
+        k = s ? acc : 1;
+        K[s] = k;
+        if (k >> 64) {
+            int c = state_sum(s);
+            if (c < minsum_big) minsum_big = c;
+        }
+        for (int j = 0; j < 4; j++) OFF64[4 * s + j] = (uint64_t)OFF[4 * s + j];
+    }
+    DEALS = K[S0];
+    /* card c starts from a state with 52 - c cards left: 128 bits are needed
+     * while 52 - c >= minsum_big */
+    P1_END = NCARDS - minsum_big + 1;
+    /* Tail words: counting sort of all 4**TAIL words by state, stable, so
+     * numeric (= lexicographic) order is kept within each state. */
+    static uint16_t wstate[NTAIL];
+    static uint32_t count[NSTATES];
+    memset(count, 0, sizeof count);
+    for (uint32_t w = 0; w < NTAIL; w++) {
+        unsigned s = 0;
+        for (int i = 0; i < TAIL; i++) s += POW14((w >> (2 * i)) & 3);
+        wstate[w] = (uint16_t)s;
+        count[s]++;
+    }
+    uint32_t acc = 0;
+    for (int s = 0; s < NSTATES; s++) {
+        TBASE[s] = acc;
+        acc += count[s];
+    }
+    memset(count, 0, sizeof count);
+    for (uint32_t w = 0; w < NTAIL; w++) {
+        unsigned s = wstate[w];
+        uint32_t pos = TBASE[s] + count[s]++;
+        TWORD[pos] = (uint16_t)w;
+        TRANK[w] = (uint16_t)(pos - TBASE[s]);
+    }
+}
+
+/* ------------------------------------------------------------------ encode */
+
+/* Number of one deal, or -1 if the row is not a deal (a seat > 3, or a seat
+ * given a 14th card: with 52 cards that also catches every count != 13). */
+static inline int encode_one(const uint8_t *row, u128 *out) {
+    unsigned s = S0;
+    int cnt[4] = {13, 13, 13, 13};
+    u128 acc = 0;
+    unsigned word = 0;
+    for (int c = 0; c < NCARDS - TAIL; c++) {
+        unsigned j = row[c];
+        if (j > 3 || cnt[j] == 0) return -1;
+        cnt[j]--;
+        acc += OFF[4 * s + j];
+        s -= POW14(j);
+    }
+    for (int c = NCARDS - TAIL; c < NCARDS; c++) {
+        unsigned j = row[c];
+        if (j > 3 || cnt[j] == 0) return -1;
+        cnt[j]--;
+        word = word << 2 | j;
+    }
+    *out = acc + TRANK[word];
+    return 0;
+}
+
+static PyObject *k_encode(PyObject *self, PyObject *args) {
+    Py_buffer src, dst;
+    if (!PyArg_ParseTuple(args, "y*w*", &src, &dst)) return NULL;
+    Py_ssize_t n = src.len / NCARDS;
+    PyObject *result = Py_None;
+    if (src.len % NCARDS || dst.len != n * 16) {
+        PyErr_SetString(PyExc_ValueError, "encode: buffer sizes do not match");
+        result = NULL;
+    } else {
+        const uint8_t *in = src.buf;
+        uint64_t *out = dst.buf;
+        Py_ssize_t bad = -1;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t d = 0; d < n; d++) {
+            u128 v;
+            if (encode_one(in + d * NCARDS, &v)) {
+                bad = d;
+                break;
+            }
+            out[2 * d] = (uint64_t)(v >> 64);
+            out[2 * d + 1] = (uint64_t)v;
+        }
+        Py_END_ALLOW_THREADS
+        if (bad >= 0) {
+            PyErr_Format(PyExc_ValueError, "deal %zd: each seat must hold 13 cards (seats 0..3)", bad);
+            result = NULL;
+        }
+    }
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
+    Py_XINCREF(result);
+    return result;
+}
+
+/* ------------------------------------------------------------------ decode */
+
+#define LANES 8 /* deals decoded in lock-step: independent chains overlap */
+
+static void decode_block(const uint64_t *limbs, uint8_t *out, int m) {
+    u128 I[LANES];
+    uint64_t I64[LANES];
+    unsigned s[LANES];
+    for (int k = 0; k < m; k++) {
+        I[k] = (u128)limbs[2 * k] << 64 | limbs[2 * k + 1];
+        s[k] = S0;
+    }
+    int c = 0;
+    for (; c < P1_END; c++) { /* thresholds may exceed 2**64 */
+        for (int k = 0; k < m; k++) {
+            const u128 *o = OFF + 4 * s[k];
+            u128 i = I[k];
+            unsigned j = (i >= o[1]) + (i >= o[2]) + (i >= o[3]);
+            I[k] = i - o[j];
+            s[k] -= POW14(j);
+            out[k * NCARDS + c] = (uint8_t)j;
+        }
+    }
+    for (int k = 0; k < m; k++) I64[k] = (uint64_t)I[k];
+    for (; c < NCARDS - TAIL; c++) {
+        for (int k = 0; k < m; k++) {
+            const uint64_t *o = OFF64 + 4 * s[k];
+            uint64_t i = I64[k];
+            unsigned j = (i >= o[1]) + (i >= o[2]) + (i >= o[3]);
+            I64[k] = i - o[j];
+            s[k] -= POW14(j);
+            out[k * NCARDS + c] = (uint8_t)j;
+        }
+    }
+    for (int k = 0; k < m; k++) {
+        unsigned w = TWORD[TBASE[s[k]] + I64[k]];
+        uint8_t *o = out + k * NCARDS + NCARDS - TAIL;
+        for (int i = 0; i < TAIL; i++) o[i] = (w >> (2 * (TAIL - 1 - i))) & 3;
+    }
+}
+
+static PyObject *k_decode(PyObject *self, PyObject *args) {
+    Py_buffer src, dst;
+    if (!PyArg_ParseTuple(args, "y*w*", &src, &dst)) return NULL;
+    Py_ssize_t n = src.len / 16;
+    PyObject *result = Py_None;
+    if (src.len % 16 || dst.len != n * NCARDS) {
+        PyErr_SetString(PyExc_ValueError, "decode: buffer sizes do not match");
+        result = NULL;
+    } else {
+        const uint64_t *in = src.buf;
+        Py_ssize_t bad = -1;
+        for (Py_ssize_t d = 0; d < n; d++) { /* all numbers < D before any work */
+            if (((u128)in[2 * d] << 64 | in[2 * d + 1]) >= DEALS) {
+                bad = d;
+                break;
+            }
+        }
+        if (bad >= 0) {
+            PyErr_Format(PyExc_ValueError, "deal number (row %zd) out of range [0, D)", bad);
+            result = NULL;
+        } else {
+            uint8_t *out = dst.buf;
+            Py_BEGIN_ALLOW_THREADS
+            for (Py_ssize_t d = 0; d < n; d += LANES) {
+                int m = n - d < LANES ? (int)(n - d) : LANES;
+                decode_block(in + 2 * d, out + d * NCARDS, m);
+            }
+            Py_END_ALLOW_THREADS
+        }
+    }
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
+    Py_XINCREF(result);
+    return result;
+}
+
+/* ------------------------------------------------------------------ numbers */
+
+static const char DIGITS2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* exactly 9 digits of v < 10**9, zero-padded */
+static inline char *put9(char *p, uint32_t v) {
+    p[0] = '0' + v / 100000000;
+    v %= 100000000;
+    for (int i = 7; i > 0; i -= 2) {
+        memcpy(p + i, DIGITS2 + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    return p + 9;
+}
+
+/* v < 10**9 without leading zeros (v may be 0: writes "0") */
+static inline char *put_short(char *p, uint32_t v) {
+    char tmp[9];
+    put9(tmp, v);
+    int i = 0;
+    while (i < 8 && tmp[i] == '0') i++;
+    memcpy(p, tmp + i, 9 - i);
+    return p + 9 - i;
+}
+
+/* Decimal of hi * 2**64 + lo (< 2**96): three 32-bit limbs divided by 10**9
+ * repeatedly (each step a 64-by-constant division, i.e. a multiplication). */
+static char *put_number(char *p, uint64_t hi, uint64_t lo) {
+    uint32_t limb[3] = {(uint32_t)hi, (uint32_t)(lo >> 32), (uint32_t)lo};
+    uint32_t group[4];
+    int ng = 0;
+    do {
+        uint64_t r = 0;
+        for (int i = 0; i < 3; i++) {
+            uint64_t cur = r << 32 | limb[i];
+            limb[i] = (uint32_t)(cur / 1000000000u);
+            r = cur % 1000000000u;
+        }
+        group[ng++] = (uint32_t)r;
+    } while (limb[0] | limb[1] | limb[2]);
+    p = put_short(p, group[--ng]);
+    while (ng) p = put9(p, group[--ng]);
+    return p;
+}
+
+static PyObject *k_format_numbers(PyObject *self, PyObject *args) {
+    Py_buffer src;
+    if (!PyArg_ParseTuple(args, "y*", &src)) return NULL;
+    if (src.len % 16) {
+        PyBuffer_Release(&src);
+        PyErr_SetString(PyExc_ValueError, "format_numbers: buffer size is not a multiple of 16");
+        return NULL;
+    }
+    Py_ssize_t n = src.len / 16;
+    const uint64_t *in = src.buf;
+    for (Py_ssize_t d = 0; d < n; d++) {
+        if (((u128)in[2 * d] << 64 | in[2 * d + 1]) >= DEALS) {
+            PyBuffer_Release(&src);
+            PyErr_Format(PyExc_ValueError, "deal number (row %zd) out of range [0, D)", d);
+            return NULL;
+        }
+    }
+    /* at most 29 digits (D < 10**29) and a newline */
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 30);
+    if (out) {
+        char *p = PyBytes_AS_STRING(out);
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t d = 0; d < n; d++) {
+            p = put_number(p, in[2 * d], in[2 * d + 1]);
+            *p++ = '\n';
+        }
+        Py_END_ALLOW_THREADS
+        _PyBytes_Resize(&out, p - PyBytes_AS_STRING(out));
+    }
+    PyBuffer_Release(&src);
+    return out;
+}
+
+/* ------------------------------------------------------------------ PBN */
+
+#define PBN_LEN 70 /* "N:" + 4 hands of 13 ranks and 3 dots + 3 spaces + "\n" */
+
+static const char RANK_CHARS[] = "AKQJT98765432";
+static const char SEAT_CHARS[] = "NESW";
+
+/* One PBN Deal value plus "\n", hands clockwise from seat `first`.  Each hand
+ * segment is 16 bytes (13 ranks, 3 dots), so only the dots move: ranks are
+ * written at positions computed from the suit lengths, highest rank first
+ * because cards are numbered rank-major from the ace. */
+static inline int pbn_one(const uint8_t *row, unsigned first, char *p) {
+    int len[4][4] = {{0}};
+    for (int c = 0; c < NCARDS; c++) {
+        if (row[c] > 3) return -1;
+        len[row[c]][c & 3]++;
+    }
+    for (int seat = 0; seat < 4; seat++) /* before writing: the layout assumes 13 */
+        if (len[seat][0] + len[seat][1] + len[seat][2] + len[seat][3] != 13) return -1;
+    int pos[4][4];
+    p[0] = SEAT_CHARS[first];
+    p[1] = ':';
+    for (unsigned h = 0; h < 4; h++) {
+        unsigned seat = (first + h) & 3;
+        int at = 2 + 17 * h;
+        for (int su = 0; su < 4; su++) {
+            pos[seat][su] = at;
+            at += len[seat][su];
+            if (su < 3) p[at++] = '.';
+        }
+        if (h < 3) p[at] = ' ';
+    }
+    for (int c = 0; c < NCARDS; c++) p[pos[row[c]][c & 3]++] = RANK_CHARS[c >> 2];
+    p[PBN_LEN - 1] = '\n';
+    return 0;
+}
+
+static PyObject *k_pbn_deal_strings(PyObject *self, PyObject *args) {
+    Py_buffer src, firsts = {0};
+    PyObject *first_obj;
+    if (!PyArg_ParseTuple(args, "y*O", &src, &first_obj)) return NULL;
+    PyObject *out = NULL;
+    long first = -1;
+    Py_ssize_t n = src.len / NCARDS;
+    if (PyLong_Check(first_obj)) {
+        first = PyLong_AsLong(first_obj);
+        if (first < 0 || first > 3) {
+            PyErr_SetString(PyExc_ValueError, "first seat must be 0..3");
+            goto done;
+        }
+    } else if (PyObject_GetBuffer(first_obj, &firsts, PyBUF_SIMPLE) < 0) {
+        goto done;
+    } else if (firsts.len != n) {
+        PyErr_SetString(PyExc_ValueError, "pbn_deal_strings: one first seat per deal");
+        goto done;
+    }
+    if (src.len % NCARDS) {
+        PyErr_SetString(PyExc_ValueError, "pbn_deal_strings: buffer size is not a multiple of 52");
+        goto done;
+    }
+    out = PyBytes_FromStringAndSize(NULL, n * PBN_LEN);
+    if (!out) goto done;
+    const uint8_t *in = src.buf;
+    const uint8_t *fs = firsts.buf;
+    char *p = PyBytes_AS_STRING(out);
+    Py_ssize_t bad = -1;
+    for (Py_ssize_t d = 0; d < n; d++) {
+        unsigned f = first >= 0 ? (unsigned)first : fs[d];
+        if (f > 3 || pbn_one(in + d * NCARDS, f, p + d * PBN_LEN)) {
+            bad = d;
+            break;
+        }
+    }
+    if (bad >= 0) {
+        Py_CLEAR(out);
+        PyErr_Format(PyExc_ValueError, "deal %zd: not a deal (seats 0..3, 13 cards each) or bad first seat", bad);
+    }
+done:
+    PyBuffer_Release(&src);
+    if (firsts.obj) PyBuffer_Release(&firsts);
+    return out;
+}
+
+/* ------------------------------------------------------------------ module */
+
+static PyMethodDef methods[] = {
+    {"encode", k_encode, METH_VARARGS, "encode(owners_buf, out_buf): deal numbers as [hi, lo] uint64 pairs."},
+    {"decode", k_decode, METH_VARARGS, "decode(limbs_buf, out_buf): deals (52 uint8 seats each) of numbers < D."},
+    {"format_numbers", k_format_numbers, METH_VARARGS, "format_numbers(limbs_buf) -> bytes: decimal lines."},
+    {"pbn_deal_strings", k_pbn_deal_strings, METH_VARARGS,
+     "pbn_deal_strings(owners_buf, first) -> bytes: 70-byte PBN Deal values with newline."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_kernel", "truedeal compiled kernels", -1, methods};
+
+PyMODINIT_FUNC PyInit__kernel(void) {
+    build_tables();
+    PyObject *m = PyModule_Create(&moddef);
+    if (m && PyModule_AddIntConstant(m, "PBN_LEN", PBN_LEN) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,173 @@
+"""The compiled kernel (``truedeal._kernel``) behind a numpy fallback.
+
+Batch functions for the hot output path, each byte-identical on the compiled
+and the numpy path (tests/test_kernel.py):
+
+* :func:`format_numbers` - deal numbers as decimal lines (the ``numbers`` format);
+* :func:`pbn_deal_strings` - PBN ``Deal`` values, one 70-byte line per deal;
+* deal-number encode / decode live in :mod:`truedeal.dealnumber`
+  (``encode_batch`` / ``decode_batch`` use the kernel when it is loaded).
+
+The kernel is built by ``pip install`` when a C compiler is present; it is
+optional.  Without it (or with ``TRUEDEAL_NO_KERNEL=1`` in the environment,
+which forces the numpy path, e.g. to test it) everything runs on numpy, and
+:func:`note_if_missing` prints one line saying so.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import cache
+from types import ModuleType
+
+import numpy as np
+
+from .cards import N_CARDS, RANKS, SEATS
+
+__all__ = [
+    "PBN_LEN",
+    "native",
+    "missing_reason",
+    "note_if_missing",
+    "format_numbers",
+    "pbn_deal_strings",
+]
+
+#: Bytes per deal in :func:`pbn_deal_strings`: "N:" + 4 x 16 + 3 spaces + "\n".
+PBN_LEN = 70
+
+_missing: str | None = None
+_noted = False
+
+
+@cache
+def native() -> ModuleType | None:
+    """The compiled module, or None (not built, or disabled by TRUEDEAL_NO_KERNEL)."""
+    global _missing
+    if os.environ.get("TRUEDEAL_NO_KERNEL", "") not in ("", "0"):
+        _missing = "disabled by TRUEDEAL_NO_KERNEL"
+        return None
+    try:
+        from . import _kernel
+    except ImportError as exc:  # no compiler at install time, or a stale build
+        _missing = f"not built ({exc})"
+        return None
+    return _kernel
+
+
+def missing_reason() -> str | None:
+    """Why the kernel is not in use, or None when it is."""
+    return None if native() is not None else _missing
+
+
+def note_if_missing() -> None:
+    """Print one line on stderr, once per process, when the kernel is missing."""
+    global _noted
+    reason = missing_reason()
+    if reason is not None and not _noted:
+        _noted = True
+        print(f"truedeal: note: compiled kernel {reason}; using the slower numpy path", file=sys.stderr)
+
+
+# ---------------------------------------------------------------------------
+# Deal numbers as text
+# ---------------------------------------------------------------------------
+
+
+def format_numbers(limbs) -> bytes:
+    """Decimal deal numbers, one ``"\\n"``-terminated line each.
+
+    ``limbs`` is an ``(n, 2)`` array of ``[hi, lo]`` (number = hi * 2**64 + lo),
+    as returned by :func:`truedeal.dealnumber.encode_batch`.  Contract: every
+    number < D, else ValueError.  Equal to
+    ``"".join(f"{x}\\n" for x in limbs_to_ints(limbs)).encode()``.
+    """
+    from .dealnumber import _check_limbs, limbs_to_ints
+
+    a = np.ascontiguousarray(_check_limbs(limbs), dtype=np.uint64)
+    k = native()
+    if k is not None:
+        return k.format_numbers(a)
+    return "".join([f"{x}\n" for x in limbs_to_ints(a)]).encode("ascii")
+
+
+# ---------------------------------------------------------------------------
+# PBN deal values
+# ---------------------------------------------------------------------------
+
+_RANK_BYTES = np.frombuffer(RANKS.encode("ascii"), np.uint8)
+_SEAT_BYTES = np.frombuffer(SEATS.encode("ascii"), np.uint8)
+_CARD_SUIT = np.arange(N_CARDS, dtype=np.uint8) & 3
+_CARD_RANK = np.arange(N_CARDS, dtype=np.uint8) >> 2
+
+
+def _check_owners(owners) -> np.ndarray:
+    from .dealnumber import _as_owners
+
+    a = np.ascontiguousarray(_as_owners(owners))
+    if a.shape[0]:
+        counts = np.stack([(a == s).sum(axis=1) for s in range(4)], axis=1)
+        bad = np.flatnonzero((counts != 13).any(axis=1))
+        if bad.size:
+            d = int(bad[0])
+            raise ValueError(f"deal {d}: each seat must hold 13 cards, got counts N E S W = {counts[d].tolist()}")
+    return a
+
+
+def _check_firsts(first, n: int):
+    """An int 0..3, or a contiguous (n,) uint8 array of seats 0..3."""
+    if isinstance(first, (int, np.integer)) and not isinstance(first, (bool, np.bool_)):
+        if not 0 <= first <= 3:
+            raise ValueError(f"first seat must be 0..3 (N E S W), got {first}")
+        return int(first)
+    f = np.asarray(first)
+    if f.shape != (n,) or f.dtype.kind not in "iu" or (n and (f.min() < 0 or f.max() > 3)):
+        raise ValueError(f"first seats must be an int 0..3 or {n} ints 0..3")
+    return np.ascontiguousarray(f, dtype=np.uint8)
+
+
+def pbn_deal_strings(owners, first=0) -> bytes:
+    """PBN ``Deal`` values of a batch, each followed by ``"\\n"``.
+
+    ``owners`` is an ``(n, 52)`` array of seats (13 cards each, else
+    ValueError); ``first`` is the seat (0..3 = N E S W) each value starts with,
+    one int for the batch or one per deal (e.g. the boards' dealers).  Every
+    line has exactly :data:`PBN_LEN` bytes, so line d is
+    ``out[PBN_LEN * d : PBN_LEN * (d + 1)]``, and line d equals
+    ``formats.deal_string(owners[d], first_d) + "\\n"``.
+    """
+    from .dealnumber import _as_owners
+
+    k = native()
+    if k is not None:  # the kernel checks the 13 cards a seat itself
+        a = np.ascontiguousarray(_as_owners(owners))
+        return k.pbn_deal_strings(a, _check_firsts(first, a.shape[0]))
+    a = _check_owners(owners)
+    return _pbn_numpy(a, _check_firsts(first, a.shape[0])).tobytes()
+
+
+def _pbn_numpy(a: np.ndarray, first) -> np.ndarray:
+    """The numpy path: (n, PBN_LEN) uint8 text.
+
+    Each hand takes 16 bytes (13 ranks and 3 dots) at offset 2 + 17 p, p its
+    position clockwise from ``first``.  Sorting the key (p, suit, rank) of the
+    52 cards gives the order they are written in, and the t-th card in that
+    order lands at 2 + 4 p + t + suit (t - 13 p cards and ``suit`` dots before
+    it within its hand); the three bytes of a hand left over are its dots.
+    """
+    n = a.shape[0]
+    per_deal = not isinstance(first, int)
+    f = first.reshape(-1, 1) if per_deal else np.uint8(first)
+    p = (a - f) & np.uint8(3)  # uint8 wrap-around, then mod 4
+    key = np.sort(p * np.uint8(52) + _CARD_SUIT * np.uint8(13) + _CARD_RANK, axis=1)  # < 208
+    kp, rem = np.divmod(key, np.uint8(52))
+    ks, kr = np.divmod(rem, np.uint8(13))
+    col = 2 + 4 * kp.astype(np.intp) + np.arange(N_CARDS) + ks
+    out = np.full((n, PBN_LEN), ord("."), np.uint8)
+    out[:, 1] = ord(":")
+    out[:, [18, 35, 52]] = ord(" ")
+    out[:, PBN_LEN - 1] = ord("\n")
+    out[:, 0] = _SEAT_BYTES[first] if per_deal else _SEAT_BYTES[int(first)]
+    np.put_along_axis(out, col, _RANK_BYTES[kr], axis=1)
+    return out

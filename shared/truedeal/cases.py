@@ -6,12 +6,13 @@ each suit option replaced by 1 per distinct holding of the HCP seats.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .enumeration import (
-    Layout,
     Listing,
-    bounds,
+    box_arrays,
     box_sums,
     completions,
     level0_rows,
@@ -48,12 +49,19 @@ def count_cases(listing: Listing) -> int:
         return tables[(a, b)]
 
     total = 0
-    keys, counts = np.unique(listing.cell_cols, axis=0, return_counts=True)
-    for cols, mult in zip(keys, counts):
+    for cols, sig, mult in _column_groups(listing):
         t1 = pair(cols[0], cols[1])
-        _, z1, _, u = level0_rows(t1[None, :], pair(cols[2], cols[3]), layout, g_of_c)
+        _, z1, _, u = level0_rows(t1[None, :], pair(cols[2], cols[3]), layout, g_of_c, listing.sig_boxes[sig])
         total += int(mult) * int((t1[z1] * u).sum())
     return total
+
+
+def _column_groups(listing: Listing):
+    """(suit columns, signature, number of cells) for each distinct pair."""
+    rows = np.concatenate([listing.cell_cols, listing.cell_sig[:, None]], axis=1)
+    keys, counts = np.unique(rows, axis=0, return_counts=True)
+    for key, mult in zip(keys, counts):
+        yield key[:4], int(key[4]), int(mult)
 
 
 def _count_cases_interval(listing: Listing) -> int:
@@ -62,9 +70,9 @@ def _count_cases_interval(listing: Listing) -> int:
     nb = layout.n_box
     n_pat, n_h = len(layout.patterned), len(layout.pooled)
     # Dims: HCP, then c_pat lo and hi (ranges), then pooled honour counts (exact).
-    cdims = tuple(layout.dims[:nb]) + (17, 17) + tuple(layout.dims[nb:-1])
-    cl = Layout(layout.patterned, layout.hcp_seats, layout.pooled, layout.shape_only, layout.free,
-                layout.hcp_lo, layout.hcp_hi, cdims, nb + 2)
+    n_tr = layout.n_tracked
+    cdims = tuple(layout.dims[:nb]) + (n_tr + 1, n_tr + 1) + tuple(layout.dims[nb:-1])
+    cl = replace(layout, dims=cdims, n_box=nb + 2, clamp=layout.clamp + (False, False))
     indic = np.zeros((len(listing.columns), cl.zsize), dtype=np.int64)
     for k, opt in enumerate(listing.options):
         if not len(opt.weight):
@@ -79,21 +87,21 @@ def _count_cases_interval(listing: Listing) -> int:
         vec = np.concatenate([uniq[:, :nb], lo[:, None], hi[:, None], uniq[:, nb : nb + n_h]], axis=1)
         np.add.at(indic[k], vec @ cl.strides, 1)
     total = 0
-    keys, counts = np.unique(listing.cell_cols, axis=0, return_counts=True)
-    for cols, mult in zip(keys, counts):
+    for cols, sig, mult in _column_groups(listing):
         t1 = pair_table(indic[cols[0]], indic[cols[1]], cl)
         t2 = pair_table(indic[cols[2]], indic[cols[3]], cl)
         _, nz, z1, c = completions(t1[None, :], t2, cl, n_h)
         csum = c.sum(axis=1)
         # The patterned seats' honour total must land in [c_min, c_max] for the
         # pool to work out: total lo <= c_max and total hi >= c_min.
-        c_min = np.maximum(0, 13 * (n_pat + n_h) - 36 - csum)
-        c_max = 16 - csum
+        c_min = np.maximum(0, 13 * (n_pat + n_h) - (52 - n_tr) - csum)
+        c_max = n_tr - csum
         ok = (c_max >= c_min) & (c <= 13).all(axis=1)
         nz, z1, c, c_min, c_max = nz[ok], z1[ok], c[ok], c_min[ok], c_max[ok]
-        lo, hi = bounds(layout, len(nz))
-        blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), c_min[:, None]], axis=1)
-        bhi = np.concatenate([hi, c_max[:, None], np.full((len(nz), 1), 16)], axis=1)
-        u = box_sums(prefix_sums(t2, cl), cl, z1, blo, bhi, c)
-        total += int(mult) * int((t1[nz] * u).sum())
+        prefix = prefix_sums(t2, cl)
+        for lo, hi in box_arrays(listing.sig_boxes[sig], len(nz)):
+            blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), c_min[:, None]], axis=1)
+            bhi = np.concatenate([hi, c_max[:, None], np.full((len(nz), 1), n_tr)], axis=1)
+            u = box_sums(prefix, cl, z1, blo, bhi, c)
+            total += int(mult) * int((t1[nz] * u).sum())
     return total

@@ -36,9 +36,10 @@ from math import comb, factorial, prod
 
 import numpy as np
 
-from .cards import HCP_OF_RANK, MAX_HCP, SPOTS_PER_SUIT
+from .cards import N_CARDS
+from .constraints import ir
+from .constraints.compile import Compiled, compile_program, rules_program
 from .patterns import PATTERNS
-from .spec import SeatConstraint
 
 #: Limits that keep a build within memory; exceeding one is a clear error.
 MAX_CELLS = 2_000_000
@@ -55,17 +56,21 @@ class TooWide(ValueError):
 
 @dataclass
 class Layout:
-    """Which seat plays which role, and the feature space they span."""
+    """Which seat plays which role, and the feature space they span.
 
+    The first ``n_box`` dims are the forms of :mod:`truedeal.constraints.compile`
+    (range-queried; ``clamp[d]``: the last value means "that or more"), the rest
+    the pool's honour counts (matched exactly)."""
+
+    comp: Compiled
     patterned: tuple[int, ...]  # seats with a pattern set, seat order
-    hcp_seats: tuple[int, ...]  # seats with an HCP range
-    pooled: tuple[int, ...]  # HCP range but no pattern set
-    shape_only: tuple[int, ...]  # pattern set but no HCP range
+    rank_seats: tuple[int, ...]  # seats whose tracked cards are dealt explicitly
+    pooled: tuple[int, ...]  # rank seats with no pattern set
+    shape_only: tuple[int, ...]  # pattern set but no tracked cards
     free: tuple[int, ...]  # unconstrained seats
-    hcp_lo: tuple[int, ...]
-    hcp_hi: tuple[int, ...]
-    dims: tuple[int, ...]  # feature sizes: HCP dims, then exact dims
-    n_box: int  # the first n_box dims are HCP (range) dims
+    dims: tuple[int, ...]  # feature sizes: form dims, then exact dims
+    n_box: int  # the first n_box dims are forms (range dims)
+    clamp: tuple[bool, ...] = ()
 
     @property
     def zsize(self) -> int:
@@ -75,12 +80,29 @@ class Layout:
     def strides(self) -> np.ndarray:
         return _strides(self.dims)
 
+    @property
+    def n_tracked(self) -> int:
+        return self.comp.n_tracked
+
     def vectors(self, flat: np.ndarray) -> np.ndarray:
         """Feature vectors ``(n, ndims)`` of flat indices."""
         flat = np.asarray(flat, dtype=np.int64)
         if not self.dims:
             return np.zeros((len(flat), 0), dtype=np.int64)
         return np.stack(np.unravel_index(flat, self.dims), axis=1).astype(np.int64)
+
+    def add(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``a + b`` for feature vectors (clamping clamped forms), and which sums fit."""
+        z = a + b
+        if any(self.clamp):
+            cap = np.array([d - 1 if c else 10**9 for d, c in zip(self.dims, self.clamp)] + [10**9] * (len(self.dims) - self.n_box))
+            z = np.minimum(z, cap)
+        return z, (z < np.array(self.dims, dtype=np.int64)).all(axis=-1)
+
+    def open_top(self, hi: np.ndarray) -> np.ndarray:
+        """Box upper bounds with clamped tops opened ("that or more")."""
+        top = np.array([d - 1 if c else -1 for d, c in zip(self.dims[: self.n_box], self.clamp)], dtype=np.int64)
+        return np.where(hi == top, 10**9, hi)
 
     @property
     def has_pool(self) -> bool:
@@ -89,10 +111,10 @@ class Layout:
     def pool_factor(self, c_pooled: tuple[int, ...], c_pat: int) -> int:
         """G: ways to give the pooled seats their spot cards, or 0 if impossible."""
         n_pat = len(self.patterned)
-        s_rem = 36 - 13 * n_pat + c_pat
+        s_rem = N_CARDS - self.n_tracked - 13 * n_pat + c_pat
         t = [13 - c for c in c_pooled]
         u = s_rem - sum(t)
-        c_free = 16 - c_pat - sum(c_pooled)
+        c_free = self.n_tracked - c_pat - sum(c_pooled)
         if min(t, default=0) < 0 or u < 0 or c_free < 0 or s_rem < 0:
             return 0
         out = factorial(s_rem) // factorial(u)
@@ -106,44 +128,46 @@ class Layout:
         return factorial(13 * n) // factorial(13) ** n
 
 
-def make_layout(rules: list[SeatConstraint]) -> Layout:
-    patterned = tuple(r.seat for r in rules if r.patterns is not None)
-    hcp_rules = [r for r in rules if r.hcp is not None]
-    pooled = tuple(r.seat for r in hcp_rules if r.patterns is None)
-    shape_only = tuple(r.seat for r in rules if r.patterns is not None and r.hcp is None)
-    constrained = {r.seat for r in rules}
-    free = tuple(s for s in range(4) if s not in constrained)
-    lo = tuple(r.hcp[0] for r in hcp_rules)
-    hi = tuple(min(r.hcp[1], MAX_HCP) for r in hcp_rules)
-    dims = [h + 1 for h in hi]
-    if pooled:
-        his = {r.seat: r.hcp[1] for r in hcp_rules}
-        dims += [min(13, his[s]) + 1 for s in pooled]  # an honour is worth >= 1 HCP
-        dims.append(17 if patterned else 1)  # honours held by patterned seats
+def as_compiled(spec_like) -> Compiled:
+    """A :class:`Compiled` from itself, a Program, or a list of seat rules."""
+    if isinstance(spec_like, Compiled):
+        return spec_like
+    if isinstance(spec_like, ir.Program):
+        return compile_program(spec_like)
+    return compile_program(rules_program(spec_like))
+
+
+def make_layout(spec_like) -> Layout:
+    comp = as_compiled(spec_like)
+    dims = [f.dim for f in comp.forms]
+    if comp.pooled:
+        dims += [comp.pool_bounds[s] + 1 for s in comp.pooled]
+        dims.append(comp.n_tracked + 1 if comp.patterned else 1)  # tracked cards held by patterned seats
     return Layout(
-        patterned=patterned,
-        hcp_seats=tuple(r.seat for r in hcp_rules),
-        pooled=pooled,
-        shape_only=shape_only,
-        free=free,
-        hcp_lo=lo,
-        hcp_hi=hi,
+        comp=comp,
+        patterned=comp.patterned,
+        rank_seats=comp.rank_seats,
+        pooled=comp.pooled,
+        shape_only=comp.shape_only,
+        free=comp.free,
         dims=tuple(dims),
-        n_box=len(hcp_rules),
+        n_box=len(comp.forms),
+        clamp=tuple(f.clamp for f in comp.forms),
     )
 
 
 # --------------------------------------------------------------------------- cells
 
 
-def enumerate_cells(rules: list[SeatConstraint], layout: Layout) -> np.ndarray:
+def enumerate_cells(spec_like, layout: Layout) -> np.ndarray:
     """All pattern tuples (one pattern index per patterned seat) whose suit
-    lengths fit in 13 cards per suit.  Shape ``(n_cells, n_patterned)``."""
-    by_seat = {r.seat: r for r in rules}
+    lengths fit in 13 cards per suit and for which the condition can hold.
+    Shape ``(n_cells, n_patterned)``."""
+    masks = layout.comp.pattern_masks
     cells = np.zeros((1, 0), dtype=np.int64)
     sums = np.zeros((1, 4), dtype=np.int64)
     for seat in layout.patterned:
-        choices = np.nonzero(by_seat[seat].patterns)[0]
+        choices = np.nonzero(masks[seat])[0]
         if len(cells) * len(choices) > 50 * MAX_CELLS:
             raise TooWide(f"too many pattern combinations ({len(cells) * len(choices):,}) to list exactly")
         new_sums = sums[:, None, :] + PATTERNS[choices][None, :, :]
@@ -153,7 +177,7 @@ def enumerate_cells(rules: list[SeatConstraint], layout: Layout) -> np.ndarray:
         sums = new_sums[i, j]
         if len(cells) > MAX_CELLS:
             raise TooWide(f"too many pattern combinations ({len(cells):,}) to list exactly")
-    return cells
+    return cells[layout.comp.cell_possible(PATTERNS[cells])]
 
 
 # ------------------------------------------------------------------ suit options
@@ -163,54 +187,91 @@ def enumerate_cells(rules: list[SeatConstraint], layout: Layout) -> np.ndarray:
 class SuitOptions:
     """Every way one suit can go, for one column of patterned-seat lengths."""
 
-    masks: np.ndarray  # (n, n_hcp) uint8 honour masks of the HCP seats
-    free_to_shape: np.ndarray  # (n,) free honours the shape-only seats take; -1: any (no pool)
+    masks: np.ndarray  # (n, n_rank) honour masks of the rank seats (bit j: j-th tracked rank)
+    free_to_shape: np.ndarray  # (n,) free tracked cards the shape-only seats take; -1: any (no pool)
     weight: np.ndarray  # (n,) int64, F
     v: np.ndarray  # (n, ndims) feature vector
     vflat: np.ndarray  # (n,) flat index of v
 
 
-def _honour_assignments(n_hcp: int):
-    """Every way to send A, K, Q, J of one suit to an HCP seat or to 'free'."""
-    dest = np.array(list(itertools.product(range(n_hcp + 1), repeat=4)), dtype=np.int64).reshape(-1, 4)
-    bits = 1 << np.arange(4)
-    masks = np.stack([((dest == i) * bits).sum(axis=1) for i in range(n_hcp)], axis=1) if n_hcp else np.zeros((len(dest), 0), np.int64)
-    pcs = np.stack([(dest == i).sum(axis=1) for i in range(n_hcp)], axis=1) if n_hcp else np.zeros((len(dest), 0), np.int64)
-    pts = np.array(HCP_OF_RANK)
-    hcps = np.stack([((dest == i) * pts).sum(axis=1) for i in range(n_hcp)], axis=1) if n_hcp else np.zeros((len(dest), 0), np.int64)
-    free = (dest == n_hcp).sum(axis=1)
-    return masks, pcs, hcps, free
+def suit_profile(comp: Compiled, suit: int) -> tuple:
+    """What distinguishes one suit from another for the options: its tracked
+    ranks, its predealt cards and which form terms read it.  Suits with equal
+    profiles share their option tables."""
+    forced = tuple(sorted((r, s) for (k, r), s in comp.forced.items() if k == suit))
+    reads = tuple(suit in t.suits for f in comp.forms for t in f.terms)
+    return (comp.tracked[suit], forced, reads)
+
+
+def _assignments(layout: Layout, suit: int):
+    """Every way to send the suit's tracked cards to a rank seat or to 'free'
+    (predealt cards go to their seat only)."""
+    n_rank = len(layout.rank_seats)
+    tracked = layout.comp.tracked[suit]
+    choices = []
+    for r in tracked:
+        seat = layout.comp.forced.get((suit, r))
+        choices.append([layout.rank_seats.index(seat)] if seat is not None else range(n_rank + 1))
+    combos = list(itertools.product(*choices))
+    dest = np.array(combos, dtype=np.int64).reshape(len(combos), len(tracked))
+    bits = 1 << np.arange(len(tracked), dtype=np.int64)
+    masks = np.stack([((dest == i) * bits).sum(axis=1) for i in range(n_rank)], axis=1) if n_rank else np.zeros((len(dest), 0), np.int64)
+    pcs = np.stack([(dest == i).sum(axis=1) for i in range(n_rank)], axis=1) if n_rank else np.zeros((len(dest), 0), np.int64)
+    free = (dest == n_rank).sum(axis=1)
+    return masks, pcs, free
+
+
+def _form_values(layout: Layout, suit: int, lengths: dict[int, int], masks: np.ndarray) -> np.ndarray:
+    """Each option's contribution to each form, ``(n, n_forms)``."""
+    tracked = layout.comp.tracked[suit]
+    held = [frozenset(tracked[j] for j in range(len(tracked)) if m >> j & 1) for m in range(1 << len(tracked))]
+    out = np.zeros((len(masks), layout.n_box), dtype=np.int64)
+    for f, form in enumerate(layout.comp.forms):
+        for t in form.terms:
+            if suit not in t.suits:
+                continue
+            length = lengths.get(t.seat, 0)
+            lut = np.array([t.value(suit, length, h) for h in held], dtype=np.int64)
+            out[:, f] += lut[masks[:, layout.rank_seats.index(t.seat)]]
+    return out
 
 
 def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
-    """Options for one suit whose lengths for the patterned seats are ``column``."""
-    n_hcp = len(layout.hcp_seats)
-    masks, pcs, hcps, free = _honour_assignments(n_hcp)
-    length_of = dict(zip(layout.patterned, column))
+    """Options for one suit; ``column`` is (a suit with this profile, then the
+    patterned seats' lengths)."""
+    suit, lengths = column[0], column[1:]
+    masks, pcs, free = _assignments(layout, suit)
+    n_spots = 13 - len(layout.comp.tracked[suit])
+    length_of = dict(zip(layout.patterned, lengths))
+    forms = _form_values(layout, suit, length_of, masks)
     ok = np.ones(len(masks), dtype=bool)
+    for f in range(layout.n_box):
+        if layout.clamp[f]:
+            forms[:, f] = np.minimum(forms[:, f], layout.dims[f] - 1)
+        else:
+            ok &= forms[:, f] < layout.dims[f]
     spots = np.zeros((len(masks), 0), dtype=np.int64)
     ph_cols = []
-    for i, seat in enumerate(layout.hcp_seats):
-        ok &= hcps[:, i] <= layout.hcp_hi[i]
+    for i, seat in enumerate(layout.rank_seats):
         if seat in length_of:
             a = length_of[seat] - pcs[:, i]
             ok &= a >= 0
             spots = np.concatenate([spots, a[:, None]], axis=1)
             ph_cols.append(i)
-    free_spots = SPOTS_PER_SUIT - spots.sum(axis=1)
+    free_spots = n_spots - spots.sum(axis=1)
     ok &= free_spots >= 0
     shape_lengths = [length_of[s] for s in layout.shape_only]
     total_shape = sum(shape_lengths)
     shape_split = factorial(total_shape) // prod(factorial(x) for x in shape_lengths)
     spot_ways = np.zeros(len(masks), dtype=np.int64)
     a_fact = _FACT64[np.clip(spots, 0, 20)].prod(axis=1) if spots.shape[1] else np.ones(len(masks), np.int64)
-    fs = np.clip(free_spots, 0, 9)
-    spot_ways[ok] = _FACT64[9] // (a_fact[ok] * _FACT64[fs[ok]])
+    fs = np.clip(free_spots, 0, 20)
+    spot_ways[ok] = _FACT64[n_spots] // (a_fact[ok] * _FACT64[fs[ok]])
     pc_ph = pcs[:, ph_cols].sum(axis=1) if ph_cols else np.zeros(len(masks), np.int64)
     parts = []
-    # Without a pool, how many free honours the shape-only seats take changes
-    # no feature, so options sum over it (Vandermonde): free_to_shape = -1.
-    hs = range(0, min(4, total_shape) + 1) if layout.has_pool else [-1]
+    # Without a pool, how many free tracked cards the shape-only seats take
+    # changes no feature, so options sum over it (Vandermonde): free_to_shape = -1.
+    hs = range(0, min(len(layout.comp.tracked[suit]), total_shape) + 1) if layout.has_pool else [-1]
     for h in hs:
         if h < 0:
             okh = ok & (free + free_spots >= total_shape)
@@ -225,18 +286,19 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
             w = spot_ways[idx] * np.array([comb(int(f), h) for f in free[idx]], dtype=np.int64)
             w *= np.array([comb(int(f), total_shape - h) for f in free_spots[idx]], dtype=np.int64)
         w *= shape_split
-        feats = [hcps[idx]]
+        feats = [forms[idx]]
         if layout.has_pool:
-            pool_cols = [layout.hcp_seats.index(s) for s in layout.pooled]
+            pool_cols = [layout.rank_seats.index(s) for s in layout.pooled]
             feats.append(pcs[idx][:, pool_cols])
             feats.append((pc_ph[idx] + h)[:, None] if layout.patterned else np.zeros((len(idx), 1), np.int64))
         v = np.concatenate(feats, axis=1) if feats else np.zeros((len(idx), 0), np.int64)
         inside = (v < np.array(layout.dims)).all(axis=1) if v.shape[1] else np.ones(len(idx), bool)
         idx, w, v = idx[inside], w[inside], v[inside]
-        parts.append((masks[idx].astype(np.uint8), np.full(len(idx), h, np.int8), w, v))
+        parts.append((masks[idx].astype(np.uint16), np.full(len(idx), h, np.int8), w, v))
     if not parts:
         ndim = len(layout.dims)
-        return SuitOptions(np.zeros((0, n_hcp), np.uint8), np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros((0, ndim), np.int64), np.zeros(0, np.int64))
+        n_rank = len(layout.rank_seats)
+        return SuitOptions(np.zeros((0, n_rank), np.uint16), np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros((0, ndim), np.int64), np.zeros(0, np.int64))
     m, f, w, v = (np.concatenate(x) for x in zip(*parts))
     order = np.argsort(v @ layout.strides, kind="stable")
     m, f, w, v = m[order], f[order], w[order], v[order]
@@ -260,6 +322,8 @@ class Listing:
     pair_tables: np.ndarray  # (n_pairs, zsize) int64: T for a pair of suits
     cell_pairs: np.ndarray  # (n_cells, 2) pair id for (S,H) and (D,C)
     c_values: np.ndarray  # (n_C, n_exact) pool honour totals
+    cell_sig: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # signature of each cell
+    sig_boxes: list[list[tuple[tuple[int, ...], tuple[int, ...]]]] = field(default_factory=list)  # accepted boxes
     # level 0: one entry per (cell, C, z1) with positive weight
     e_cell: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     e_c: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -274,13 +338,17 @@ class Listing:
 
 
 def _columns(cells: np.ndarray, layout: Layout):
+    """Distinct suit columns ``(profile suit, patterned lengths...)`` and each
+    cell's column per suit.  Suits of one profile (:func:`suit_profile`) share
+    columns, named by the first suit of that profile."""
     n = len(cells)
-    if not layout.patterned:
-        return [()], np.zeros((n, 4), np.int64)
     if n == 0:
         return [], np.zeros((0, 4), np.int64)
-    lengths = PATTERNS[cells]  # (n, n_pat, 4)
+    profiles = [suit_profile(layout.comp, k) for k in range(4)]
+    first = np.array([profiles.index(p) for p in profiles], dtype=np.int64)
+    lengths = PATTERNS[cells] if layout.patterned else np.zeros((n, 0, 4), np.int64)  # (n, n_pat, 4)
     cols = np.transpose(lengths, (0, 2, 1)).reshape(n * 4, -1)  # (cell, suit) -> lengths
+    cols = np.concatenate([np.tile(first, n)[:, None], cols], axis=1)
     uniq, inv = np.unique(cols, axis=0, return_inverse=True)
     return [tuple(int(x) for x in row) for row in uniq], inv.reshape(n, 4)
 
@@ -293,8 +361,7 @@ def pair_table(ga: np.ndarray, gb: np.ndarray, layout: Layout) -> np.ndarray:
         return out
     dims = np.array(layout.dims)
     va, vb = layout.vectors(ia), layout.vectors(ib)
-    z = va[:, None, :] + vb[None, :, :]
-    ok = (z < dims).all(axis=2)
+    z, ok = layout.add(va[:, None, :], vb[None, :, :])
     i, j = np.nonzero(ok)
     np.add.at(out, z[i, j] @ layout.strides, ga[ia[i]] * gb[ib[j]])
     return out
@@ -322,7 +389,7 @@ def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray,
     n = len(z1)
     out = np.zeros(n, dtype=prefix.dtype)
     lo2 = np.maximum(lo - z1[:, :nb], 0)
-    hi2 = np.minimum(hi - z1[:, :nb], np.array(dims[:nb], dtype=np.int64) - 1)
+    hi2 = np.minimum(layout.open_top(hi) - z1[:, :nb], np.array(dims[:nb], dtype=np.int64) - 1)
     ex = exact - z1[:, nb:]
     valid = (lo2 <= hi2).all(axis=1) & (ex >= 0).all(axis=1) & (ex < np.array(dims[nb:], dtype=np.int64)).all(axis=1)
     if not valid.any():
@@ -372,18 +439,21 @@ def completions(t1s: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):
     return which[i], nz[i], z1[i], totals[ok]
 
 
-def level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int]):
+def level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int], boxes: list):
     """Level-0 rows of several (S,H) tables (rows of ``t1s``) against one (D,C)
     table: t1 row, z1 flat, pool totals (flat) and U, for every completion with
-    a positive pool factor and U."""
+    a positive pool factor and U.  U sums the (D,C) table over the accepted
+    ``boxes`` of the form space (disjoint)."""
     n_exact = len(layout.dims) - layout.n_box
     which, nz, z1, totals = completions(t1s, t2, layout, n_exact)
     c_flat = totals @ _strides(layout.dims[layout.n_box :])
     if n_exact:
         keep = (np.array(g_of_c, dtype=object) > 0).astype(bool)[c_flat]
         which, nz, z1, totals, c_flat = which[keep], nz[keep], z1[keep], totals[keep], c_flat[keep]
-    lo, hi = bounds(layout, len(nz))
-    u = box_sums(prefix_sums(t2, layout), layout, z1, lo, hi, totals)
+    prefix = prefix_sums(t2, layout)
+    u = np.zeros(len(nz), dtype=np.int64)
+    for lo, hi in box_arrays(boxes, len(nz)):
+        u += box_sums(prefix, layout, z1, lo, hi, totals)
     hit = u > 0
     return which[hit], nz[hit], c_flat[hit], u[hit]
 
@@ -395,16 +465,17 @@ def _strides(dims: tuple[int, ...]) -> np.ndarray:
     return s
 
 
-def build_listing(rules: list[SeatConstraint], progress=None, part: tuple[int, int] | None = None) -> Listing:
-    """Build the factored listing for ``rules`` (exact; raises :class:`TooWide`).
+def build_listing(spec_like, progress=None, part: tuple[int, int] | None = None) -> Listing:
+    """Build the factored listing (exact; raises :class:`TooWide`) of a
+    :class:`~truedeal.constraints.compile.Compiled`, a Program or seat rules.
 
     With ``part=(k, parts)`` only the k-th of ``parts`` contiguous slices of
     the cells is listed: its total and case count are that partition's share,
     and the partitions' totals add up to the whole listing's (see
     :func:`partition_bounds`).
     """
-    layout = make_layout(rules)
-    cells = enumerate_cells(rules, layout)
+    layout = make_layout(spec_like)
+    cells = enumerate_cells(layout.comp, layout)
     if part is not None:
         lo, hi = partition_bounds(len(cells), *part)
         cells = cells[lo:hi]
@@ -427,6 +498,9 @@ def build_listing(rules: list[SeatConstraint], progress=None, part: tuple[int, i
     pair_tables = np.stack([pair_table(g[a], g[b], layout) for a, b in pairs]) if pairs else np.zeros((0, layout.zsize), np.int64)
     cell_pairs = pair_inv.reshape(2, len(cells)).T
     listing = Listing(layout, cells, columns, cell_cols, options, g, pairs, pair_tables, cell_pairs, _c_values(layout))
+    sig, sig_keys = layout.comp.cell_signatures(PATTERNS[cells])
+    listing.cell_sig = sig
+    listing.sig_boxes = [layout.comp.boxes(key) for key in sig_keys]
     _fill_level0(listing, progress)
     from .cases import count_cases  # cases.py builds on this module's tables
 
@@ -441,18 +515,18 @@ def partition_bounds(n_cells: int, k: int, parts: int) -> tuple[int, int]:
     return n_cells * k // parts, n_cells * (k + 1) // parts
 
 
-def bounds(layout: Layout, n: int):
-    """The spec's HCP ranges as (lo, hi) arrays of shape (n, n_box), one row per query."""
-    lo = np.broadcast_to(np.array(layout.hcp_lo, dtype=np.int64), (n, layout.n_box))
-    hi = np.broadcast_to(np.array(layout.hcp_hi, dtype=np.int64), (n, layout.n_box))
-    return lo, hi
+def box_arrays(boxes: list, n: int):
+    """Each box as (lo, hi) arrays of shape (n, n_box), one row per query."""
+    for lo, hi in boxes:
+        yield (np.broadcast_to(np.array(lo, dtype=np.int64).reshape(1, -1), (n, len(lo))),
+               np.broadcast_to(np.array(hi, dtype=np.int64).reshape(1, -1), (n, len(hi))))
 
 
 def _fill_level0(listing: Listing, progress=None) -> None:
     layout = listing.layout
     g_of_c = pool_factors(layout, listing.c_values)
-    # Cells sharing a (S,H) pair and a (D,C) pair share every level-0 weight.
-    keys, inv = np.unique(listing.cell_pairs, axis=0, return_inverse=True)
+    # Cells sharing a (S,H) pair, a (D,C) pair and a signature share every level-0 weight.
+    keys, inv = np.unique(np.concatenate([listing.cell_pairs, listing.cell_sig[:, None]], axis=1), axis=0, return_inverse=True)
     inv = inv.reshape(-1)
     cells_per_key = np.bincount(inv, minlength=len(keys))
     # Refuse early when even an optimistic bound is far past the limit.
@@ -461,15 +535,15 @@ def _fill_level0(listing: Listing, progress=None) -> None:
     if int((nnz1[keys[:, 0]] * cells_per_key).sum()) > 4 * MAX_ENTRIES * n_c:
         raise TooWide(f"far more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
     # One pass per (D,C) table, over every (S,H) table paired with it.
-    key_of = {}
-    for k, (p1, p2) in enumerate(keys):
-        key_of.setdefault(int(p2), []).append((k, int(p1)))
+    key_of: dict[tuple[int, int], list] = {}
+    for k, (p1, p2, sig) in enumerate(keys):
+        key_of.setdefault((int(p2), int(sig)), []).append((k, int(p1)))
     rows_key, rows_c, rows_z, row_w = [], [], [], []
     n_entries, cells_done = 0, 0
-    for done, (p2, members) in enumerate(key_of.items()):
+    for done, ((p2, sig), members) in enumerate(key_of.items()):
         ks = np.array([k for k, _ in members])
         t1s = listing.pair_tables[[p1 for _, p1 in members]]
-        which, z1, c_flat, u = level0_rows(t1s, listing.pair_tables[p2], layout, g_of_c)
+        which, z1, c_flat, u = level0_rows(t1s, listing.pair_tables[p2], layout, g_of_c, listing.sig_boxes[sig])
         # T1 < 2**42 and U < 2**50: the products need Python ints.
         a = t1s[which, z1]
         row_w.extend(g_of_c[c] * x * y for c, x, y in zip(c_flat.tolist(), a.tolist(), u.tolist()))

@@ -27,10 +27,15 @@ from .randomness import Rng
 
 _OPEN = 255
 _SHAPE = 254  # chosen for the shape-only seats, not yet split among them
-_HONOURS = np.array([[card(r, s) for r in range(4)] for s in range(4)])
-_SPOTS = np.array([[card(r, s) for r in range(4, 13)] for s in range(4)])
-_ALL_SPOTS = _SPOTS.reshape(-1)
 _ALL = np.arange(52)
+
+
+def _card_sets(layout: Layout) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+    """Per suit, its tracked cards (in tracked-rank order) and its spot cards;
+    and every spot card."""
+    tracked = [np.array([card(r, s) for r in layout.comp.tracked[s]], dtype=np.int64) for s in range(4)]
+    spots = [np.array([card(r, s) for r in range(13) if r not in layout.comp.tracked[s]], dtype=np.int64) for s in range(4)]
+    return tracked, spots, np.concatenate(spots)
 
 
 def _deal(owners: np.ndarray, rng: Rng, cards: np.ndarray, counts: np.ndarray, dest: np.ndarray, take: int = _OPEN) -> None:
@@ -75,32 +80,31 @@ def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_s
     """Complete ``n`` deals.
 
     lengths: (n, n_patterned, 4) suit lengths of the patterned seats;
-    masks: (n, 4, n_hcp) honour masks of the HCP seats per suit;
-    free_to_shape: (n, 4) free honours the shape-only seats take per suit.
+    masks: (n, 4, n_rank) masks of the rank seats per suit (bit j: the j-th tracked rank);
+    free_to_shape: (n, 4) free tracked cards the shape-only seats take per suit.
     Returns an (n, 52) uint8 owners array.
     """
     n = len(lengths)
     owners = np.full((n, 52), _OPEN, dtype=np.uint8)
-    hcp_seats = layout.hcp_seats
+    hcp_seats = layout.rank_seats
+    honours, spots, all_spots = _card_sets(layout)
     pat_pos = {s: i for i, s in enumerate(layout.patterned)}
-    honours_held = np.zeros((n, 4), dtype=np.int64)  # per suit, by HCP seats
     for i, seat in enumerate(hcp_seats):
         for s in range(4):
-            for r in range(4):
+            for r in range(len(honours[s])):
                 has = (masks[:, s, i] >> r) & 1 == 1
-                owners[has, _HONOURS[s, r]] = seat
-                honours_held[:, s] += has
+                owners[has, honours[s][r]] = seat
     shape_seats = np.array(layout.shape_only, dtype=np.uint8)
     pooled = layout.has_pool
     for s in range(4):
-        suit = np.concatenate([_HONOURS[s], _SPOTS[s]])
+        suit = np.concatenate([honours[s], spots[s]])
         shape_len = np.stack([lengths[:, pat_pos[int(x)], s] for x in shape_seats], axis=1) if len(shape_seats) else None
         # 1. spots for patterned HCP seats (and, with a pool, the shape-only seats' spots).
         dest, counts = [], []
         for i, seat in enumerate(hcp_seats):
             if seat in pat_pos:
                 pcs = np.zeros(n, dtype=np.int64)
-                for r in range(4):
+                for r in range(len(honours[s])):
                     pcs += (masks[:, s, i] >> r) & 1
                 dest.append(seat)
                 counts.append(lengths[:, pat_pos[seat], s] - pcs)
@@ -108,7 +112,7 @@ def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_s
             dest.append(_SHAPE)
             counts.append(shape_len.sum(axis=1) - free_to_shape[:, s])
         if dest:
-            _deal(owners, rng, _SPOTS[s], np.stack(counts, axis=1), np.array(dest, dtype=np.uint8))
+            _deal(owners, rng, spots[s], np.stack(counts, axis=1), np.array(dest, dtype=np.uint8))
         if not len(shape_seats):
             continue
         if not pooled:
@@ -117,7 +121,7 @@ def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_s
             continue
         # 2. free honours for the shape-only seats, 3. split among them.
         if free_to_shape[:, s].any():
-            _deal(owners, rng, _HONOURS[s], free_to_shape[:, s : s + 1], np.array([_SHAPE], dtype=np.uint8))
+            _deal(owners, rng, honours[s], free_to_shape[:, s : s + 1], np.array([_SHAPE], dtype=np.uint8))
         if len(shape_seats) == 1:
             chosen = owners[:, suit] == _SHAPE
             owners[:, suit] = np.where(chosen, shape_seats[0], owners[:, suit])
@@ -128,7 +132,7 @@ def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_s
         counts = []
         for seat in layout.pooled:
             counts.append(13 - (owners == seat).sum(axis=1))
-        _deal(owners, rng, _ALL_SPOTS, np.stack(counts, axis=1), np.array(layout.pooled, dtype=np.uint8))
+        _deal(owners, rng, all_spots, np.stack(counts, axis=1), np.array(layout.pooled, dtype=np.uint8))
     # 5. the unconstrained seats share the rest.
     free = layout.free
     if len(free) == 1:

@@ -48,20 +48,25 @@ class Sampler:
         dc_pairs, dc_index = np.unique(listing.cell_pairs[:, 1], return_inverse=True)
         self.cell_dc = dc_index.reshape(-1)
         self.dc_prefix = np.stack([prefix_sums(listing.pair_tables[p], lay) for p in dc_pairs])
-        self.widths = [h - l + 1 for l, h in zip(lay.hcp_lo, lay.hcp_hi)]
+        # Accepted boxes of the form space, per cell signature.
+        self.sig_boxes = [(np.array([b[0] for b in boxes], np.int64).reshape(len(boxes), lay.n_box),
+                           np.array([b[1] for b in boxes], np.int64).reshape(len(boxes), lay.n_box))
+                          for boxes in listing.sig_boxes]
         # Level 2: for each suit pair, every split z = va + vb with its weight,
         # sorted by (pair, z) so that a split is one search away.
-        keys, va, w = [], [], []
+        keys, va, vb, w = [], [], [], []
         for p, (a, b) in enumerate(listing.pairs):
             ia, ib = np.nonzero(listing.g[a])[0], np.nonzero(listing.g[b])[0]
-            z = lay.vectors(ia)[:, None, :] + lay.vectors(ib)[None, :, :]
-            i, j = np.nonzero((z < np.array(lay.dims, dtype=np.int64)).all(axis=2))
+            z, fits = lay.add(lay.vectors(ia)[:, None, :], lay.vectors(ib)[None, :, :])
+            i, j = np.nonzero(fits)
             keys.append(p * lay.zsize + z[i, j] @ lay.strides)
             va.append(ia[i])
+            vb.append(ib[j])
             w.append(listing.g[a, ia[i]] * listing.g[b, ib[j]])
         order = np.argsort(np.concatenate(keys), kind="stable")
         self.split_key = np.concatenate(keys)[order]
         self.split_va = np.concatenate(va)[order]
+        self.split_vb = np.concatenate(vb)[order]  # not z - va: clamped forms lose the difference
         self.split_cum = np.cumsum(np.concatenate(w)[order])
         # Level 3: every option of every column, keyed by (column, feature vector).
         opts = listing.options
@@ -99,8 +104,9 @@ class Sampler:
         z1 = lay.vectors(L.e_z1[entry])
         exact = L.c_values[L.e_c[entry]] - z1[:, nb:]
         which = self.cell_dc[L.e_cell[entry]]
-        lo = np.maximum(np.array(lay.hcp_lo, dtype=np.int64) - z1[:, :nb], 0)
-        hi = np.minimum(np.array(lay.hcp_hi, dtype=np.int64) - z1[:, :nb], np.array(lay.dims[:nb], dtype=np.int64) - 1)
+        box_lo, box_hi = self._boxes(entry, z1, which, exact, rng)
+        lo = np.maximum(box_lo - z1[:, :nb], 0)
+        hi = np.minimum(lay.open_top(box_hi) - z1[:, :nb], np.array(lay.dims[:nb], dtype=np.int64) - 1)
         z2 = lo.copy()
         for d in range(nb):
             qlo, qhi = lo.copy(), hi.copy()
@@ -124,6 +130,29 @@ class Sampler:
         strides = lay.strides
         return z2 @ strides[:nb] + exact @ strides[nb:]
 
+    def _boxes(self, entry: np.ndarray, z1: np.ndarray, which: np.ndarray, exact: np.ndarray, rng: Rng):
+        """The accepted box each draw lands in: the only one, or one drawn in
+        proportion to the (D,C) weight it holds (no draw when every row has one box)."""
+        lay, nb = self.layout, self.layout.n_box
+        sig = self.listing.cell_sig[self.listing.e_cell[entry]]
+        lo = np.zeros((len(entry), nb), np.int64)
+        hi = np.zeros((len(entry), nb), np.int64)
+        for s in np.unique(sig):
+            rows = np.nonzero(sig == s)[0]
+            blo, bhi = self.sig_boxes[s]
+            pick = np.zeros(len(rows), np.int64)
+            if len(blo) > 1:
+                dims = np.array(lay.dims[:nb], dtype=np.int64)
+                qlo = np.maximum(blo[None, :, :] - z1[rows, None, :nb], 0)
+                qhi = np.minimum(lay.open_top(bhi)[None, :, :] - z1[rows, None, :nb], dims - 1)
+                qhi = np.maximum(qhi, qlo - 1)  # an empty range sums to 0
+                w = self._box(which[rows], qlo, qhi, exact[rows])
+                cum = np.cumsum(w, axis=1)
+                r = rng.below(cum[:, -1])
+                pick = (cum <= r[:, None]).sum(axis=1)
+            lo[rows], hi[rows] = blo[pick], bhi[pick]
+        return lo, hi
+
     def _box(self, which: np.ndarray, lo: np.ndarray, hi: np.ndarray, exact: np.ndarray) -> np.ndarray:
         """Sum of (D,C) table ``which[r]`` over the box [lo, hi] (per row r and
         column k of lo/hi, shape (n, k, n_box)) at the exact coordinates ``exact[r]``."""
@@ -144,8 +173,8 @@ class Sampler:
         start = np.searchsorted(self.split_key, key, side="left")
         base = np.where(start > 0, self.split_cum[np.maximum(start - 1, 0)], 0)
         total = self.listing.pair_tables[pair, z]
-        va = self.split_va[np.searchsorted(self.split_cum, base + rng.below(total), side="right")]
-        vb = (lay.vectors(z) - lay.vectors(va)) @ lay.strides
+        at = np.searchsorted(self.split_cum, base + rng.below(total), side="right")
+        va, vb = self.split_va[at], self.split_vb[at]
         return va, vb
 
     def _option(self, col: np.ndarray, v: np.ndarray, rng: Rng) -> np.ndarray:

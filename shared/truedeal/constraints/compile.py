@@ -1,0 +1,553 @@
+"""Compile a :class:`~truedeal.constraints.ir.Program` into what the listing reads.
+
+The listing (:mod:`truedeal.enumeration`) needs to know, for a spec:
+
+* which seats' suit lengths matter (**patterned** seats, listed by pattern
+  tuples called cells) and which patterns each can have;
+* which seats' cards of which ranks matter (**rank seats**), and which ranks
+  of each suit are **tracked** (the ranks any feature reads, plus predealt
+  cards, whose owner is forced);
+* the **forms**: the distinct linear sums of honour features that the
+  condition compares with constants.  A form is additive over suits, so the
+  listing carries its partial sums as one coordinate of the feature vector.
+  Negative coefficients are turned positive by counting the complement
+  (``-f = (max f - f) - max f``), so every partial sum only grows, and a form
+  is capped at its largest threshold: values past it are either impossible
+  (*pruned*) or all alike (*clamped* into one top bucket);
+* the condition itself, over **atoms** ``form + lengths + const OP 0`` and
+  shapes.  Inside a cell the lengths are known, so the condition becomes a
+  function of the forms alone, constant on a grid cut by the thresholds: a
+  union of boxes (:func:`Compiled.boxes`).
+
+Anything the listing cannot read exactly (products, ``tricks``, ``rnd``) is
+taken as true inside the listing, which then lists a superset of the spec;
+the plan checks the whole condition on each deal drawn and rejects the rest
+(:attr:`Compiled.rejection`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..cards import HCP_OF_RANK, MAX_HCP
+from ..patterns import PATTERNS
+from . import ir
+
+#: Truth values of the three-valued evaluation.
+FALSE, TRUE, UNKNOWN = 0, 1, 2
+
+_OPS = ("<", "<=", "==", "!=", ">=", ">")
+
+
+class NotExact(ValueError):
+    """A part of the condition the listing cannot read exactly."""
+
+
+@dataclass(frozen=True)
+class Term:
+    """``coef * fn(seat's holding)`` summed over ``suits``; ``complement`` reads ``max - fn``."""
+
+    coef: int
+    seat: int
+    suits: tuple[int, ...]
+    fn: ir.LocalFn
+    complement: bool = False
+
+    def value(self, suit: int, length: int, held: frozenset[int]) -> int:
+        if suit not in self.suits:
+            return 0
+        v = self.fn.value(length, held)
+        return self.coef * (local_max(self.fn) - v if self.complement else v)
+
+
+def local_max(fn: ir.LocalFn) -> int:
+    """The largest value ``fn`` takes on one suit."""
+    if fn.kind == "length":
+        return 13
+    if fn.kind == "losers":
+        return 3
+    return sum(w for w in fn.weights if w > 0)
+
+
+def hand_max(fn: ir.LocalFn, suits: tuple[int, ...]) -> int:
+    """The largest value ``sum(fn over suits)`` takes on a 13-card hand."""
+    if fn.kind == "length":
+        return min(13, 13 * len(suits))
+    if fn.kind == "losers":
+        return 3 * len(suits)
+    per_card = sorted((w for w in fn.weights for _ in suits), reverse=True)
+    return sum(w for w in per_card[:13] if w > 0)
+
+
+@dataclass
+class Form:
+    """One coordinate of the feature vector: ``sum(term)``, capped.
+
+    ``dim`` values 0..dim-1; with ``clamp`` the last one means "dim-1 or more",
+    without it larger sums cannot satisfy the condition and are dropped."""
+
+    terms: tuple[Term, ...]
+    dim: int = 0
+    clamp: bool = False
+
+
+@dataclass(frozen=True)
+class Atom:
+    """``form value + sum(coef * length(seat, suit)) + const  OP  0``."""
+
+    form: int | None
+    lengths: tuple[tuple[int, int, int], ...]  # (coef, seat, suit)
+    const: int
+    op: str
+
+    def holds(self, x, lengths_value):
+        """Truth for form value(s) ``x`` and length part(s) (numpy-friendly)."""
+        v = x + lengths_value + self.const
+        return {"<": v < 0, "<=": v <= 0, "==": v == 0, "!=": v != 0, ">=": v >= 0, ">": v > 0}[self.op]
+
+    def thresholds(self, lengths_value: int) -> tuple[int, ...]:
+        """Form values at which the truth may change, for a known length part."""
+        t = -(lengths_value + self.const)
+        return {"<": (t,), "<=": (t + 1,), "==": (t, t + 1), "!=": (t, t + 1), ">=": (t,), ">": (t + 1,)}[self.op]
+
+
+# A condition over atoms: ("and", items) ("or", items) ("not", x) ("atom", i)
+# ("shape", i) ("const", bool) ("unknown",).
+Tree = tuple
+
+
+@dataclass
+class Compiled:
+    """Everything the listing needs about one spec (see the module doc)."""
+
+    patterned: tuple[int, ...]
+    pattern_masks: dict[int, np.ndarray]
+    rank_seats: tuple[int, ...]
+    tracked: tuple[tuple[int, ...], ...]  # per suit, tracked ranks, ace first
+    forced: dict[tuple[int, int], int]  # (suit, rank) -> seat, predealt cards
+    forms: list[Form]
+    atoms: list[Atom]
+    shapes: list[ir.ShapeIn]
+    tree: Tree
+    rejection: ir.Cond | None = None  # the whole condition, when some part is not exact
+    pool_bounds: dict[int, int] = field(default_factory=dict)
+
+    # ---------------------------------------------------------------- roles
+
+    @property
+    def pooled(self) -> tuple[int, ...]:
+        return tuple(s for s in self.rank_seats if s not in self.patterned)
+
+    @property
+    def shape_only(self) -> tuple[int, ...]:
+        return tuple(s for s in self.patterned if s not in self.rank_seats)
+
+    @property
+    def free(self) -> tuple[int, ...]:
+        used = set(self.patterned) | set(self.rank_seats)
+        return tuple(s for s in range(4) if s not in used)
+
+    @property
+    def exact(self) -> bool:
+        return self.rejection is None
+
+    @property
+    def n_tracked(self) -> int:
+        return sum(len(t) for t in self.tracked)
+
+    # ---------------------------------------------------------------- cells
+
+    def cell_signatures(self, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Group cells by what the condition sees of their lengths.
+
+        ``lengths``: ``(n_cells, n_patterned, 4)``.  Returns ``(sig, keys)``:
+        the signature id of each cell and one row of values per signature
+        (each form atom's length part, then each length-only atom's and each
+        shape's truth)."""
+        cols = [self._length_part(a, lengths) for a in self.atoms]
+        cols += [self._shape_truth(s, lengths) for s in self.shapes]
+        if not cols:
+            return np.zeros(len(lengths), np.int64), np.zeros((1, 0), np.int64)
+        table = np.stack(cols, axis=1)
+        keys, sig = np.unique(table, axis=0, return_inverse=True)
+        return sig.reshape(-1), keys
+
+    def cell_possible(self, lengths: np.ndarray) -> np.ndarray:
+        """Cells whose condition is not false whatever the forms."""
+        truth = self._evaluate(self.tree, self._cell_leaves(lengths), len(lengths))
+        return truth != FALSE
+
+    def boxes(self, key: np.ndarray) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+        """Accepted boxes ``(lo, hi)`` of the form space for one signature row."""
+        cuts = []
+        for f, form in enumerate(self.forms):
+            ts = {0, form.dim}
+            for a, atom in enumerate(self.atoms):
+                if atom.form == f:
+                    ts.update(t for t in atom.thresholds(int(key[a])) if 0 < t < form.dim)
+            cuts.append(sorted(ts))
+        lows = [c[:-1] for c in cuts]
+        grid = list(itertools.product(*lows))
+        if not grid:
+            grid = [()]
+        points = np.array(grid, dtype=np.int64).reshape(len(grid), len(self.forms))
+        leaves = self._grid_leaves(key, points)
+        ok = self._evaluate(self.tree, leaves, len(points)) != FALSE
+        out = []
+        for p in points[ok]:
+            lo = tuple(int(x) for x in p)
+            hi = tuple(cuts[d][cuts[d].index(x) + 1] - 1 for d, x in enumerate(lo))
+            out.append((lo, hi))
+        return _merge_boxes(out)
+
+    # -------------------------------------------------------------- helpers
+
+    def _length_part(self, atom: Atom, lengths: np.ndarray) -> np.ndarray:
+        pos = {s: i for i, s in enumerate(self.patterned)}
+        v = np.zeros(len(lengths), np.int64)
+        for coef, seat, suit in atom.lengths:
+            v += coef * lengths[:, pos[seat], suit]
+        if atom.form is not None:
+            return v
+        return atom.holds(0, v).astype(np.int64)
+
+    def _shape_truth(self, shape: ir.ShapeIn, lengths: np.ndarray) -> np.ndarray:
+        i = self.patterned.index(shape.seat)
+        return _in_patterns(lengths[:, i, :], shape.patterns).astype(np.int64)
+
+    def _cell_leaves(self, lengths: np.ndarray) -> dict:
+        leaves: dict = {}
+        for a, atom in enumerate(self.atoms):
+            if atom.form is None:
+                leaves[("atom", a)] = self._length_part(atom, lengths).astype(np.int8)
+        for j, shape in enumerate(self.shapes):
+            leaves[("shape", j)] = self._shape_truth(shape, lengths).astype(np.int8)
+        return leaves
+
+    def _grid_leaves(self, key: np.ndarray, points: np.ndarray) -> dict:
+        leaves: dict = {}
+        for a, atom in enumerate(self.atoms):
+            if atom.form is None:
+                leaves[("atom", a)] = np.full(len(points), int(key[a]), np.int8)
+            else:
+                leaves[("atom", a)] = atom.holds(points[:, atom.form], int(key[a])).astype(np.int8)
+        n_atoms = len(self.atoms)
+        for j in range(len(self.shapes)):
+            leaves[("shape", j)] = np.full(len(points), int(key[n_atoms + j]), np.int8)
+        return leaves
+
+    @staticmethod
+    def _evaluate(tree: Tree, leaves: dict, n: int) -> np.ndarray:
+        return evaluate3(tree, leaves, n)
+
+
+def evaluate3(tree: Tree, leaves: dict, n: int) -> np.ndarray:
+    """Three-valued evaluation (FALSE, TRUE, UNKNOWN) of a tree; leaves not in
+    ``leaves`` are UNKNOWN."""
+    kind = tree[0]
+    if kind == "const":
+        return np.full(n, TRUE if tree[1] else FALSE, np.int8)
+    if kind in ("atom", "shape"):
+        return leaves.get(tree, np.full(n, UNKNOWN, np.int8))
+    if kind == "unknown":
+        return np.full(n, UNKNOWN, np.int8)
+    if kind == "not":
+        v = evaluate3(tree[1], leaves, n)
+        return np.where(v == UNKNOWN, UNKNOWN, 1 - v).astype(np.int8)
+    vals = [evaluate3(t, leaves, n) for t in tree[1]]
+    stop, go = (FALSE, TRUE) if kind == "and" else (TRUE, FALSE)
+    out = np.full(n, go, np.int8)
+    for v in vals:
+        out = np.where((out == stop) | (v == stop), stop, np.where((out == UNKNOWN) | (v == UNKNOWN), UNKNOWN, go)).astype(np.int8)
+    return out
+
+
+def _merge_boxes(boxes: list) -> list:
+    """Merge boxes that differ in one coordinate and touch there (fewer box sums)."""
+    changed = True
+    while changed:
+        changed = False
+        for i, j in itertools.combinations(range(len(boxes)), 2):
+            (lo1, hi1), (lo2, hi2) = boxes[i], boxes[j]
+            diff = [d for d in range(len(lo1)) if (lo1[d], hi1[d]) != (lo2[d], hi2[d])]
+            if len(diff) == 1:
+                d = diff[0]
+                if hi1[d] + 1 == lo2[d] or hi2[d] + 1 == lo1[d]:
+                    lo = tuple(min(a, b) if k == d else a for k, (a, b) in enumerate(zip(lo1, lo2)))
+                    hi = tuple(max(a, b) if k == d else a for k, (a, b) in enumerate(zip(hi1, hi2)))
+                    boxes = [b for k, b in enumerate(boxes) if k not in (i, j)] + [(lo, hi)]
+                    changed = True
+                    break
+    return sorted(boxes)
+
+
+def _in_patterns(lengths: np.ndarray, patterns: frozenset) -> np.ndarray:
+    code = lengths[:, 0] * 2744 + lengths[:, 1] * 196 + lengths[:, 2] * 14 + lengths[:, 3]
+    allowed = np.array(sorted(p[0] * 2744 + p[1] * 196 + p[2] * 14 + p[3] for p in patterns), dtype=np.int64)
+    return np.isin(code, allowed)
+
+
+# ===================================================================== compile
+
+
+class _Compiler:
+    def __init__(self) -> None:
+        self.forms: dict[tuple[Term, ...], int] = {}
+        self.atoms: dict[Atom, int] = {}
+        self.shapes: dict[ir.ShapeIn, int] = {}
+        self.inexact = False
+
+    # ------------------------------------------------------------ conditions
+
+    def cond(self, c: ir.Cond) -> Tree:
+        if isinstance(c, ir.Truth):
+            return ("const", c.value)
+        if isinstance(c, ir.And):
+            return _and([self.cond(x) for x in c.items])
+        if isinstance(c, ir.Or):
+            return _or([self.cond(x) for x in c.items])
+        if isinstance(c, ir.Not):
+            inner = self.cond(c.item)
+            return ("const", not inner[1]) if inner[0] == "const" else ("not", inner)
+        if isinstance(c, ir.ShapeIn):
+            return ("shape", self.shapes.setdefault(c, len(self.shapes)))
+        if isinstance(c, ir.Compare):
+            return self.compare(c)
+        raise TypeError(f"not a condition: {c!r}")
+
+    def compare(self, c: ir.Compare) -> Tree:
+        try:
+            alts = [(g1 + g2, _sub(a, b)) for g1, a in self.alternatives(c.left) for g2, b in self.alternatives(c.right)]
+        except NotExact:
+            self.inexact = True
+            return ("unknown",)
+        return _or([_and([*guards, self.atom(lin, c.op)]) for guards, lin in alts])
+
+    def alternatives(self, num: ir.Num) -> list[tuple[list[Tree], ir.Linear]]:
+        """``num`` as guarded linear pieces (``?:`` lifted out)."""
+        if isinstance(num, ir.Linear):
+            return [([], num)]
+        if isinstance(num, ir.IfElse):
+            g = self.cond(num.cond)
+            yes = [([g, *gs], x) for gs, x in self.alternatives(num.then)]
+            no = [([("not", g) if g[0] != "const" else ("const", not g[1]), *gs], x) for gs, x in self.alternatives(num.other)]
+            return yes + no
+        if isinstance(num, ir.Arith):
+            return self.arith(num)
+        raise NotExact(getattr(num, "name", type(num).__name__))
+
+    def arith(self, num: ir.Arith) -> list:
+        out = []
+        for g1, a in self.alternatives(num.left):
+            for g2, b in self.alternatives(num.right):
+                out.append((g1 + g2, _arith(num.op, a, b)))
+        return out
+
+    def atom(self, lin: ir.Linear, op: str) -> Tree:
+        if op not in _OPS:
+            raise ValueError(f"unknown comparison {op!r}")
+        honour: dict[tuple, int] = {}
+        lengths: dict[tuple[int, int], int] = {}
+        const = lin.const
+        for coef, feat in lin.terms:
+            if feat.fn.kind == "length":
+                for s in feat.suits:
+                    lengths[(feat.seat, s)] = lengths.get((feat.seat, s), 0) + coef
+            else:
+                key = (feat.seat, tuple(sorted(set(feat.suits))), feat.fn)
+                honour[key] = honour.get(key, 0) + coef
+        terms = []
+        for (seat, suits, fn), coef in sorted(honour.items(), key=_term_order):
+            if coef > 0:
+                terms.append(Term(coef, seat, suits, fn))
+            elif coef < 0:  # -c f = c (max - f) - c max, per suit
+                terms.append(Term(-coef, seat, suits, fn, complement=True))
+                const += coef * local_max(fn) * len(suits)
+        length_terms = tuple(sorted((c, s, k) for (s, k), c in lengths.items() if c))
+        if not terms and not length_terms:
+            return ("const", bool(ir_compare(op, const, 0)))
+        simple = self._trivial(tuple(terms), length_terms, const, op)
+        if simple is not None:
+            return ("const", simple)
+        form = None
+        if terms:
+            form = self.forms.setdefault(tuple(terms), len(self.forms))
+        a = Atom(form, length_terms, const, op)
+        return ("atom", self.atoms.setdefault(a, len(self.atoms)))
+
+    @staticmethod
+    def _trivial(terms, length_terms, const, op) -> bool | None:
+        """True/False when the atom holds/fails for every hand (e.g. hcp <= 37)."""
+        lo, hi = const, const
+        for t in terms:
+            hi += t.coef * hand_max(t.fn, t.suits)
+        for c, _, _ in length_terms:
+            lo, hi = (lo, hi + 13 * c) if c > 0 else (lo + 13 * c, hi)
+        values = {ir_compare(op, v, 0) for v in (lo, hi)}
+        if op in ("==", "!=") and lo != hi:
+            return None if lo <= 0 <= hi else (op == "!=")
+        return values.pop() if len(values) == 1 else None
+
+
+def ir_compare(op: str, a: int, b: int) -> bool:
+    return {"<": a < b, "<=": a <= b, "==": a == b, "!=": a != b, ">=": a >= b, ">": a > b}[op]
+
+
+def _term_order(item):
+    (seat, suits, fn), _ = item
+    return (seat, suits, fn.kind, fn.weights)
+
+
+def _sub(a: ir.Linear, b: ir.Linear) -> ir.Linear:
+    return ir.Linear(a.terms + tuple((-c, f) for c, f in b.terms), a.const - b.const)
+
+
+def _arith(op: str, a: ir.Linear, b: ir.Linear) -> ir.Linear:
+    if op == "*" and not a.terms:
+        a, b = b, a
+    if op == "*" and not b.terms:
+        return ir.Linear(tuple((c * b.const, f) for c, f in a.terms), a.const * b.const)
+    if op in ("/", "%") and not a.terms and not b.terms and b.const:
+        q = abs(a.const) // abs(b.const) * (1 if (a.const >= 0) == (b.const > 0) else -1)  # C truncation
+        return ir.Linear((), q if op == "/" else a.const - q * b.const)
+    if op == "+":
+        return ir.Linear(a.terms + b.terms, a.const + b.const)
+    if op == "-":
+        return _sub(a, b)
+    raise NotExact(op)
+
+
+def _and(items: list[Tree]) -> Tree:
+    flat: list[Tree] = []
+    for t in items:
+        if t == ("const", False):
+            return t
+        if t == ("const", True):
+            continue
+        flat.extend(t[1] if t[0] == "and" else [t])
+    if not flat:
+        return ("const", True)
+    return flat[0] if len(flat) == 1 else ("and", tuple(flat))
+
+
+def _or(items: list[Tree]) -> Tree:
+    flat: list[Tree] = []
+    for t in items:
+        if t == ("const", True):
+            return t
+        if t == ("const", False):
+            continue
+        flat.extend(t[1] if t[0] == "or" else [t])
+    if not flat:
+        return ("const", False)
+    return flat[0] if len(flat) == 1 else ("or", tuple(flat))
+
+
+# ------------------------------------------------------------------ assembling
+
+
+def compile_program(program: ir.Program) -> Compiled:
+    """The listing's view of ``program`` (see the module doc)."""
+    comp = _Compiler()
+    tree = comp.cond(program.condition)
+    atoms = list(comp.atoms)
+    shapes = list(comp.shapes)
+    forms = [Form(t) for t in comp.forms]
+    forced = {(c % 4, c // 4): seat for seat, cards in program.predeal for c in cards}
+    patterned = sorted({s for a in atoms for _, s, _ in a.lengths} | {s.seat for s in shapes}
+                       | {t.seat for f in forms for t in f.terms if t.fn.reads_length})
+    rank_seats = sorted({t.seat for f in forms for t in f.terms} | set(forced.values()))
+    tracked = _tracked(forms, forced)
+    out = Compiled(tuple(patterned), {}, tuple(rank_seats), tracked, forced, forms, atoms, shapes, tree,
+                   program.condition if comp.inexact else None)
+    _size_forms(out)
+    out.pattern_masks = {s: _pattern_mask(out, s) for s in out.patterned}
+    out.pool_bounds = {s: _pool_bound(out, s) for s in out.pooled}
+    return out
+
+
+def _tracked(forms: list[Form], forced: dict) -> tuple[tuple[int, ...], ...]:
+    ranks: set[int] = set()
+    for f in forms:
+        for t in f.terms:
+            ranks |= t.fn.ranks
+    per_suit = []
+    for k in range(4):
+        extra = {r for (s, r) in forced if s == k}
+        per_suit.append(tuple(sorted(ranks | extra)))
+    return tuple(per_suit)
+
+
+def _size_forms(comp: Compiled) -> None:
+    """Cap each form at its largest threshold; prune or clamp past it."""
+    for f, form in enumerate(comp.forms):
+        top = sum(t.coef * hand_max(t.fn, t.suits) if not t.complement else t.coef * local_max(t.fn) * len(t.suits) for t in form.terms)
+        cap = 0
+        for a in comp.atoms:
+            if a.form == f:
+                lo_len = sum(min(0, 13 * c) for c, _, _ in a.lengths)
+                cap = max(cap, max(a.thresholds(lo_len)))
+        if cap > top:  # every threshold within reach: keep exact values
+            form.dim, form.clamp = top + 1, False
+            continue
+        form.dim = cap + 1
+        leaves = {("atom", a): np.full(1, int(atom.holds(cap, 0)) if not atom.lengths else UNKNOWN, np.int8)
+                  for a, atom in enumerate(comp.atoms) if atom.form == f}
+        if evaluate3(comp.tree, leaves, 1)[0] == FALSE:
+            form.dim, form.clamp = cap, False  # past the cap nothing fits: drop
+        else:
+            form.clamp = True
+
+
+def _pattern_mask(comp: Compiled, seat: int) -> np.ndarray:
+    """Patterns of ``seat`` for which the condition is not surely false."""
+    n = len(PATTERNS)
+    leaves = {}
+    for a, atom in enumerate(comp.atoms):
+        if atom.form is None and atom.lengths and all(s == seat for _, s, _ in atom.lengths):
+            v = sum(c * PATTERNS[:, k] for c, _, k in atom.lengths)
+            leaves[("atom", a)] = atom.holds(0, v).astype(np.int8)
+    for j, shape in enumerate(comp.shapes):
+        if shape.seat == seat:
+            leaves[("shape", j)] = _in_patterns(PATTERNS, shape.patterns).astype(np.int8)
+    return evaluate3(comp.tree, leaves, n) != FALSE
+
+
+def _pool_bound(comp: Compiled, seat: int) -> int:
+    """Most tracked cards a pooled seat can hold (its honour-count coordinate's size - 1).
+
+    A pruned whole-hand form of the seat that weighs every tracked rank at
+    least 1 bounds it (e.g. at most 12 HCP means at most 12 honours)."""
+    bound = min(13, comp.n_tracked)
+    for form in comp.forms:
+        if form.clamp or len(form.terms) != 1:
+            continue
+        t = form.terms[0]
+        if t.seat == seat and not t.complement and t.suits == ir.ALL_SUITS and t.fn.kind == "weights":
+            if all(t.coef * t.fn.weights[r] >= 1 for k in range(4) for r in comp.tracked[k]):
+                bound = min(bound, form.dim - 1)
+    return bound
+
+
+# ------------------------------------------------------- the old spec language
+
+
+def rules_program(rules) -> ir.Program:
+    """The IR of per-seat rules (:class:`truedeal.spec.SeatConstraint`)."""
+    items: list[ir.Cond] = []
+    for r in rules:
+        if r.patterns is not None:
+            pats = frozenset(tuple(int(x) for x in PATTERNS[i]) for i in np.nonzero(r.patterns)[0])
+            items.append(ir.ShapeIn(r.seat, pats))
+        if r.hcp is not None:
+            hcp = ir.Linear(((1, ir.Feature(r.seat, ir.ALL_SUITS, ir.HCP)),))
+            items.append(ir.Compare(">=", hcp, ir.Linear((), r.hcp[0])))
+            items.append(ir.Compare("<=", hcp, ir.Linear((), r.hcp[1])))
+    return ir.Program(condition=ir.And(tuple(items)))
+
+
+__all__ = ["Compiled", "Form", "Atom", "Term", "compile_program", "rules_program", "evaluate3", "NotExact",
+           "MAX_HCP", "HCP_OF_RANK"]

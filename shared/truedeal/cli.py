@@ -20,6 +20,7 @@ from .cards import D
 from .dealnumber import decode, encode, encode_batch, limbs_to_ints
 from .engine import MAX_DEALS, Impossible, Plan, TooWide, check_count
 from .formats import FORMATS, WRITERS, deal_string, parse_deal
+from .kernel import note_if_missing
 from .spec import SpecError, load_spec
 
 
@@ -148,6 +149,7 @@ def generate(spec: str, n: int, seed: str | None, fmt: str, first_board: int) ->
         raise UserError(str(exc)) from None
     if first_board < 1:
         raise UserError(f"--first-board must be at least 1, got {first_board}")
+    note_if_missing()  # one line on stderr when the compiled kernel is not built
     plan = _load_plan(spec)
     if not plan.possible:
         raise UserError("no deal satisfies this spec (it counts 0 deals)")

@@ -32,6 +32,8 @@ from typing import Callable, Iterator
 import numpy as np
 
 from .cards import SEAT_NAMES, D
+from .constraints import ir
+from .constraints.compile import Compiled, compile_program
 from .enumeration import Listing, TooWide, build_listing
 from .evaluate import satisfies
 from .randomness import CHUNK_DEALS, Rng, SeededBits, chunk_rng
@@ -60,13 +62,18 @@ class Plan:
     rejected: list[SeatConstraint] = field(default_factory=list)
     acceptance: float | None = None  # estimated, when seats are rejected
     _sampler: Sampler | None = None
+    program: ir.Program | None = None  # specs beyond the first language, and scripts
+    listed: Compiled | None = None  # what the listing holds, when ``program`` is set
+    relaxed: tuple[str, ...] = ()  # what rejection checks, when ``program`` is set
 
     @classmethod
-    def build(cls, spec: Spec, progress: Callable[[int, int], None] | None = None) -> "Plan":
+    def build(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None) -> "Plan":
         """List ``spec`` exactly, or as many of its seats as fit (see module doc).
 
         Raises :class:`TooWide` if even the rejection fallback cannot work.
         """
+        if isinstance(spec, ir.Program) or not spec.is_simple():
+            return cls._build_program(spec, progress)
         t0 = time.perf_counter()
         rules = spec.constraints()
         try:
@@ -87,11 +94,36 @@ class Plan:
             return plan
         raise wide
 
+    @classmethod
+    def _build_program(cls, spec: Spec | ir.Program, progress) -> "Plan":
+        """List a Program: exactly, or a relaxed one (some parts checked by
+        rejection) when it has parts the listing cannot read or is too wide."""
+        t0 = time.perf_counter()
+        program = spec if isinstance(spec, ir.Program) else spec.program()
+        attempts = [((), compile_program(program))]
+        attempts += [(seats, compile_program(relax(program, seats))) for seats in _relaxations(program)]
+        wide: TooWide | None = None
+        for seats, comp in attempts:
+            try:
+                listing = build_listing(comp, progress)
+            except TooWide as exc:
+                wide = wide or exc
+                continue
+            plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
+            plan.relaxed = _relaxed_parts(comp, seats)
+            if not plan.exact:
+                plan.acceptance = plan._pilot_acceptance() if listing.total else 0.0
+                if plan.acceptance and plan.acceptance < MIN_ACCEPTANCE:
+                    raise TooWide(f"{wide or 'not exact'}; rejection would keep only {plan.acceptance:.2g} of deals")
+            plan.build_seconds = time.perf_counter() - t0
+            return plan
+        raise wide or TooWide("no listing fits")
+
     # ----------------------------------------------------------------- counts
 
     @property
     def exact(self) -> bool:
-        return not self.rejected
+        return not self.rejected and not self.relaxed
 
     @property
     def deals_total(self) -> int:
@@ -139,9 +171,10 @@ class Plan:
                 one_in=(D / estimate) if estimate else None,
                 possible=self.possible,
                 cases=None,
-                method="exact for " + (_names(self.kept_rules()) or "no seat") + ", rejection for " + _names(self.rejected),
+                method=self._method(),
                 rejection={
                     "seats": [SEAT_NAMES[c.seat] for c in self.rejected],
+                    "parts": list(self.relaxed),
                     "acceptance_rate": self.acceptance,
                     "acceptance_stderr": se,
                     "pilot_draws": PILOT_DRAWS,
@@ -158,7 +191,15 @@ class Plan:
         )
         return out
 
-    def kept_rules(self) -> list[SeatConstraint]:
+    def _method(self) -> str:
+        if self.program is not None:
+            return "exact listing, rejection for " + "; ".join(self.relaxed)
+        return "exact for " + (_names(self.kept_rules()) or "no seat") + ", rejection for " + _names(self.rejected)
+
+    def kept_rules(self):
+        """What the listing holds: seat rules, or the compiled (relaxed) program."""
+        if self.listed is not None:
+            return self.listed
         dropped = {c.seat for c in self.rejected}
         return [c for c in self.spec.constraints() if c.seat not in dropped]
 
@@ -181,14 +222,22 @@ class Plan:
         batch = max(64, int(n / max(self.acceptance, MIN_ACCEPTANCE) * 1.1))
         while have < n:
             owners = self.sampler.draw(min(batch, 200_000), rng)
-            owners = owners[satisfies(owners, self.rejected)]
+            owners = owners[self._checks(owners)]
             kept.append(owners)
             have += len(owners)
         return np.concatenate(kept)[:n]
 
     def _pilot_acceptance(self) -> float:
         owners = self.sampler.draw(PILOT_DRAWS, Rng(SeededBits("truedeal/pilot")))
-        return float(satisfies(owners, self.rejected).mean())
+        return float(self._checks(owners).mean())
+
+    def _checks(self, owners: np.ndarray) -> np.ndarray:
+        """Which drawn deals meet the parts the listing does not hold."""
+        if self.program is None:
+            return satisfies(owners, self.rejected)
+        from .constraints.evaluate import evaluate_cond
+
+        return evaluate_cond(owners, self.program.condition)
 
     def chunk(self, index: int, seed: str | None, size: int = CHUNK_DEALS) -> np.ndarray:
         """Deals of chunk ``index``: the full chunk when seeded (so that it is
@@ -207,6 +256,54 @@ class Plan:
             yield self.chunk(chunk, seed, size)
             n -= size
             chunk += 1
+
+
+def relax(program: ir.Program, seats: tuple[int, ...]) -> ir.Program:
+    """``program`` with every comparison that reads the honours of ``seats``
+    left to rejection (a wider spec, listed exactly)."""
+    return ir.Program(condition=_relax(program.condition, set(seats)), predeal=program.predeal)
+
+
+def _relax(c: ir.Cond, seats: set[int]):
+    if isinstance(c, (ir.And, ir.Or)):
+        return type(c)(tuple(_relax(x, seats) for x in c.items))
+    if isinstance(c, ir.Not):
+        return ir.Not(_relax(c.item, seats))
+    if isinstance(c, ir.Compare) and _reads_honours(c, seats):
+        return ir.Compare("==", ir.OpaqueNum("relaxed"), ir.Linear())
+    return c
+
+
+def _reads_honours(x, seats: set[int]) -> bool:
+    if isinstance(x, ir.Feature):
+        return x.seat in seats and x.fn.kind != "length"
+    if isinstance(x, (ir.Compare, ir.Arith)):
+        return _reads_honours(x.left, seats) or _reads_honours(x.right, seats)
+    if isinstance(x, ir.Linear):
+        return any(_reads_honours(f, seats) for _, f in x.terms)
+    if isinstance(x, ir.IfElse):
+        return any(_reads_honours(y, seats) for y in (x.cond, x.then, x.other))
+    if isinstance(x, (ir.And, ir.Or)):
+        return any(_reads_honours(y, seats) for y in x.items)
+    if isinstance(x, ir.Not):
+        return _reads_honours(x.item, seats)
+    return False
+
+
+def _relaxations(program: ir.Program):
+    """Seat sets whose honour comparisons may go to rejection, fewest first."""
+    seats = sorted({s for s in range(4) if _reads_honours(program.condition, {s})})
+    for k in range(1, len(seats) + 1):
+        yield from itertools.combinations(seats, k)
+
+
+def _relaxed_parts(comp: Compiled, seats: tuple[int, ...]) -> tuple[str, ...]:
+    parts = []
+    if seats:
+        parts.append("the honour conditions of " + ", ".join(SEAT_NAMES[s] for s in seats))
+    if not seats and not comp.exact:
+        parts.append("the parts no listing can hold (e.g. tricks, rnd, products)")
+    return tuple(parts)
 
 
 def _names(rules: list[SeatConstraint]) -> str:

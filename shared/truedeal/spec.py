@@ -60,7 +60,13 @@ from .shapes import ShapeError, normalize_shape, parse_shape
 __all__ = ["SpecError", "SeatSpec", "Spec", "SeatConstraint", "load_spec", "FIELD_NAMES"]
 
 #: Seat fields, in canonical order.
-FIELD_NAMES: tuple[str, ...] = ("hcp", *SUIT_NAMES, "shape")
+FIELD_NAMES: tuple[str, ...] = ("hcp", *SUIT_NAMES, "shape", "controls", "losers", "points", "holds", "any_of", "not")
+#: The fields of the first JSON language, which need nothing but patterns and HCP.
+SIMPLE_FIELDS: tuple[str, ...] = ("hcp", *SUIT_NAMES, "shape")
+#: Fields of a suit given as an object, e.g. ``"spades": {"length": [5, 6], "top3": [2, 3]}``.
+SUIT_FIELDS: tuple[str, ...] = ("length", "hcp", "controls", "losers", "top2", "top3", "top4", "top5")
+#: Spec keys besides the seats.
+SPEC_KEYS: tuple[str, ...] = ("condition", "any_of")
 
 #: Accepted spellings of each seat -> full seat name.
 _SEAT_KEYS: dict[str, str] = {}
@@ -69,7 +75,7 @@ for _name, _letter in zip(SEAT_NAMES, SEATS):
     _SEAT_KEYS[_letter] = _name
     _SEAT_KEYS[_letter.lower()] = _name
 
-_SEAT_HINT = "seats are north, east, south, west or N, E, S, W"
+_SEAT_HINT = "keys are north, east, south, west (or N, E, S, W), condition and any_of"
 _FIELD_HINT = "fields are " + ", ".join(FIELD_NAMES)
 
 
@@ -185,6 +191,80 @@ def _check_shape(value: Any) -> str:
 
 HcpRange = _range_type(0, MAX_HCP)
 SuitRange = _range_type(0, 13)
+PointRange = _range_type(0, 10**6)
+Upto2, Upto3, Upto4, Upto5, Upto10, Upto12 = (_range_type(0, n) for n in (2, 3, 4, 5, 10, 12))
+
+
+class SuitSpec(BaseModel):
+    """Constraints on one suit of a hand: its length and what it holds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    length: SuitRange | None = Field(default=None, description="Number of cards in the suit, 0..13.")
+    hcp: Upto10 | None = Field(default=None, description="HCP in the suit, 0..10.")
+    controls: Upto3 | None = Field(default=None, description="Controls in the suit (A=2, K=1), 0..3.")
+    losers: Upto3 | None = Field(default=None, description="Losers in the suit (dealer's count), 0..3.")
+    top2: Upto2 | None = Field(default=None, description="How many of A K the seat holds.")
+    top3: Upto3 | None = Field(default=None, description="How many of A K Q the seat holds.")
+    top4: Upto4 | None = Field(default=None, description="How many of A K Q J the seat holds.")
+    top5: Upto5 | None = Field(default=None, description="How many of A K Q J T the seat holds.")
+
+    def canonical(self) -> dict[str, Any]:
+        return {f: list(getattr(self, f)) for f in SUIT_FIELDS if getattr(self, f) is not None}
+
+
+def _suit_value(value: Any) -> Any:
+    if isinstance(value, dict):
+        return SuitSpec.model_validate(value)
+    return _range_validator(0, 13)(value)
+
+
+class PointsSpec(BaseModel):
+    """A point scale over A K Q J T 9 ... 2 (dealer's ``pointcount``) and its range."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    scale: list[Annotated[int, Field(ge=0, le=100)]] = Field(min_length=1, max_length=13, description="Points of A, K, Q, ... (missing ranks 0).")
+    range: PointRange = Field(description="Inclusive [min, max] of the hand's total.")
+
+    def canonical(self) -> dict[str, Any]:
+        return {"scale": list(self.scale), "range": list(self.range)}
+
+
+_RANK_CHARS = "AKQJT98765432"
+
+
+def _card_text(value: Any) -> str:
+    """A card as suit then rank (``SA``); ``AS`` and ``10`` for the ten are accepted."""
+    if not isinstance(value, str):
+        raise _fail(f"a card is a string such as SA or AS, got {_json_type(value)} {_show(value)}")
+    text = value.strip().upper().replace("10", "T")
+    if len(text) == 2 and text[0] in "SHDC" and text[1] in _RANK_CHARS:
+        return text
+    if len(text) == 2 and text[1] in "SHDC" and text[0] in _RANK_CHARS:
+        return text[1] + text[0]
+    raise _fail(f"not a card: {_show(value)} (write suit and rank, e.g. SA or HT)")
+
+
+def _cards_value(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = value.replace(",", " ").split()
+    if not isinstance(value, (list, tuple)):
+        raise _fail(f"expected a list of cards, got {_json_type(value)} {_show(value)}")
+    cards = tuple(sorted({_card_text(v) for v in value}, key=lambda c: ("SHDC".index(c[0]), _RANK_CHARS.index(c[1]))))
+    if len(cards) > 13:
+        raise _fail(f"a hand holds 13 cards, {len(cards)} given")
+    return cards
+
+
+SuitField = Annotated[
+    Union[tuple[int, int], SuitSpec],
+    BeforeValidator(_suit_value),
+    WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0, "maximum": 13},
+                              {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 13}, "minItems": 2, "maxItems": 2},
+                              {"$ref": "#/$defs/SuitSpec"}]}),
+]
+Cards = Annotated[tuple[str, ...], BeforeValidator(_cards_value), WithJsonSchema({"type": "array", "items": {"type": "string"}})]
 ShapeExpr = Annotated[
     str,
     BeforeValidator(_check_shape),
@@ -198,7 +278,8 @@ ShapeExpr = Annotated[
 def _suit_field(suit: str) -> Any:
     return Field(
         default=None,
-        description=f"Number of {suit} (0..13): an integer or an inclusive [min, max] range.",
+        description=f"Number of {suit} (0..13): an integer or an inclusive [min, max] range; or an object of "
+        "length, hcp, controls, losers, top2..top5 ranges for the suit.",
         examples=[5, [4, 6]],
     )
 
@@ -206,17 +287,17 @@ def _suit_field(suit: str) -> Any:
 class SeatSpec(BaseModel):
     """Constraints on one seat's hand; every given field must hold."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     hcp: HcpRange | None = Field(
         default=None,
         description="High-card points (A=4 K=3 Q=2 J=1), 0..37: an integer or an inclusive [min, max] range.",
         examples=[[15, 17], 12],
     )
-    spades: SuitRange | None = _suit_field("spades")
-    hearts: SuitRange | None = _suit_field("hearts")
-    diamonds: SuitRange | None = _suit_field("diamonds")
-    clubs: SuitRange | None = _suit_field("clubs")
+    spades: SuitField | None = _suit_field("spades")
+    hearts: SuitField | None = _suit_field("hearts")
+    diamonds: SuitField | None = _suit_field("diamonds")
+    clubs: SuitField | None = _suit_field("clubs")
     shape: ShapeExpr | None = Field(
         default=None,
         description=(
@@ -226,6 +307,12 @@ class SeatSpec(BaseModel):
         ),
         examples=["any 4333 + any 4432 + any 5332", "5xxx + x5xx", "any 5xxx - 5xxx"],
     )
+    controls: Upto12 | None = Field(default=None, description="Controls (A=2, K=1), 0..12.")
+    losers: Upto12 | None = Field(default=None, description="Losers, dealer's count per suit, 0..12.")
+    points: PointsSpec | None = Field(default=None, description="A point scale of your own and its range.")
+    holds: Cards | None = Field(default=None, description="Cards the seat holds (predealt), e.g. [\"SA\", \"SK\"].")
+    any_of: list["SeatSpec"] | None = Field(default=None, min_length=1, description="Either/or: the hand fits at least one of these.")
+    not_: "SeatSpec | None" = Field(default=None, alias="not", description="The hand does not fit this.")
 
     @model_validator(mode="before")
     @classmethod
@@ -242,13 +329,26 @@ class SeatSpec(BaseModel):
                 raise PydanticCustomError("truedeal_unknown_field", "{key}", {"key": str(key)})
         return data
 
+    def field(self, name: str) -> Any:
+        """A field by its JSON name (``not`` included)."""
+        return getattr(self, "not_" if name == "not" else name)
+
     def is_empty(self) -> bool:
         """True when no field is given (the seat constrains nothing)."""
-        return all(getattr(self, f) is None for f in FIELD_NAMES)
+        return all(self.field(f) is None for f in FIELD_NAMES)
+
+    def is_simple(self) -> bool:
+        """True when only HCP, plain suit lengths and shape are given."""
+        given = [f for f in FIELD_NAMES if self.field(f) is not None]
+        return all(f in SIMPLE_FIELDS for f in given) and not any(isinstance(self.field(s), SuitSpec) for s in SUIT_NAMES)
 
     def suit_ranges(self) -> list[tuple[int, int] | None]:
         """The four suit-length ranges in S H D C order (None = unconstrained)."""
-        return [getattr(self, s) for s in SUIT_NAMES]
+        out = []
+        for s in SUIT_NAMES:
+            v = getattr(self, s)
+            out.append(v.length if isinstance(v, SuitSpec) else v)
+        return out
 
     def pattern_mask(self) -> np.ndarray | None:
         """Bool mask ``(560,)`` of the patterns allowed by ``shape`` and the suit ranges.
@@ -269,9 +369,19 @@ class SeatSpec(BaseModel):
         """Given fields in the order hcp, spades, hearts, diamonds, clubs, shape; ranges as [min, max]."""
         out: dict[str, Any] = {}
         for f in FIELD_NAMES:
-            v = getattr(self, f)
-            if v is not None:
-                out[f] = v if f == "shape" else [v[0], v[1]]
+            v = self.field(f)
+            if v is None:
+                continue
+            if f == "shape":
+                out[f] = v
+            elif f == "holds":
+                out[f] = list(v)
+            elif f == "any_of":
+                out[f] = [x.canonical() for x in v]
+            elif isinstance(v, BaseModel):
+                out[f] = v.canonical()  # type: ignore[attr-defined]
+            else:
+                out[f] = [v[0], v[1]]
         return out
 
 
@@ -307,6 +417,18 @@ class Spec(BaseModel):
     east: SeatSpec | None = _seat_field(1)
     south: SeatSpec | None = _seat_field(2)
     west: SeatSpec | None = _seat_field(3)
+    condition: str | None = Field(
+        default=None,
+        max_length=20_000,
+        description="A condition in the dealer language, e.g. 'hcp(north) + hcp(south) >= 25'; it must hold too.",
+        examples=["hcp(north) + hcp(south) >= 25 && spades(north) + spades(south) >= 8"],
+    )
+    any_of: list["Spec"] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="Either/or across seats: a deal fits when it fits at least one of these specs (and the seats above).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -319,6 +441,9 @@ class Spec(BaseModel):
         out: dict[str, Any] = {}
         given_as: dict[str, Any] = {}
         for key, value in data.items():
+            if key in SPEC_KEYS:
+                out[key] = value
+                continue
             seat = _SEAT_KEYS.get(key) if isinstance(key, str) else None
             if seat is None:
                 raise _fail(f"unknown key {_short(key)!r} ({_SEAT_HINT})")
@@ -343,6 +468,17 @@ class Spec(BaseModel):
                 out.append((i, s))
         return out
 
+    def is_simple(self) -> bool:
+        """True when every seat uses only HCP, suit lengths and shape (the
+        first spec language), so that :meth:`constraints` describes it."""
+        return self.condition is None and self.any_of is None and all(s.is_simple() for _, s in self.seats())
+
+    def program(self):
+        """The internal form (:class:`truedeal.constraints.ir.Program`)."""
+        from .constraints.from_spec import spec_program
+
+        return spec_program(self)
+
     def constraints(self) -> list[SeatConstraint]:
         """The engine form: one :class:`SeatConstraint` per constrained seat, in order N E S W.
 
@@ -360,7 +496,12 @@ class Spec(BaseModel):
         ``load_spec(spec.canonical()) == spec`` and
         ``json.dumps(spec.canonical())`` is identical for equal specs.
         """
-        return {SEAT_NAMES[i]: s.canonical() for i, s in self.seats()}
+        out: dict[str, Any] = {SEAT_NAMES[i]: s.canonical() for i, s in self.seats()}
+        if self.condition is not None:
+            out["condition"] = self.condition
+        if self.any_of is not None:
+            out["any_of"] = [x.canonical() for x in self.any_of]
+        return out
 
     def canonical_json(self) -> str:
         """``canonical()`` as compact JSON text (key order preserved)."""
@@ -515,3 +656,7 @@ def load_spec(source: Union[Spec, dict, str, bytes, os.PathLike]) -> Spec:
         return Spec.model_validate(data)
     except ValidationError as e:
         raise _to_spec_error(e) from None
+
+
+SeatSpec.model_rebuild()
+Spec.model_rebuild()

@@ -313,6 +313,10 @@ class _Compiler:
             inner = self.cond(c.item)
             return ("const", not inner[1]) if inner[0] == "const" else ("not", inner)
         if isinstance(c, ir.ShapeIn):
+            if len(c.patterns) >= len(PATTERNS):  # restricts nothing
+                return ("const", True)
+            if not c.patterns:
+                return ("const", False)
             return ("shape", self.shapes.setdefault(c, len(self.shapes)))
         if isinstance(c, ir.Compare):
             return self.compare(c)
@@ -453,6 +457,9 @@ def compile_program(program: ir.Program) -> Compiled:
     """The listing's view of ``program`` (see the module doc)."""
     comp = _Compiler()
     tree = comp.cond(program.condition)
+    owners = [c for _, cards in program.predeal for c in cards]
+    if len(owners) != len(set(owners)) or any(len(cards) > 13 for _, cards in program.predeal):
+        tree = ("const", False)  # a card predealt twice, or more than a hand
     atoms = list(comp.atoms)
     shapes = list(comp.shapes)
     forms = [Form(t) for t in comp.forms]

@@ -153,7 +153,7 @@ def generate(spec: str, n: int, seed: str | None, fmt: str, first_board: int) ->
     plan = _load_plan(spec)
     if not plan.possible:
         raise UserError("no deal satisfies this spec (it counts 0 deals)")
-    if plan.rejected:
+    if not plan.exact:
         info = plan.summary()
         click.echo(f"truedeal: note: {info['method']} (acceptance {plan.acceptance:.2%}); deals stay exactly uniform", err=True)
     bar = None

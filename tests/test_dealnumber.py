@@ -385,3 +385,28 @@ def test_helpers_reject():
         dn.limbs_to_bytes(np.array([[D >> 64, D & (2**64 - 1)]], np.uint64))
     with pytest.raises(ValueError):
         dn.limbs_to_ints(np.array([[2**32, 0]], np.uint64))
+
+
+# ---------------------------------------------------------------------------
+# Tables (built in 32-bit limbs by additions only)
+# ---------------------------------------------------------------------------
+
+
+def test_table_limbs_are_multinomials():
+    """K of every state, and its offsets, against factorials computed here."""
+    r = dn._state_counts()
+    k = dn._k_limbs(r)
+    o = dn._offset_limbs(r, k)
+    assert k.max() < 2**32 and o.max() < 2**32  # normalised limbs
+    got = [c << 64 | b << 32 | a for a, b, c in zip(*(x.tolist() for x in k))]
+    counts = r.T.tolist()
+    assert got == [multinomial(c) for c in counts]
+    tb = dn._tables()
+    for s in range(0, len(counts), 37):
+        c = counts[s]
+        want, acc = [], 0
+        for j in range(4):
+            want.append(acc)
+            if c[j]:
+                acc += multinomial([x - (i == j) for i, x in enumerate(c)])
+        assert tb.off(s) == want

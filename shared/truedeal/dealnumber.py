@@ -47,7 +47,6 @@ import operator
 from dataclasses import dataclass
 from functools import cache
 from itertools import product
-from math import factorial
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -164,13 +163,9 @@ def decode(number: int) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
-def _counts(s: int) -> tuple[int, int, int, int]:
-    return (s % 14, s // 14 % 14, s // 196 % 14, s // 2744)
-
-
 @dataclass(frozen=True)
 class _Tables:
-    off: list  # off[s][j] = O(r, j) as Python int (j = 0..3)
+    o_limbs: np.ndarray  # (3, 4 * _NSTATES) uint64: O(r, j) in 32-bit limbs, low first
     # encode: key = 4 * (consumed-count index after the card) + seat
     enc_lo: np.ndarray
     enc_hi: np.ndarray
@@ -188,71 +183,110 @@ class _Tables:
     head_state4: np.ndarray  # 4 * state after the prefix
     head_seats: np.ndarray  # (_HEAD, 4**_HEAD) uint8
 
+    def off(self, s: int) -> list[int]:
+        """[O(r, 0), ..., O(r, 3)] of state s as Python ints."""
+        l0, l1, l2 = (x[4 * s : 4 * s + 4].tolist() for x in self.o_limbs)
+        return [c << 64 | b << 32 | a for a, b, c in zip(l0, l1, l2)]
+
+
+def _carry(l0: np.ndarray, l1: np.ndarray, l2: np.ndarray) -> None:
+    """Normalise 32-bit limbs in place (each limb holds a sum of a few < 2**34)."""
+    l1 += l0 >> _U32
+    l0 &= _UM32
+    l2 += l1 >> _U32
+    l1 &= _UM32
+
+
+def _state_counts() -> np.ndarray:
+    """(4, _NSTATES) remaining counts r_j of every state index."""
+    s = np.arange(_NSTATES)
+    return np.stack([s % 14, s // 14 % 14, s // 196 % 14, s // 2744])
+
+
+def _k_limbs(r: np.ndarray) -> np.ndarray:
+    """(3, _NSTATES) uint64: K(r) of every state in 32-bit limbs (K < 2**96).
+
+    By the recurrence K(r) = sum_{j: r_j > 0} K(r - e_j), K(0) = 1, one level
+    of card count at a time (exact integer additions, no products).
+    """
+    k = np.zeros((3, _NSTATES), np.uint64)
+    k[0, 0] = 1
+    total = r.sum(axis=0)
+    pow14 = np.array(_POW14)
+    for c in range(1, N_CARDS + 1):
+        idx = np.flatnonzero(total == c)
+        acc = np.zeros((3, idx.size), np.uint64)
+        for j in range(4):
+            has = r[j, idx] > 0
+            acc[:, has] += k[:, idx[has] - pow14[j]]
+        _carry(*acc)
+        k[:, idx] = acc
+    return k
+
+
+def _offset_limbs(r: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """(3, 4 * _NSTATES) uint64: O(r, j) = sum_{i<j, r_i>0} K(r - e_i) at 4 s + j."""
+    o = np.zeros((3, 4 * _NSTATES), np.uint64)
+    acc = np.zeros((3, _NSTATES), np.uint64)
+    s = np.arange(_NSTATES)
+    for j in range(4):
+        o[:, j::4] = acc
+        has = r[j] > 0
+        acc[:, has] += k[:, s[has] - _POW14[j]]
+        _carry(*acc)
+    return o
+
 
 @cache
 def _tables() -> _Tables:
-    fact = [factorial(i) for i in range(53)]
-    kk = [0] * _NSTATES
-    for s in range(_NSTATES):
-        r = _counts(s)
-        v = fact[sum(r)]
-        for x in r:
-            v //= fact[x]
-        kk[s] = v
-    off = []
-    for s in range(_NSTATES):
-        r = _counts(s)
-        row = [0, 0, 0, 0]
-        acc = 0
-        for j in range(4):
-            row[j] = acc
-            if r[j]:
-                acc += kk[s - _POW14[j]]
-        off.append(row)
+    """The decode and encode tables, vectorised in 32-bit limbs (a few ms)."""
+    r = _state_counts()
+    k = _k_limbs(r)
+    o = _offset_limbs(r, k)
+    l0, l1, l2 = o
+    total = r.sum(axis=0)
 
-    # largest K over states with C cards left, per card index 52 - C
-    maxk = [0] * 53
-    for s in range(_NSTATES):
-        c = sum(_counts(s))
-        maxk[c] = max(maxk[c], kk[s])
-    enc_hi_cards = next(c for c in range(53) if maxk[52 - c] <= 1 << 48)
-    p1_end = next(c for c in range(53) if maxk[52 - c] < 1 << 64)
+    # per number of cards left C: does some state have K > 2**48, K >= 2**64?
+    # (card index 52 - C; K grows with C, so the first card index that is
+    # clear of both is where the narrower arithmetic may start)
+    over48 = (k[2] > 0) | (k[1] > np.uint64(1 << 16)) | ((k[1] == np.uint64(1 << 16)) & (k[0] > 0))
+    big48 = np.bincount(total[over48], minlength=53)
+    big64 = np.bincount(total[k[2] > 0], minlength=53)
+    enc_hi_cards = next(c for c in range(53) if not big48[52 - c])
+    p1_end = next(c for c in range(53) if not big64[52 - c])
 
+    # encode: entry 4 q + j holds O(S0 - q + e_j, j), for every consumed-count
+    # index q that has given seat j at least one card
+    q = np.arange(_NSTATES)
     enc_lo = np.zeros(4 * _NSTATES, np.uint64)
     enc_hi = np.zeros(4 * _NSTATES, np.uint64)
-    for q in range(_S0 + 1):  # q = index of consumed counts after the card
-        qc = _counts(q)
-        for j in range(4):
-            if qc[j] >= 1 and max(qc) <= 13:
-                v = off[_S0 - q + _POW14[j]][j]
-                enc_lo[4 * q + j] = v & _M48
-                enc_hi[4 * q + j] = v >> 48
+    for j in range(4):
+        ok = r[j] >= 1  # the counts of q, read as consumed counts
+        src = 4 * (_S0 - q[ok] + _POW14[j]) + j
+        enc_lo[4 * q[ok] + j] = (l1[src] & np.uint64(0xFFFF)) << _U32 | l0[src]
+        enc_hi[4 * q[ok] + j] = l2[src] << _U16 | l1[src] >> _U16
 
-    off4 = np.zeros(4 * _NSTATES, np.uint64)
-    oa = np.zeros(4 * _NSTATES, np.uint64)
-    ob = np.zeros(4 * _NSTATES, np.uint64)
+    oa = l2 << _U32 | l1
+    ob = l0.copy()
+    small = np.repeat(k[2] == 0, 4)  # K(r) < 2**64
+    off4 = np.where(small, l1 << _U32 | l0, np.uint64(0))
     next4 = np.zeros(4 * _NSTATES, np.intp)
-    for s in range(_NSTATES):
-        r = _counts(s)
-        small = kk[s] < 1 << 64
-        for j in range(4):
-            v = off[s][j]
-            oa[4 * s + j] = v >> 32
-            ob[4 * s + j] = v & _M32
-            if small:
-                off4[4 * s + j] = v
-            if r[j]:
-                next4[4 * s + j] = 4 * (s - _POW14[j])
+    for j in range(4):
+        has = r[j] > 0
+        next4[4 * q[has] + j] = 4 * (q[has] - _POW14[j])
 
     n_head = 4**_HEAD
     head_a = np.empty(n_head, np.uint64)
     head_b = np.empty(n_head, np.uint64)
     head_state4 = np.empty(n_head, np.intp)
     head_seats = np.empty((_HEAD, n_head), np.uint8)
+    rows: dict[int, list[int]] = {}
     for p, word in enumerate(product(range(4), repeat=_HEAD)):  # lexicographic
         s, start = _S0, 0
         for j in word:
-            start += off[s][j]
+            if s not in rows:
+                rows[s] = [int(l2[4 * s + i]) << 64 | int(l1[4 * s + i]) << 32 | int(l0[4 * s + i]) for i in range(4)]
+            start += rows[s][j]
             s -= _POW14[j]
         head_a[p] = start >> 32
         head_b[p] = start & _M32
@@ -262,7 +296,7 @@ def _tables() -> _Tables:
     # their high part (prefix intervals are all far wider than 2**32)
     assert np.all(np.diff(head_a) > 0)
     return _Tables(
-        off=off,
+        o_limbs=o,
         enc_lo=enc_lo,
         enc_hi=enc_hi,
         enc_hi_cards=enc_hi_cards,
@@ -392,10 +426,9 @@ def _check_limbs(limbs) -> np.ndarray:
 
 def _fix_phase1(tb: _Tables, bad, a, b, s4, k, seat) -> None:
     """Rows where the high-part comparison overshot: redo the card exactly."""
-    off = tb.off
     for d in np.flatnonzero(bad).tolist():
         kd = int(k[d])
-        row = off[int(s4[d]) >> 2]
+        row = tb.off(int(s4[d]) >> 2)
         i = ((int(a[d]) << 32) + int(b[d]) + row[kd & 3]) % (1 << 96)
         j = max(jj for jj in range(4) if row[jj] <= i)  # thresholds are sorted
         i -= row[j]

@@ -183,7 +183,8 @@ def run_stats(spec: Spec, n: int, seed: str | None, method: str = "exact", count
                 report.tests.append(test)
         if seat_spec.hcp is not None:
             test, plot = joint_test(spec, seat, owners, counter)
-            report.tests.append(test)
+            if len(plot.exact) > 1:  # one class: the joint test would repeat the HCP test
+                report.tests.append(test)
             report.hcp_by_class.append(plot)
     report.tests.extend(card_tests(spec, owners))
     if method == "pavlicek1999":

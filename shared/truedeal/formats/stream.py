@@ -1,0 +1,65 @@
+"""Streaming machinery shared by the writers: batches in, board records out.
+
+A batch is a pair ``(owners, numbers)`` with ``owners`` a ``(k, 52)`` uint8
+array and ``numbers`` a sequence of ``k`` Python ints or ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Optional
+
+import numpy as np
+
+from ..cards import SEATS
+from .rotation import _check_board
+
+#: One batch handed to a writer: ``(owners (k, 52) uint8, numbers)``.
+Batch = tuple[np.ndarray, Optional[Sequence[int]]]
+
+#: Most boards rendered into a single yielded chunk.
+CHUNK_BOARDS = 256
+
+
+def _boards(batches: Iterable[Batch], first_board: int) -> Iterator[tuple[int, list[int], Optional[int]]]:
+    """Yield ``(board, seats list, number or None)`` for every deal, validating batches."""
+    b = _check_board(first_board)
+    for bi, batch in enumerate(batches):
+        try:
+            owners, nums = batch
+        except (TypeError, ValueError):
+            raise ValueError(f"batch {bi}: expected a pair (owners, numbers)") from None
+        owners = np.asarray(owners)
+        if owners.ndim != 2 or owners.shape[1] != 52:
+            raise ValueError(f"batch {bi}: owners must have shape (k, 52), got {owners.shape}")
+        if owners.dtype.kind not in "iu":
+            raise ValueError(f"batch {bi}: owners must be integer, got dtype {owners.dtype}")
+        k = owners.shape[0]
+        if nums is not None and len(nums) != k:
+            raise ValueError(f"batch {bi}: {k} deals but {len(nums)} numbers")
+        if k:
+            if owners.min() < 0 or owners.max() > 3:
+                raise ValueError(f"batch {bi}: seat values must be 0..3")
+            counts = np.stack([(owners == s).sum(axis=1) for s in range(4)], axis=1)
+            bad = np.flatnonzero((counts != 13).any(axis=1))
+            if bad.size:
+                d = int(bad[0])
+                raise ValueError(
+                    f"batch {bi}, deal {d} (board {b + d}): each seat must hold 13 cards, got "
+                    + ", ".join(f"{SEATS[s]}={int(counts[d, s])}" for s in range(4))
+                )
+        for d, seats in enumerate(owners.tolist()):
+            yield b, seats, (None if nums is None else int(nums[d]))
+            b += 1
+
+
+def _chunked(records: Iterator[str]) -> Iterator[str]:
+    """Join records into chunks of at most CHUNK_BOARDS records."""
+    buf: list[str] = []
+    for r in records:
+        buf.append(r)
+        if len(buf) >= CHUNK_BOARDS:
+            yield "".join(buf)
+            buf = []
+    if buf:
+        yield "".join(buf)

@@ -65,6 +65,7 @@ class Plan:
     program: ir.Program | None = None  # specs beyond the first language, and scripts
     listed: Compiled | None = None  # what the listing holds, when ``program`` is set
     relaxed: tuple[str, ...] = ()  # what rejection checks, when ``program`` is set
+    union: "Union | None" = None  # an either/or across seats, listed branch by branch
 
     @classmethod
     def build(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None) -> "Plan":
@@ -100,6 +101,12 @@ class Plan:
         rejection) when it has parts the listing cannot read or is too wide."""
         t0 = time.perf_counter()
         program = spec if isinstance(spec, ir.Program) else spec.program()
+        split = cross_seat_branches(program)
+        if split is not None:
+            try:
+                return cls._build_union(spec, program, *split, progress, t0)
+            except TooWide:
+                pass  # the branches are too wide too: list the whole, relaxed
         attempts = [((), compile_program(program))]
         attempts += [(seats, compile_program(relax(program, seats))) for seats in _relaxations(program)]
         wide: TooWide | None = None
@@ -119,6 +126,27 @@ class Plan:
             return plan
         raise wide or TooWide("no listing fits")
 
+    @classmethod
+    def _build_union(cls, spec, program: ir.Program, common: list, branches: list, progress, t0: float) -> "Plan":
+        """A plan whose deals fit ``common`` and at least one of ``branches``:
+        each branch listed exactly, the count by inclusion-exclusion."""
+        def part(conds: list) -> "Plan":
+            plan = cls._build_program(ir.Program(condition=ir.And(tuple(common + conds)), predeal=program.predeal), progress)
+            if not plan.exact:
+                raise TooWide("a branch of the either/or is not exact")
+            return plan
+
+        plans = [part([b]) for b in branches]
+        deals = 0
+        for k in range(1, len(branches) + 1):
+            for subset in itertools.combinations(range(len(branches)), k):
+                both = plans[subset[0]] if k == 1 else part([branches[i] for i in subset])
+                deals += (-1) ** (k + 1) * both.deals_total
+        union = Union(plans, [ir.And(tuple(common + [b])) for b in branches], deals)
+        main = plans[0]
+        plan = cls(spec if isinstance(spec, Spec) else None, main.listing, time.perf_counter() - t0, program=program, union=union)
+        return plan
+
     # ----------------------------------------------------------------- counts
 
     @property
@@ -130,12 +158,14 @@ class Plan:
         """Exact number of complete deals that satisfy the spec (exact plans only)."""
         if not self.exact:
             raise ValueError("this plan handles some seats by rejection: its count is an estimate")
+        if self.union is not None:
+            return self.union.deals
         return self.listing.deals
 
     @property
     def possible(self) -> bool:
         if self.exact:
-            return self.listing.total > 0
+            return self.deals_total > 0
         return bool(self.acceptance)
 
     @property
@@ -146,6 +176,8 @@ class Plan:
         """The JSON-able result of ``truedeal count``."""
         lay = self.listing.layout
         out: dict = {}
+        if self.union is not None:
+            out.update(self.union.summary())
         if self.exact:
             deals = self.deals_total
             out.update(
@@ -154,8 +186,8 @@ class Plan:
                 probability_exact=f"{self.probability.numerator}/{self.probability.denominator}",
                 one_in=(D / deals) if deals else None,
                 possible=deals > 0,
-                cases=self.listing.cases,
-                method="exact",
+                cases=self.listing.cases if self.union is None else out["cases"],
+                method="exact" if self.union is None else out["method"],
                 rejection=None,
             )
         else:
@@ -215,6 +247,8 @@ class Plan:
 
     def _draw(self, n: int, rng: Rng) -> np.ndarray:
         """``n`` uniform deals, rejecting those that miss a rejected seat's constraint."""
+        if self.union is not None:
+            return self.union.draw(n, rng)
         if self.exact:
             return self.sampler.draw(n, rng)
         kept: list[np.ndarray] = []
@@ -258,6 +292,91 @@ class Plan:
             chunk += 1
 
 
+class Union:
+    """An either/or listed branch by branch.
+
+    A draw picks branch i with probability ``deals(i) / sum(deals)``, deals
+    from it exactly, and keeps the deal only if it fits no earlier branch: so
+    each deal of the union comes from exactly one branch (its first), with
+    the same probability as every other.  The share kept is exactly
+    ``union deals / sum(deals)``, at least one over the number of branches."""
+
+    def __init__(self, plans: list[Plan], conds: list[ir.Cond], deals: int) -> None:
+        self.plans, self.conds, self.deals = plans, conds, deals
+        self.listed = sum(p.deals_total for p in plans)
+        self.pick = None if not self.listed else _categorical([p.deals_total for p in plans])
+
+    @property
+    def acceptance(self) -> Fraction:
+        return Fraction(self.deals, self.listed) if self.listed else Fraction(0)
+
+    def summary(self) -> dict:
+        share = self.acceptance
+        return {
+            "cases": sum(p.listing.cases for p in self.plans),
+            "method": f"exact: an either/or of {len(self.plans)} exact listings; a deal drawn from one is kept "
+            f"only if it fits no earlier one (keeps exactly {float(share):.2%})",
+            "branches": [p.deals_total for p in self.plans],
+        }
+
+    def draw(self, n: int, rng: Rng) -> np.ndarray:
+        from .constraints.evaluate import evaluate_cond
+
+        kept: list[np.ndarray] = []
+        have = 0
+        while have < n:
+            m = max(64, int((n - have) / float(self.acceptance) * 1.1))
+            which = self.pick.draw(min(m, 200_000), rng)
+            owners = np.empty((len(which), 52), np.uint8)
+            keep = np.zeros(len(which), bool)
+            for i, plan in enumerate(self.plans):
+                rows = np.nonzero(which == i)[0]
+                if not len(rows):
+                    continue
+                owners[rows] = plan._draw(len(rows), rng)
+                earlier = np.zeros(len(rows), bool)
+                for cond in self.conds[:i]:
+                    earlier |= evaluate_cond(owners[rows], cond)
+                keep[rows] = ~earlier
+            kept.append(owners[keep])
+            have += int(keep.sum())
+        return np.concatenate(kept)[:n]
+
+
+def _categorical(weights: list[int]):
+    from .sampling import WideCategorical
+
+    return WideCategorical(weights)
+
+
+def cross_seat_branches(program: ir.Program) -> tuple[list, list] | None:
+    """``(common, branches)`` when the condition is ``common AND (b1 OR b2 ...)``
+    with branches about different seats (e.g. "the opener is North or South"),
+    which one listing would have to cross with every pattern of both seats."""
+    items = _conjuncts(program.condition)
+    for k, item in enumerate(items):
+        if isinstance(item, ir.Or) and 1 < len(item.items) <= 6:
+            seats = [frozenset(s for s in range(4) if _reads(b, {s})) for b in item.items]
+            if len(set(seats)) > 1:
+                return items[:k] + items[k + 1 :], list(item.items)
+    return None
+
+
+def _conjuncts(c: ir.Cond) -> list:
+    if isinstance(c, ir.And):
+        return [x for item in c.items for x in _conjuncts(item)]
+    return [c]
+
+
+def _reads(x, seats: set[int]) -> bool:
+    """Does ``x`` read anything of ``seats`` (shapes included)?"""
+    if isinstance(x, ir.ShapeIn):
+        return x.seat in seats
+    if isinstance(x, ir.Feature):
+        return x.seat in seats
+    return _reads_honours(x, seats, reader=_reads)
+
+
 def relax(program: ir.Program, seats: tuple[int, ...]) -> ir.Program:
     """``program`` with every comparison that reads the honours of ``seats``
     left to rejection (a wider spec, listed exactly)."""
@@ -274,19 +393,22 @@ def _relax(c: ir.Cond, seats: set[int]):
     return c
 
 
-def _reads_honours(x, seats: set[int]) -> bool:
+def _reads_honours(x, seats: set[int], reader=None) -> bool:
+    """Does ``x`` read the honours (any rank) of ``seats``?  ``reader`` recurses
+    instead of this function (see :func:`_reads`)."""
+    again = reader or _reads_honours
     if isinstance(x, ir.Feature):
         return x.seat in seats and x.fn.kind != "length"
     if isinstance(x, (ir.Compare, ir.Arith)):
-        return _reads_honours(x.left, seats) or _reads_honours(x.right, seats)
+        return again(x.left, seats) or again(x.right, seats)
     if isinstance(x, ir.Linear):
-        return any(_reads_honours(f, seats) for _, f in x.terms)
+        return any(again(f, seats) for _, f in x.terms)
     if isinstance(x, ir.IfElse):
-        return any(_reads_honours(y, seats) for y in (x.cond, x.then, x.other))
+        return any(again(y, seats) for y in (x.cond, x.then, x.other))
     if isinstance(x, (ir.And, ir.Or)):
-        return any(_reads_honours(y, seats) for y in x.items)
+        return any(again(y, seats) for y in x.items)
     if isinstance(x, ir.Not):
-        return _reads_honours(x.item, seats)
+        return again(x.item, seats)
     return False
 
 

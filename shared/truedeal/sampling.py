@@ -28,6 +28,32 @@ from .patterns import PATTERNS
 from .randomness import Rng
 
 
+class WideCategorical:
+    """Exact draws of an index with probability ``weights[i] / sum(weights)``,
+    for big-integer weights: one uniform integer below the total, located in
+    the cumulative totals (kept as high keys and low bits for numpy)."""
+
+    def __init__(self, weights: list[int]) -> None:
+        self.total = sum(weights)
+        self.shift = max(0, self.total.bit_length() - 62)
+        mask = (1 << self.shift) - 1
+        cum = list(accumulate(weights))
+        self.cum_hi = np.array([c >> self.shift for c in cum], dtype=np.int64)
+        self.cum_lo = np.array([c & mask for c in cum], dtype=np.uint64)
+
+    def draw(self, n: int, rng: Rng) -> np.ndarray:
+        hi, lo = rng.below_wide(self.total, n, self.shift)
+        right = np.searchsorted(self.cum_hi, hi, side="right")
+        left = np.searchsorted(self.cum_hi, hi, side="left")
+        out = right.copy()
+        for r in np.nonzero(left < right)[0]:  # high keys tie: compare the low bits
+            for i in range(left[r], right[r]):
+                if lo[r] < self.cum_lo[i]:
+                    out[r] = i
+                    break
+        return out
+
+
 class Sampler:
     """Draws uniform deals from one listing.  Build once, draw many times."""
 
@@ -37,12 +63,7 @@ class Sampler:
         self.listing = listing
         lay = listing.layout
         self.layout = lay
-        # Level 0: cumulative totals as (high key, low bits) so that numpy can search them.
-        self.shift = max(0, listing.total.bit_length() - 62)
-        mask = (1 << self.shift) - 1
-        cum = list(accumulate(listing.e_weight))
-        self.cum_hi = np.array([c >> self.shift for c in cum], dtype=np.int64)
-        self.cum_lo = np.array([c & mask for c in cum], dtype=np.uint64)
+        self.entries = WideCategorical(listing.e_weight)  # level 0
         # Level 1: summed-area tables of the (D,C) pair tables, to choose the
         # diamonds+clubs features one HCP coordinate at a time.
         dc_pairs, dc_index = np.unique(listing.cell_pairs[:, 1], return_inverse=True)
@@ -78,18 +99,6 @@ class Sampler:
         self.cell_lengths = PATTERNS[listing.cells] if lay.patterned else np.zeros((len(listing.cells), 0, 4), np.int64)
 
     # ------------------------------------------------------------------ steps
-
-    def _level0(self, n: int, rng: Rng) -> np.ndarray:
-        hi, lo = rng.below_wide(self.listing.total, n, self.shift)
-        right = np.searchsorted(self.cum_hi, hi, side="right")
-        left = np.searchsorted(self.cum_hi, hi, side="left")
-        out = right.copy()
-        for r in np.nonzero(left < right)[0]:  # high keys tie: compare the low bits
-            for i in range(left[r], right[r]):
-                if lo[r] < self.cum_lo[i]:
-                    out[r] = i
-                    break
-        return out
 
     def _level1(self, entry: np.ndarray, rng: Rng) -> np.ndarray:
         """Diamonds+clubs feature vector (flat) for each drawn entry.
@@ -190,7 +199,7 @@ class Sampler:
     def draw(self, n: int, rng: Rng) -> np.ndarray:
         """``n`` uniform deals as an ``(n, 52)`` uint8 owners array."""
         L = self.listing
-        entry = self._level0(n, rng)
+        entry = self.entries.draw(n, rng)
         cell = L.e_cell[entry]
         z2 = self._level1(entry, rng)
         cols = L.cell_cols[cell]

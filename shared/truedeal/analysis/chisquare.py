@@ -38,25 +38,25 @@ def merge_bins(labels: list[str], observed, expected, min_expected: float = MIN_
     Bins are taken in the given order (so ordered values merge with their
     neighbours); a short tail is merged into the last full bin.
     """
-    out_l, out_o, out_e = [], [], []
+    groups, out_o, out_e = [], [], []
     cur_l, cur_o, cur_e = [], 0, 0.0
     for lab, o, e in zip(labels, observed, expected):
         cur_l.append(str(lab))
         cur_o += int(o)
         cur_e += float(e)
         if cur_e >= min_expected:
-            out_l.append(_span(cur_l))
+            groups.append(cur_l)
             out_o.append(cur_o)
             out_e.append(cur_e)
             cur_l, cur_o, cur_e = [], 0, 0.0
     if cur_l:
-        if out_l:
-            out_l[-1] = _span([out_l[-1], *cur_l])
+        if groups:
+            groups[-1] += cur_l
             out_o[-1] += cur_o
             out_e[-1] += cur_e
         else:
-            out_l, out_o, out_e = [_span(cur_l)], [cur_o], [cur_e]
-    return out_l, out_o, out_e
+            groups, out_o, out_e = [cur_l], [cur_o], [cur_e]
+    return [_span(g) for g in groups], out_o, out_e
 
 
 def _span(labels: list[str]) -> str:

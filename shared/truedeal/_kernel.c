@@ -103,28 +103,38 @@ static void build_tables(void) {
 
 /* ------------------------------------------------------------------ encode */
 
-/* Number of one deal, or -1 if the row is not a deal (a seat > 3, or a seat
- * given a 14th card: with 52 cards that also catches every count != 13). */
-static inline int encode_one(const uint8_t *row, u128 *out) {
+/* 1 if the row is a deal: 52 seats 0..3, 13 each (four byte-wide counters) */
+static inline int is_deal(const uint8_t *row) {
+    uint32_t cnt = 0;
+    unsigned any = 0;
+    for (int c = 0; c < NCARDS; c++) {
+        any |= row[c];
+        cnt += 1u << (8 * (row[c] & 3));
+    }
+    return any <= 3 && cnt == 0x0D0D0D0Du;
+}
+
+/* Number of a valid deal (see is_deal).  Offsets of the first P1_END cards
+ * may need 128 bits; the later ones sum to less than K(state at P1_END),
+ * which is < 2**64. */
+static inline u128 encode_one(const uint8_t *row) {
     unsigned s = S0;
-    int cnt[4] = {13, 13, 13, 13};
     u128 acc = 0;
+    uint64_t acc64 = 0;
     unsigned word = 0;
-    for (int c = 0; c < NCARDS - TAIL; c++) {
+    int c = 0;
+    for (; c < P1_END; c++) {
         unsigned j = row[c];
-        if (j > 3 || cnt[j] == 0) return -1;
-        cnt[j]--;
         acc += OFF[4 * s + j];
         s -= POW14(j);
     }
-    for (int c = NCARDS - TAIL; c < NCARDS; c++) {
+    for (; c < NCARDS - TAIL; c++) {
         unsigned j = row[c];
-        if (j > 3 || cnt[j] == 0) return -1;
-        cnt[j]--;
-        word = word << 2 | j;
+        acc64 += OFF64[4 * s + j];
+        s -= POW14(j);
     }
-    *out = acc + TRANK[word];
-    return 0;
+    for (; c < NCARDS; c++) word = word << 2 | row[c];
+    return acc + acc64 + TRANK[word];
 }
 
 static PyObject *k_encode(PyObject *self, PyObject *args) {
@@ -141,11 +151,11 @@ static PyObject *k_encode(PyObject *self, PyObject *args) {
         Py_ssize_t bad = -1;
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t d = 0; d < n; d++) {
-            u128 v;
-            if (encode_one(in + d * NCARDS, &v)) {
+            if (!is_deal(in + d * NCARDS)) {
                 bad = d;
                 break;
             }
+            u128 v = encode_one(in + d * NCARDS);
             out[2 * d] = (uint64_t)(v >> 64);
             out[2 * d + 1] = (uint64_t)v;
         }

@@ -48,11 +48,16 @@ def count_cases(listing: Listing) -> int:
             tables[(a, b)] = pair_table(indic[a], indic[b], layout)
         return tables[(a, b)]
 
-    total = 0
+    # One pass per (D,C) table and signature, over every (S,H) table paired with it.
+    groups: dict[tuple, list] = {}
     for cols, sig, mult in _column_groups(listing):
-        t1 = pair(cols[0], cols[1])
-        _, z1, _, u = level0_rows(t1[None, :], pair(cols[2], cols[3]), layout, g_of_c, listing.sig_boxes[sig])
-        total += int(mult) * int((t1[z1] * u).sum())
+        groups.setdefault((int(cols[2]), int(cols[3]), sig), []).append((int(cols[0]), int(cols[1]), mult))
+    total = 0
+    for (c, d, sig), members in groups.items():
+        t1s = np.stack([pair(a, b) for a, b, _ in members])
+        mult = np.array([m for _, _, m in members], dtype=object)
+        which, z1, _, u = level0_rows(t1s, pair(c, d), layout, g_of_c, listing.sig_boxes[sig])
+        total += int((mult[which] * t1s[which, z1].astype(object) * u.astype(object)).sum())
     return total
 
 

@@ -330,7 +330,16 @@ class Listing:
     e_z1: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     e_weight: list[int] = field(default_factory=list)
     total: int = 0  # the side total T
-    cases: int = 0
+    _cases: int | None = None
+
+    @property
+    def cases(self) -> int:
+        """Pavlicek's number of cases, counted on first use (drawing never needs it)."""
+        if self._cases is None:
+            from .cases import count_cases  # cases.py builds on this module's tables
+
+            self._cases = count_cases(self)
+        return self._cases
 
     @property
     def deals(self) -> int:
@@ -502,9 +511,6 @@ def build_listing(spec_like, progress=None, part: tuple[int, int] | None = None)
     listing.cell_sig = sig
     listing.sig_boxes = [layout.comp.boxes(key) for key in sig_keys]
     _fill_level0(listing, progress)
-    from .cases import count_cases  # cases.py builds on this module's tables
-
-    listing.cases = count_cases(listing)
     return listing
 
 

@@ -1,8 +1,10 @@
 """``truedeal shapes``, ``truedeal distribution`` and ``truedeal stats``.
 
 Imported lazily by :mod:`truedeal.cli`, so the core commands never load
-scipy or matplotlib.  User errors are raised as :class:`truedeal.cli.UserError`
-(one line on stderr, exit 2).
+scipy or matplotlib.  User errors are raised as :class:`UserError`, a
+:class:`click.ClickException` (one line on stderr, exit 2), so that they are
+caught however the CLI module was started (``python -m truedeal.cli`` runs it
+as ``__main__``, with its own copy of ``truedeal.cli.UserError``).
 """
 
 from __future__ import annotations
@@ -14,13 +16,18 @@ from pathlib import Path
 
 import click
 
-from ..cli import UserError
 from ..engine import check_count
 from ..spec import Spec, load_spec
 from .conditioning import NotExact, spec_total
 from .distribution import Distribution, Feature, UnsupportedFeature, exact_distribution, parse_feature
 from .pavlicek1999 import CannotExpress
 from .shapeclasses import HANDS, shape_classes
+
+
+class UserError(click.ClickException):
+    """A problem with the user's input: one line, exit code 2."""
+
+    exit_code = 2
 
 
 def _spec(arg: str) -> Spec:

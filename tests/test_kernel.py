@@ -291,3 +291,15 @@ def test_cli_fallback_same_deals_and_one_note(ck, fmt):
     assert b"kernel" not in fast.stderr
     note = slow.stderr.decode().splitlines()
     assert len(note) == 1 and "kernel" in note[0] and "TRUEDEAL_NO_KERNEL" in note[0]
+
+
+def test_encode_rejects_every_kind_of_bad_row(ck):
+    """One bad byte anywhere in a row (a seat 4..255, or a seat moved so that
+    one count is 14 and another 12) is refused, on every card position."""
+    good = random_deals(1, 14)[0]
+    for pos in range(52):
+        for bad_value in (4, 7, 255, (int(good[pos]) + 1) % 4):
+            row = good.copy()
+            row[pos] = bad_value
+            with pytest.raises(ValueError):
+                c_encode(ck, np.stack([good, row]))

@@ -39,6 +39,7 @@ typedef unsigned __int128 u128;
  * state's dependency chain (the state update is then pure ALU work). */
 #define POW14_PACKED ((uint64_t)1 | (uint64_t)14 << 16 | (uint64_t)196 << 32 | (uint64_t)2744 << 48)
 #define POW14(j) ((unsigned)((POW14_PACKED >> ((j) << 4)) & 0xFFFF))
+static const unsigned POW14T[4] = {1, 14, 196, 2744}; /* the same, off the chain: j is known early */
 
 static u128 K[NSTATES];
 static u128 OFF[4 * NSTATES];      /* OFF[4 s + j] = O(r, j) */
@@ -103,6 +104,33 @@ static void build_tables(void) {
 
 /* ------------------------------------------------------------------ encode */
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+/* 1 if the row is a deal: 52 seats 0..3, 13 each.  Three 16-byte loads and
+ * the last four bytes; per seat, one compare and a popcount of the mask. */
+static inline int is_deal(const uint8_t *row) {
+    __m128i a = _mm_loadu_si128((const __m128i *)row);
+    __m128i b = _mm_loadu_si128((const __m128i *)(row + 16));
+    __m128i c = _mm_loadu_si128((const __m128i *)(row + 32));
+    uint32_t tail4;
+    memcpy(&tail4, row + 48, 4);
+    __m128i d = _mm_cvtsi32_si128((int)tail4);
+    for (int seat = 0; seat < 3; seat++) { /* 52 cards: 13, 13, 13 leave 13 for W */
+        __m128i v = _mm_set1_epi8((char)seat);
+        int n = __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, v))) +
+                __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, v))) +
+                __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, v))) +
+                __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(d, v)) & 0xF);
+        if (n != 13) return 0;
+    }
+    __m128i v = _mm_set1_epi8(3); /* and the other 13 are all W, not any byte > 3 */
+    int n = __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, v))) +
+            __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, v))) +
+            __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, v))) +
+            __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(d, v)) & 0xF);
+    return n == 13;
+}
+#else
 /* 1 if the row is a deal: 52 seats 0..3, 13 each (four byte-wide counters) */
 static inline int is_deal(const uint8_t *row) {
     uint32_t cnt = 0;
@@ -113,6 +141,7 @@ static inline int is_deal(const uint8_t *row) {
     }
     return any <= 3 && cnt == 0x0D0D0D0Du;
 }
+#endif
 
 /* Number of a valid deal (see is_deal).  Offsets of the first P1_END cards
  * may need 128 bits; the later ones sum to less than K(state at P1_END),
@@ -126,12 +155,12 @@ static inline u128 encode_one(const uint8_t *row) {
     for (; c < P1_END; c++) {
         unsigned j = row[c];
         acc += OFF[4 * s + j];
-        s -= POW14(j);
+        s -= POW14T[j];
     }
     for (; c < NCARDS - TAIL; c++) {
         unsigned j = row[c];
         acc64 += OFF64[4 * s + j];
-        s -= POW14(j);
+        s -= POW14T[j];
     }
     for (; c < NCARDS; c++) word = word << 2 | row[c];
     return acc + acc64 + TRANK[word];

@@ -96,7 +96,7 @@ def _count_cases_interval(listing: Listing) -> int:
         t1 = pair_table(indic[cols[0]], indic[cols[1]], cl)
         t2 = pair_table(indic[cols[2]], indic[cols[3]], cl)
         _, nz, z1, c = completions(t1[None, :], t2, cl, n_h)
-        csum = c.sum(axis=1)
+        csum = c.sum(axis=1) + sum(layout.forced(s) for s in layout.pooled)
         # The patterned seats' honour total must land in [c_min, c_max] for the
         # pool to work out: total lo <= c_max and total hi >= c_min.
         c_min = np.maximum(0, 13 * (n_pat + n_h) - (52 - n_tr) - csum)

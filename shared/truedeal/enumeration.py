@@ -84,6 +84,11 @@ class Layout:
     def n_tracked(self) -> int:
         return self.comp.n_tracked
 
+    def forced(self, seat: int, suit: int | None = None) -> int:
+        """Cards predealt to ``seat`` (in ``suit``): its pool coordinate counts
+        only the tracked cards beyond them, which keeps that coordinate short."""
+        return sum(1 for (k, _), s in self.comp.forced.items() if s == seat and suit in (None, k))
+
     def vectors(self, flat: np.ndarray) -> np.ndarray:
         """Feature vectors ``(n, ndims)`` of flat indices."""
         flat = np.asarray(flat, dtype=np.int64)
@@ -112,6 +117,7 @@ class Layout:
         """G: ways to give the pooled seats their spot cards, or 0 if impossible."""
         n_pat = len(self.patterned)
         s_rem = N_CARDS - self.n_tracked - 13 * n_pat + c_pat
+        c_pooled = tuple(c + self.forced(s) for c, s in zip(c_pooled, self.pooled))
         t = [13 - c for c in c_pooled]
         u = s_rem - sum(t)
         c_free = self.n_tracked - c_pat - sum(c_pooled)
@@ -141,7 +147,7 @@ def make_layout(spec_like) -> Layout:
     comp = as_compiled(spec_like)
     dims = [f.dim for f in comp.forms]
     if comp.pooled:
-        dims += [comp.pool_bounds[s] + 1 for s in comp.pooled]
+        dims += [max(0, comp.pool_bounds[s] - sum(1 for v in comp.forced.values() if v == s)) + 1 for s in comp.pooled]
         dims.append(comp.n_tracked + 1 if comp.patterned else 1)  # tracked cards held by patterned seats
     return Layout(
         comp=comp,
@@ -289,7 +295,8 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
         feats = [forms[idx]]
         if layout.has_pool:
             pool_cols = [layout.rank_seats.index(s) for s in layout.pooled]
-            feats.append(pcs[idx][:, pool_cols])
+            forced = np.array([layout.forced(s, suit) for s in layout.pooled], dtype=np.int64)
+            feats.append(pcs[idx][:, pool_cols] - forced)
             feats.append((pc_ph[idx] + h)[:, None] if layout.patterned else np.zeros((len(idx), 1), np.int64))
         v = np.concatenate(feats, axis=1) if feats else np.zeros((len(idx), 0), np.int64)
         inside = (v < np.array(layout.dims)).all(axis=1) if v.shape[1] else np.ones(len(idx), bool)

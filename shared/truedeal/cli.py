@@ -80,6 +80,8 @@ class _LazyGroup(click.Group):
         "fetch": "truedeal_worker.commands:fetch_command",
         "cancel": "truedeal_worker.commands:cancel_command",
         "serve": "truedeal_worker.serve:serve_command",
+        "set": "truedeal.tournament.cli:set_command",
+        "verify": "truedeal.tournament.cli:verify_command",
         "shapes": "truedeal.analysis.commands:shapes_command",
         "distribution": "truedeal.analysis.commands:distribution_command",
         "stats": "truedeal.analysis.commands:stats_command",

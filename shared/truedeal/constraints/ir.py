@@ -208,6 +208,8 @@ class Action:
     * ``kind`` "print": ``style`` is dealer's action name (``printall``,
       ``printpbn``, ``printoneline``, ``printew``, ``printcompact`` ...), ``seats``
       the seats it names (empty for all).
+    * ``kind`` "print" with ``style`` "printes": ``items`` the strings (``"\\n"``
+      included) and expressions to print, in order.
     * ``kind`` "average": ``label`` and ``expr``.
     * ``kind`` "frequency": ``label``, ``expr`` (and ``expr2`` for the
       two-dimensional form), with ``bounds`` ``(lo, hi[, lo2, hi2])``.
@@ -220,6 +222,7 @@ class Action:
     expr: Num | Cond | None = None
     expr2: Num | Cond | None = None
     bounds: tuple[int, ...] = ()
+    items: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,325 @@
+"""Dealer scripts to the internal form (:class:`ir.Program`): statements and entry points.
+
+A script is a list of statements, in any order:
+
+* ``condition EXPR``, or a bare ``EXPR`` (BBO's dialect).  As in dealer, the
+  last condition given wins;
+* ``name = EXPR``: a variable, substituted where it is used later (it may hold
+  a number or a condition);
+* ``predeal north SAK, HQJ2[, south D5432 ...]``; ``produce N``; ``generate N``;
+  ``dealer SEAT``; ``vulnerable none|NS|EW|all``;
+* ``pointcount 13 9 6 4 2 1`` (the scale ``hcp`` reads from then on) and
+  ``altcount N w...`` (the scale of ``ptN`` and its named alias from then on);
+* ``action A, B, ...``: ``printall``, ``print(SEAT, ...)``, ``printew``,
+  ``printpbn``, ``printcompact [EXPR]``, ``printoneline [EXPR]``,
+  ``printes ITEMS`` (also ``printes(ITEMS)``), ``average ["label"] EXPR``,
+  ``frequency ["label"] (EXPR, lo, hi[, EXPR, lo, hi])``; a trailing comma is
+  allowed.
+
+Expressions are parsed by :mod:`.dealer_expr`.  See docs/dealer-scripts.md.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..cards import card
+from . import fold, ir
+from .dealer_expr import RANKS, SEATS, ExprParser, describe
+from .dealer_lex import ScriptError, Token, tokenize
+
+__all__ = ["ScriptError", "Script", "parse_script", "parse_program", "parse_condition", "load_program", "is_script"]
+
+STATEMENTS = frozenset(
+    {"condition", "produce", "generate", "dealer", "vulnerable", "predeal", "pointcount", "altcount", "action"}
+)
+ACTIONS = frozenset(
+    {"printall", "print", "printew", "printpbn", "printcompact", "printoneline", "printes", "average", "frequency"}
+)
+_VULNERABLE = {"none": "none", "NS": "ns", "ns": "ns", "EW": "ew", "ew": "ew", "all": "all"}
+_ALT_NAMES = {0: "tens", 1: "jacks", 2: "queens", 3: "kings", 4: "aces", 5: "top2", 6: "top3", 7: "top4", 8: "top5", 9: "c13"}
+
+
+@dataclass(frozen=True)
+class Script:
+    """A parsed script: its program, and where its (last) condition starts.
+
+    ``condition_at`` is ``(line, column, offset)`` of the condition's first
+    token (``None`` without a condition); ``bare`` is True when it was written
+    without the ``condition`` keyword."""
+
+    program: ir.Program
+    condition_at: tuple[int, int, int] | None = None
+    bare: bool = False
+
+
+class _ScriptParser(ExprParser):
+    def __init__(self, text: str):
+        super().__init__(tokenize(text))
+        self.fields: dict = {}
+        self.predeal: dict[int, list[int]] = {}
+        self.owner: dict[int, int] = {}
+        self.actions: list[ir.Action] = []
+        self.condition: ir.Cond = ir.TRUE
+        self.condition_at: tuple[int, int, int] | None = None
+        self.bare = False
+
+    def script(self) -> Script:
+        while self.tok.kind != "eof":
+            self.statement()
+        program = ir.Program(
+            condition=self.condition,
+            predeal=tuple((s, tuple(sorted(c))) for s, c in sorted(self.predeal.items())),
+            actions=tuple(self.actions),
+            **self.fields,
+        )
+        return Script(program, self.condition_at, self.bare)
+
+    # ------------------------------------------------------------ statements
+    def statement(self) -> None:
+        tok = self.tok
+        if tok.kind == "ident" and tok.text in STATEMENTS:
+            self.advance()
+            getattr(self, "st_" + tok.text)(tok)
+        elif tok.kind == "ident" and self.peek().kind == "op" and self.peek().text == "=":
+            self.define()
+        elif tok.kind == "op" and tok.text not in ("(", "!", "-"):
+            raise self.error(tok, f"unexpected {describe(tok)} (expected a statement)")
+        else:
+            self.set_condition(tok, bare=True)
+
+    def set_condition(self, tok: Token, bare: bool) -> None:
+        first = self.tok
+        self.condition = fold.as_cond(self.expression())
+        self.condition_at = (first.line, first.col, first.start)
+        self.bare = bare
+
+    def st_condition(self, tok: Token) -> None:
+        self.set_condition(tok, bare=False)
+
+    def define(self) -> None:
+        name = self.advance()
+        if name.text in STATEMENTS or name.text in ACTIONS or name.text in SEATS:
+            raise self.error(name, f"'{name.text}' is a keyword and cannot be a variable")
+        self.advance()  # '='
+        self.env[name.text] = self.expression()
+
+    def number(self, what: str, signed: bool = False) -> int:
+        sign = 1
+        if signed and self.at("-"):
+            self.advance()
+            sign = -1
+        tok = self.tok
+        if tok.kind != "num":
+            raise self.error(tok, f"expected {what} but found {describe(tok)}")
+        self.advance()
+        return sign * tok.value
+
+    def st_produce(self, tok: Token) -> None:
+        self.fields["produce"] = self.number("a number of deals after 'produce'")
+
+    def st_generate(self, tok: Token) -> None:
+        self.fields["generate"] = self.number("a number of deals after 'generate'")
+
+    def st_dealer(self, tok: Token) -> None:
+        self.fields["dealer"] = self.seat()
+
+    def st_vulnerable(self, tok: Token) -> None:
+        self.fields["vulnerable"] = self.word(_VULNERABLE, "vulnerability", "none, NS, EW, all")
+
+    def st_pointcount(self, tok: Token) -> None:
+        self.scales["hcp"] = self.weights(tok)
+
+    def st_altcount(self, tok: Token) -> None:
+        n_tok = self.tok
+        n = self.number("a scale number 0-9 after 'altcount'")
+        if not 0 <= n <= 9:
+            raise self.error(n_tok, f"altcount {n}: the scales are numbered 0 to 9")
+        if self.at(","):
+            self.advance()
+        self.scales[f"pt{n}"] = self.weights(tok)
+
+    def weights(self, tok: Token) -> tuple[int, ...]:
+        """Up to 13 weights, ace first, with or without commas between them."""
+        out = [self.number("a weight")]
+        while self.tok.kind == "num" or (self.at(",") and self.peek().kind == "num"):
+            if self.at(","):
+                self.advance()
+            out.append(self.number("a weight"))
+        if len(out) > 13:
+            raise self.error(tok, f"'{tok.text}' takes at most 13 weights, got {len(out)}")
+        return tuple(out)
+
+    # ---------------------------------------------------------------- predeal
+    def st_predeal(self, tok: Token) -> None:
+        seat = self.seat()
+        self.holding(seat)
+        while self.at(","):
+            self.advance()
+            if self.tok.kind == "ident" and self.tok.text in SEATS:
+                seat = self.seat()
+            self.holding(seat)
+
+    def holding(self, seat: int) -> None:
+        """``SAK``-style: a suit letter then ranks, highest first."""
+        tok = self.tok
+        text = tok.text
+        if tok.kind != "ident" or text[0] not in "SHDC" or any(r not in RANKS for r in text[1:]):
+            raise self.error(tok, f"bad holding {describe(tok)} (write a suit letter then ranks, e.g. SAK or HQJ2)")
+        self.advance()
+        suit = "SHDC".index(text[0])
+        for r in text[1:]:
+            c = card(RANKS.index(r), suit)
+            if c in self.owner:
+                raise self.error(tok, f"card {text[0]}{r} is predealt twice")
+            self.owner[c] = seat
+            self.predeal.setdefault(seat, []).append(c)
+        if len(self.predeal.get(seat, ())) > 13:
+            raise self.error(tok, "more than 13 cards predealt to one seat")
+
+    # ---------------------------------------------------------------- actions
+    def st_action(self, tok: Token) -> None:
+        self.actions.append(self.action())
+        while self.at(","):
+            self.advance()
+            if not (self.tok.kind == "ident" and self.tok.text in ACTIONS):
+                break  # a trailing comma (BBO)
+            self.actions.append(self.action())
+
+    def action(self) -> ir.Action:
+        tok = self.tok
+        if tok.kind != "ident" or tok.text not in ACTIONS:
+            raise self.error(tok, f"unknown action {describe(tok)} (actions are {', '.join(sorted(ACTIONS))})")
+        self.advance()
+        name = tok.text
+        if name == "print":
+            return ir.Action("print", style="print", seats=self.seat_list())
+        if name in ("printcompact", "printoneline"):
+            same_line = self.tok.line == tok.line and self.starts_expression()
+            return ir.Action("print", style=name, expr=self.expression() if same_line else None)
+        if name == "printes":
+            return ir.Action("print", style="printes", items=self.printes_items())
+        if name == "average":
+            label = self.label()
+            return ir.Action("average", label=label, expr=self.expression())
+        if name == "frequency":
+            return self.frequency()
+        return ir.Action("print", style=name)
+
+    def starts_expression(self) -> bool:
+        t = self.tok
+        if t.kind == "num" or (t.kind == "op" and t.text in ("(", "!", "-")):
+            return True
+        return t.kind == "ident" and t.text not in ACTIONS and t.text not in STATEMENTS
+
+    def seat_list(self) -> tuple[int, ...]:
+        self.expect("(", " after 'print'")
+        seats = [self.seat()]
+        while self.at(","):
+            self.advance()
+            seats.append(self.seat())
+        self.expect(")")
+        return tuple(seats)
+
+    def label(self) -> str:
+        if self.tok.kind == "str":
+            return self.advance().value
+        return ""
+
+    def printes_items(self) -> tuple:
+        paren = self.at("(")
+        if paren:
+            self.advance()
+        items = [self.printes_item()]
+        while self.at(",") and (paren or self.peek().kind == "str" or self.peek_starts_item()):
+            self.advance()
+            items.append(self.printes_item())
+        if paren:
+            self.expect(")", " to close 'printes('")
+        return tuple(items)
+
+    def peek_starts_item(self) -> bool:
+        self.i += 1
+        try:
+            return self.starts_expression()
+        finally:
+            self.i -= 1
+
+    def printes_item(self):
+        if self.tok.kind == "str":
+            return self.advance().value
+        return self.expression()
+
+    def frequency(self) -> ir.Action:
+        label = self.label()
+        self.expect("(", " after 'frequency'")
+        expr = self.expression()
+        bounds = self.bounds()
+        expr2 = None
+        if self.at(","):
+            self.advance()
+            expr2 = self.expression()
+            bounds += self.bounds()
+        self.expect(")", " to close 'frequency('")
+        return ir.Action("frequency", label=label, expr=expr, expr2=expr2, bounds=bounds)
+
+    def bounds(self) -> tuple[int, int]:
+        self.comma()
+        lo = self.number("a lower bound", signed=True)
+        self.comma()
+        return (lo, self.number("an upper bound", signed=True))
+
+
+# ----------------------------------------------------------------- entry points
+
+
+def parse_script(text: str) -> Script:
+    """Parse a whole script.  Raises :class:`ScriptError` (one line, with line and column)."""
+    return _ScriptParser(text).script()
+
+
+def parse_program(text: str) -> ir.Program:
+    """The :class:`ir.Program` of a script's text."""
+    return parse_script(text).program
+
+
+def parse_condition(text: str) -> ir.Cond:
+    """One expression (no statements, no variables) as a condition, e.g.
+    ``"hcp(north) + hcp(south) >= 25"``.  Raises :class:`ScriptError`."""
+    p = ExprParser(tokenize(text))
+    cond = fold.as_cond(p.expression())
+    if p.tok.kind != "eof":
+        raise p.error(p.tok, f"unexpected {describe(p.tok)} after the condition")
+    return cond
+
+
+def _read(source) -> str:
+    """The text of ``source``: a path (``Path`` or a one-line string naming a
+    file), or the script's text itself."""
+    if isinstance(source, os.PathLike):
+        return Path(source).read_text(encoding="utf-8")
+    if "\n" not in source and len(source) < 4096 and Path(source).is_file():
+        return Path(source).read_text(encoding="utf-8")
+    return source
+
+
+def load_program(source) -> ir.Program:
+    """The Program of a dealer script given by path or text.  Raises
+    :class:`ScriptError` for a bad script and ``OSError`` for an unreadable file."""
+    return parse_program(_read(source))
+
+
+def is_script(source) -> bool:
+    """True for a dealer script, False for a JSON spec: a ``.dlr`` path is a
+    script and a ``.json`` path a spec; otherwise a script is text whose first
+    non-blank character is not ``{``."""
+    if isinstance(source, os.PathLike) or ("\n" not in source and len(source) < 4096):
+        suffix = Path(source).suffix.lower()
+        if suffix in (".dlr", ".dealer"):
+            return True
+        if suffix == ".json":
+            return False
+    text = _read(source)
+    return not text.lstrip().startswith("{")

@@ -1,0 +1,179 @@
+"""Building IR trees from parsed operators, folding what can be folded.
+
+The dealer language has one type, the integer: a comparison is 0 or 1 and any
+non-zero number is true.  The IR keeps numbers (:data:`ir.Num`) and conditions
+(:data:`ir.Cond`) apart, so every operator first converts its operands:
+
+* a condition used as a number is ``IfElse(cond, 1, 0)``;
+* a number used as a condition is ``Compare("!=", x, 0)``;
+* a :class:`Flag` (``hascard``) is both: its 0/1 feature as a number,
+  ``feature == 1`` as a condition.
+
+Sums and differences of linear sums and products by constants stay
+:class:`ir.Linear` (the engine reads those exactly); constants fold, with
+dealer's C semantics for ``/`` (truncate toward zero) and ``%`` (the sign of
+the dividend).  A constant division by zero is refused here
+(:class:`ZeroDivisionError`); the parser turns it into a one-line error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ir
+
+ZERO = ir.Linear((), 0)
+ONE = ir.Linear((), 1)
+
+_COMPARE = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    ">=": lambda a, b: a >= b,
+    ">": lambda a, b: a > b,
+}
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A 0/1 linear feature that reads naturally as a condition (``hascard``)."""
+
+    linear: ir.Linear
+
+
+Value = "ir.Num | ir.Cond | Flag"
+
+
+def const(n: int) -> ir.Linear:
+    return ir.Linear((), n)
+
+
+def is_const(x) -> bool:
+    return isinstance(x, ir.Linear) and not x.terms
+
+
+def is_cond(x) -> bool:
+    return isinstance(x, (ir.Compare, ir.ShapeIn, ir.And, ir.Or, ir.Not, ir.Truth))
+
+
+def as_num(x) -> ir.Num:
+    """``x`` as a number: conditions become ``IfElse(c, 1, 0)`` (constants folded)."""
+    if isinstance(x, Flag):
+        return x.linear
+    if isinstance(x, ir.Truth):
+        return const(int(x.value))
+    if is_cond(x):
+        return ir.IfElse(x, ONE, ZERO)
+    return x
+
+
+def as_cond(x) -> ir.Cond:
+    """``x`` as a condition: numbers become ``x != 0`` (constants folded)."""
+    if isinstance(x, Flag):
+        return ir.Compare("==", x.linear, ONE)
+    if is_cond(x):
+        return x
+    if is_const(x):
+        return ir.Truth(x.const != 0)
+    if isinstance(x, ir.IfElse) and x.then == ONE and x.other == ZERO:
+        return x.cond  # a condition that went through a number and back
+    return ir.Compare("!=", x, ZERO)
+
+
+def _merge(terms) -> tuple:
+    """Add up equal features, keeping first-seen order; drop zero coefficients."""
+    coef: dict = {}
+    for c, f in terms:
+        coef[f] = coef.get(f, 0) + c
+    return tuple((c, f) for f, c in coef.items() if c)
+
+
+def _c_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def arith(op: str, left, right) -> ir.Num:
+    """``left op right`` for ``+ - * / %`` on numbers (conditions converted)."""
+    a, b = as_num(left), as_num(right)
+    if isinstance(a, ir.Linear) and isinstance(b, ir.Linear):
+        folded = _linear_arith(op, a, b)
+        if folded is not None:
+            return folded
+    if op in ("+", "-") and isinstance(a, ir.IfElse) and is_const(b):
+        # push a constant into both branches: the engine reads IfElse of linears
+        return ir.IfElse(a.cond, arith(op, a.then, b), arith(op, a.other, b))
+    return ir.Arith(op, a, b)
+
+
+def _linear_arith(op: str, a: ir.Linear, b: ir.Linear) -> ir.Linear | None:
+    if op == "+":
+        return ir.Linear(_merge(a.terms + b.terms), a.const + b.const)
+    if op == "-":
+        return ir.Linear(_merge(a.terms + tuple((-c, f) for c, f in b.terms)), a.const - b.const)
+    if op == "*" and (is_const(a) or is_const(b)):
+        k, x = (a.const, b) if is_const(a) else (b.const, a)
+        return ir.Linear(_merge(tuple((k * c, f) for c, f in x.terms)), k * x.const)
+    if op in ("/", "%") and is_const(a) and is_const(b):
+        if b.const == 0:
+            raise ZeroDivisionError("division by zero")
+        q = _c_div(a.const, b.const)
+        return const(q if op == "/" else a.const - q * b.const)
+    return None
+
+
+def negate(x) -> ir.Num:
+    return arith("-", ZERO, x)
+
+
+def compare(op: str, left, right) -> ir.Cond:
+    """``left op right``; two constants fold to a :class:`ir.Truth`."""
+    a, b = as_num(left), as_num(right)
+    if is_const(a) and is_const(b):
+        return ir.Truth(_COMPARE[op](a.const, b.const))
+    return ir.Compare(op, a, b)
+
+
+def not_(x) -> ir.Cond:
+    c = as_cond(x)
+    if isinstance(c, ir.Truth):
+        return ir.Truth(not c.value)
+    if isinstance(c, ir.Not):
+        return c.item
+    return ir.Not(c)
+
+
+def and_(left, right) -> ir.Cond:
+    return _junction(ir.And, as_cond(left), as_cond(right))
+
+
+def or_(left, right) -> ir.Cond:
+    return _junction(ir.Or, as_cond(left), as_cond(right))
+
+
+def _junction(kind, a: ir.Cond, b: ir.Cond) -> ir.Cond:
+    """Flatten nested And/Or of the same kind; fold the constants."""
+    absorbing = kind is ir.Or  # True absorbs an Or, False an And
+    items: list[ir.Cond] = []
+    for c in (a, b):
+        if isinstance(c, ir.Truth):
+            if c.value == absorbing:
+                return c
+            continue
+        items.extend(c.items if isinstance(c, kind) else (c,))
+    if not items:
+        return ir.Truth(not absorbing)
+    return items[0] if len(items) == 1 else kind(tuple(items))
+
+
+def if_else(cond, then, other):
+    """``cond ? then : other``.  Conditions in both branches give a condition;
+    otherwise numbers, as :class:`ir.IfElse`."""
+    c = as_cond(cond)
+    if isinstance(c, ir.Truth):
+        return then if c.value else other
+    if (is_cond(then) or isinstance(then, Flag)) and (is_cond(other) or isinstance(other, Flag)):
+        t, o = as_cond(then), as_cond(other)
+        return or_(and_(c, t), and_(not_(c), o))
+    return ir.IfElse(c, as_num(then), as_num(other))

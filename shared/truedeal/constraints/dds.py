@@ -1,0 +1,50 @@
+"""Double-dummy tricks and contract scores for the rejection evaluator, by endplay.
+
+endplay (its DDS binding) is an optional dependency: these functions import it
+when first called and raise :class:`NotImplementedError` with one line if it
+is missing.  They are slow (a DDS solve per deal) and exist for the rare
+script that asks for ``tricks()`` or ``score()``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..formats.deal import deal_string
+
+
+def _endplay():
+    try:
+        import endplay.dds as dds
+        import endplay.types as types
+    except ImportError:  # pragma: no cover - endplay is installed with the test extra
+        raise NotImplementedError("tricks() and score() need endplay (pip install endplay)") from None
+    return dds, types
+
+
+def dd_tables(owners: np.ndarray) -> np.ndarray:
+    """``(n, 5, 4)`` double-dummy tricks: ``[deal, strain, declarer]``, strains
+    S H D C NT, declarers N E S W (endplay's ``calc_all_tables``)."""
+    dds, types = _endplay()
+    deals = [types.Deal(deal_string(row)) for row in owners]
+    out = np.empty((len(owners), 5, 4), dtype=np.int64)
+    for d, table in enumerate(dds.calc_all_tables(deals) if deals else ()):
+        out[d] = [[table[types.Denom(st), types.Player(seat)] for seat in range(4)] for st in range(5)]
+    return out
+
+
+@lru_cache(maxsize=None)
+def contract_scores(level: int, strain: int, vul: bool) -> np.ndarray:
+    """Declarer's undoubled score of ``level``/``strain`` by tricks taken (0..13)."""
+    _, types = _endplay()
+    vul_kind = types.Vul.both if vul else types.Vul.none
+    scores = []
+    for taken in range(14):
+        c = types.Contract(level=level, denom=types.Denom(strain), declarer=types.Player.north)
+        c.result = taken - 6 - level
+        scores.append(c.score(vul_kind))
+    table = np.array(scores, dtype=np.int64)
+    table.setflags(write=False)
+    return table

@@ -1,0 +1,205 @@
+"""The constraint IR on real deals, vectorised: the rejection checker and the test oracle.
+
+``owners`` is an ``(n, 52)`` uint8 array, ``owners[d, card]`` the seat (0..3)
+holding ``card`` in deal ``d`` (card = 4 * rank + suit, see
+:mod:`truedeal.cards`).  Numbers come back as ``int64`` arrays of length n,
+conditions as ``bool`` arrays.
+
+Arithmetic follows dealer (C integers): ``/`` truncates toward zero and ``%``
+takes the sign of the dividend.  A division by zero on some deal gives 0 on
+that deal (both branches of ``?:`` are computed on every deal, so
+``b != 0 ? a / b : 0`` must not fail).
+
+:class:`ir.OpaqueNum`:
+
+* ``tricks(seat, strain)``: double-dummy tricks for ``seat`` as declarer, by
+  endplay's DDS, one deal at a time (slow: use it on small batches);
+* ``score(vul, (level, strain), tricks)``: the duplicate score of that
+  contract, undoubled, for the declarer (endplay's scoring);
+* ``imps(x)``: the IMP value of a score difference, sign kept;
+* ``rnd(n)``: uniform in ``0 .. n-1`` per deal, only when a numpy ``rng`` is
+  passed (a condition with ``rnd`` is not a function of the deal);
+* anything else raises :class:`NotImplementedError` naming it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import ir
+
+_OPS = {
+    "<": np.less,
+    "<=": np.less_equal,
+    "==": np.equal,
+    "!=": np.not_equal,
+    ">=": np.greater_equal,
+    ">": np.greater,
+}
+#: Upper bounds of the IMP scale: a difference of at least _IMP_STEPS[k] is worth k + 1 IMPs.
+_IMP_STEPS = np.array(
+    [20, 50, 90, 130, 170, 220, 270, 320, 370, 430, 500, 600, 750, 900, 1100, 1300, 1500, 1750, 2000, 2250, 2500,
+     3000, 3500, 4000]
+)  # fmt: skip
+
+
+def feature_values(owners: np.ndarray, feature: ir.Feature) -> np.ndarray:
+    """``feature`` on each deal, as int64."""
+    return _Evaluator(owners).feature(feature)
+
+
+def evaluate_num(owners: np.ndarray, num: ir.Num, rng: np.random.Generator | None = None) -> np.ndarray:
+    """A number of the IR on each deal, as int64."""
+    return _Evaluator(owners, rng).num(num)
+
+
+def evaluate_cond(owners: np.ndarray, cond: ir.Cond, rng: np.random.Generator | None = None) -> np.ndarray:
+    """A condition of the IR on each deal, as bool."""
+    return _Evaluator(owners, rng).cond(cond)
+
+
+def holds_predeal(owners: np.ndarray, program: ir.Program) -> np.ndarray:
+    """True where every predealt card of ``program`` is with its seat."""
+    ok = np.ones(len(owners), dtype=bool)
+    for seat, cards in program.predeal:
+        if cards:
+            ok &= (owners[:, list(cards)] == seat).all(axis=1)
+    return ok
+
+
+def satisfies(owners: np.ndarray, program: ir.Program, rng: np.random.Generator | None = None) -> np.ndarray:
+    """True where the deal fits the whole program: its predeal and its condition."""
+    return holds_predeal(owners, program) & evaluate_cond(owners, program.condition, rng)
+
+
+class _Evaluator:
+    """Evaluates trees on one batch, caching each feature (trees share many)."""
+
+    def __init__(self, owners: np.ndarray, rng: np.random.Generator | None = None):
+        owners = np.asarray(owners)
+        if owners.ndim != 2 or owners.shape[1] != 52:
+            raise ValueError(f"owners must have shape (n, 52), got {owners.shape}")
+        self.owners = owners
+        self.n = len(owners)
+        self.rng = rng
+        self.cache: dict = {}
+
+    def held(self, seat: int, suit: int) -> np.ndarray:
+        """(n, 13) bool: does ``seat`` hold each rank (ace first) of ``suit``."""
+        key = ("held", seat, suit)
+        if key not in self.cache:
+            self.cache[key] = self.owners[:, suit::4] == seat
+        return self.cache[key]
+
+    def local(self, seat: int, suit: int, fn: ir.LocalFn) -> np.ndarray:
+        held = self.held(seat, suit)
+        if fn.kind == "weights":
+            return held.astype(np.int64) @ np.asarray(fn.weights, dtype=np.int64)
+        length = held.sum(axis=1, dtype=np.int64)
+        if fn.kind == "length":
+            return length
+        return _losers(length, held[:, 0], held[:, 1], held[:, 2])
+
+    def feature(self, f: ir.Feature) -> np.ndarray:
+        if f not in self.cache:
+            total = np.zeros(self.n, dtype=np.int64)
+            for s in f.suits:
+                total += self.local(f.seat, s, f.fn)
+            self.cache[f] = total
+        return self.cache[f]
+
+    # -------------------------------------------------------------- numbers
+    def num(self, x: ir.Num) -> np.ndarray:
+        if isinstance(x, ir.Linear):
+            out = np.full(self.n, x.const, dtype=np.int64)
+            for coef, f in x.terms:
+                out += coef * self.feature(f)
+            return out
+        if isinstance(x, ir.IfElse):
+            return np.where(self.cond(x.cond), self.num(x.then), self.num(x.other))
+        if isinstance(x, ir.Arith):
+            return _arith(x.op, self.num(x.left), self.num(x.right))
+        if isinstance(x, ir.OpaqueNum):
+            return self.opaque(x)
+        raise TypeError(f"not a number of the IR: {x!r}")
+
+    def opaque(self, x: ir.OpaqueNum) -> np.ndarray:
+        if x.name == "rnd":
+            if self.rng is None:
+                raise NotImplementedError("rnd() needs a random generator: pass rng= to the evaluator")
+            n = self.num(x.args[0])
+            return np.where(n > 0, self.rng.integers(0, np.maximum(n, 1)), 0)
+        if x.name == "tricks":
+            return self.tricks(*x.args)
+        if x.name == "imps":
+            d = self.num(x.args[0])
+            return np.sign(d) * np.searchsorted(_IMP_STEPS, np.abs(d), side="right")
+        if x.name == "score":
+            return self.score(*x.args)
+        raise NotImplementedError(f"{x.name}() cannot be evaluated by truedeal")
+
+    def tricks(self, seat: int, strain: int) -> np.ndarray:
+        if "dd" not in self.cache:
+            from .dds import dd_tables
+
+            self.cache["dd"] = dd_tables(self.owners)
+        return self.cache["dd"][:, strain, seat]
+
+    def score(self, vul: bool, contract: tuple[int, int], tricks: ir.Num) -> np.ndarray:
+        from .dds import contract_scores
+
+        table = contract_scores(contract[0], contract[1], vul)  # (14,) by tricks taken
+        return table[np.clip(self.num(tricks), 0, 13)]
+
+    # ----------------------------------------------------------- conditions
+    def cond(self, c: ir.Cond) -> np.ndarray:
+        if isinstance(c, ir.Compare):
+            return _OPS[c.op](self.num(c.left), self.num(c.right))
+        if isinstance(c, ir.ShapeIn):
+            return self.shape_in(c)
+        if isinstance(c, ir.And):
+            out = np.ones(self.n, dtype=bool)
+            for item in c.items:
+                out &= self.cond(item)
+            return out
+        if isinstance(c, ir.Or):
+            out = np.zeros(self.n, dtype=bool)
+            for item in c.items:
+                out |= self.cond(item)
+            return out
+        if isinstance(c, ir.Not):
+            return ~self.cond(c.item)
+        if isinstance(c, ir.Truth):
+            return np.full(self.n, c.value, dtype=bool)
+        raise TypeError(f"not a condition of the IR: {c!r}")
+
+    def shape_in(self, c: ir.ShapeIn) -> np.ndarray:
+        table = np.zeros((14, 14, 14), dtype=bool)  # by (spades, hearts, diamonds); clubs follow
+        for s, h, d, _ in c.patterns:
+            table[s, h, d] = True
+        ln = [self.feature(ir.Feature(c.seat, (k,), ir.LENGTH)) for k in range(3)]
+        return table[ln[0], ln[1], ln[2]]
+
+
+def _losers(length: np.ndarray, a: np.ndarray, k: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """dealer's losers in one suit (see :func:`ir.losers_in_suit`), vectorised."""
+    a, k, q = (x.astype(np.int64) for x in (a, k, q))
+    return np.select(
+        [length == 0, length == 1, length == 2],
+        [0, 1 - a, 2 - a - k],
+        default=3 - a - k - q,
+    )
+
+
+def _arith(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    safe = np.where(b == 0, 1, b)
+    q = np.abs(a) // np.abs(safe) * np.where((a >= 0) == (safe > 0), 1, -1)  # C truncation
+    out = q if op == "/" else a - q * safe
+    return np.where(b == 0, 0, out)
+

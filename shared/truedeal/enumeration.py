@@ -89,6 +89,10 @@ class Layout:
         only the tracked cards beyond them, which keeps that coordinate short."""
         return sum(1 for (k, _), s in self.comp.forced.items() if s == seat and suit in (None, k))
 
+    def forced_patterned(self, suit: int | None = None) -> int:
+        """Cards predealt to patterned seats (in ``suit``), likewise left out of the last coordinate."""
+        return sum(self.forced(s, suit) for s in self.patterned)
+
     def vectors(self, flat: np.ndarray) -> np.ndarray:
         """Feature vectors ``(n, ndims)`` of flat indices."""
         flat = np.asarray(flat, dtype=np.int64)
@@ -116,6 +120,7 @@ class Layout:
     def pool_factor(self, c_pooled: tuple[int, ...], c_pat: int) -> int:
         """G: ways to give the pooled seats their spot cards, or 0 if impossible."""
         n_pat = len(self.patterned)
+        c_pat += self.forced_patterned()
         s_rem = N_CARDS - self.n_tracked - 13 * n_pat + c_pat
         c_pooled = tuple(c + self.forced(s) for c, s in zip(c_pooled, self.pooled))
         t = [13 - c for c in c_pooled]
@@ -148,7 +153,9 @@ def make_layout(spec_like) -> Layout:
     dims = [f.dim for f in comp.forms]
     if comp.pooled:
         dims += [max(0, comp.pool_bounds[s] - sum(1 for v in comp.forced.values() if v == s)) + 1 for s in comp.pooled]
-        dims.append(comp.n_tracked + 1 if comp.patterned else 1)  # tracked cards held by patterned seats
+        # tracked cards held by patterned seats, beyond their predealt ones
+        forced_pat = sum(1 for v in comp.forced.values() if v in comp.patterned)
+        dims.append(min(comp.n_tracked, 13 * len(comp.patterned)) - forced_pat + 1 if comp.patterned else 1)
     return Layout(
         comp=comp,
         patterned=comp.patterned,
@@ -297,7 +304,7 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
             pool_cols = [layout.rank_seats.index(s) for s in layout.pooled]
             forced = np.array([layout.forced(s, suit) for s in layout.pooled], dtype=np.int64)
             feats.append(pcs[idx][:, pool_cols] - forced)
-            feats.append((pc_ph[idx] + h)[:, None] if layout.patterned else np.zeros((len(idx), 1), np.int64))
+            feats.append((pc_ph[idx] + h - layout.forced_patterned(suit))[:, None] if layout.patterned else np.zeros((len(idx), 1), np.int64))
         v = np.concatenate(feats, axis=1) if feats else np.zeros((len(idx), 0), np.int64)
         inside = (v < np.array(layout.dims)).all(axis=1) if v.shape[1] else np.ones(len(idx), bool)
         idx, w, v = idx[inside], w[inside], v[inside]

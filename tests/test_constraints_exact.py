@@ -1,0 +1,234 @@
+"""The general listing against brute force, and its draws against the exact law.
+
+Most cards are predealt, so that every completion of the deal can be listed
+by brute force and each condition checked on it hand by hand (an oracle
+that shares nothing with the listing but the definitions of the features).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter
+from math import comb
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from truedeal.cards import SUITS, card
+from truedeal.constraints import ir
+from truedeal.engine import Plan
+from truedeal.randomness import chunk_rng
+from truedeal.spec import load_spec
+
+N, E, S, W = range(4)
+
+
+# ------------------------------------------------------------------ the oracle
+
+
+def _hand_value(hand: set[int], feat: ir.Feature) -> int:
+    total = 0
+    for k in feat.suits:
+        held = {c // 4 for c in hand if c % 4 == k}
+        total += feat.fn.value(len(held), held)
+    return total
+
+
+def _num(hands, x) -> int:
+    if isinstance(x, ir.Linear):
+        return x.const + sum(c * _hand_value(hands[f.seat], f) for c, f in x.terms)
+    if isinstance(x, ir.IfElse):
+        return _num(hands, x.then) if _cond(hands, x.cond) else _num(hands, x.other)
+    raise TypeError(x)
+
+
+def _cond(hands, c) -> bool:
+    if isinstance(c, ir.Truth):
+        return c.value
+    if isinstance(c, ir.And):
+        return all(_cond(hands, x) for x in c.items)
+    if isinstance(c, ir.Or):
+        return any(_cond(hands, x) for x in c.items)
+    if isinstance(c, ir.Not):
+        return not _cond(hands, c.item)
+    if isinstance(c, ir.ShapeIn):
+        return tuple(sum(1 for x in hands[c.seat] if x % 4 == k) for k in range(4)) in c.patterns
+    a, b = _num(hands, c.left), _num(hands, c.right)
+    return {"<": a < b, "<=": a <= b, "==": a == b, "!=": a != b, ">=": a >= b, ">": a > b}[c.op]
+
+
+def _completions(predeal: dict[int, list[int]], seats=range(4)):
+    """Every way to deal the cards left among ``seats`` (13 cards each)."""
+    left = sorted(set(range(52)) - {c for cs in predeal.values() for c in cs})
+    need = [13 - len(predeal.get(s, [])) for s in seats]
+    for order in set(itertools.permutations([s for s, n in zip(seats, need) for _ in range(n)])):
+        hands = {s: set(predeal.get(s, [])) for s in range(4)}
+        for c, s in zip(left, order):
+            hands[s].add(c)
+        yield hands
+
+
+def _random_predeal(seed: int, per_seat: int) -> dict[int, list[int]]:
+    cards = list(range(52))
+    random.Random(seed).shuffle(cards)
+    return {s: sorted(cards[13 * s : 13 * s + per_seat]) for s in range(4)}
+
+
+def _program(cond: ir.Cond, predeal) -> ir.Program:
+    return ir.Program(condition=cond, predeal=tuple((s, tuple(cs)) for s, cs in sorted(predeal.items())))
+
+
+def _f(seat, fn, suits=ir.ALL_SUITS) -> ir.Linear:
+    return ir.Linear(((1, ir.Feature(seat, tuple(suits), fn)),))
+
+
+def _c(value: int) -> ir.Linear:
+    return ir.Linear((), value)
+
+
+def _between(x, lo, hi) -> ir.Cond:
+    return ir.And((ir.Compare(">=", x, _c(lo)), ir.Compare("<=", x, _c(hi))))
+
+
+def _sum(*xs: ir.Linear) -> ir.Linear:
+    return ir.Linear(tuple(t for x in xs for t in x.terms), sum(x.const for x in xs))
+
+
+BALANCED = frozenset(p for p in itertools.product(range(14), repeat=4) if sum(p) == 13 and max(p) <= 5 and min(p) >= 2 and sorted(p) != [2, 2, 4, 5] and sorted(p) != [2, 2, 2, 7])
+
+CONDITIONS = {
+    "hcp range": _between(_f(N, ir.HCP), 10, 14),
+    "partnership hcp": ir.Compare(">=", _sum(_f(N, ir.HCP), _f(S, ir.HCP)), _c(22)),
+    "hcp difference": ir.Compare(">", _sum(_f(N, ir.HCP), ir.Linear(((-1, ir.Feature(E, ir.ALL_SUITS, ir.HCP)),))), _c(2)),
+    "spade fit": ir.Compare(">=", _sum(_f(N, ir.LENGTH, (0,)), _f(S, ir.LENGTH, (0,))), _c(8)),
+    "controls": ir.Compare(">=", _f(W, ir.CONTROLS), _c(3)),
+    "losers": ir.Compare("<=", _f(N, ir.LOSERS), _c(7)),
+    "top3 hearts": ir.Compare(">=", _f(E, ir.top(3), (1,)), _c(1)),
+    "suit hcp": _between(_f(S, ir.HCP, (2,)), 1, 5),
+    "either/or in a seat": ir.Or((_between(_f(N, ir.HCP), 0, 8), _between(_f(N, ir.HCP), 13, 15))),
+    "either/or across seats": ir.Or((ir.Compare(">=", _f(N, ir.HCP), _c(12)), ir.Compare(">=", _f(S, ir.HCP), _c(12)))),
+    "not": ir.Not(ir.Compare("==", _f(E, ir.LENGTH, (3,)), _c(3))),
+    "balanced": ir.ShapeIn(W, BALANCED),
+    "shape or points": ir.Or((ir.ShapeIn(N, BALANCED), ir.Compare(">=", _f(N, ir.HCP), _c(13)))),
+    "if-else": ir.Compare(">=", ir.IfElse(ir.Compare(">=", _f(N, ir.one_rank(12), (3,)), _c(1)), _f(N, ir.HCP), _f(S, ir.HCP)), _c(11)),
+    "point scale with tens": ir.Compare(">=", _f(E, ir.weights(6, 4, 2, 1, 1)), _c(9)),
+    "equal lengths": ir.Compare("==", _f(N, ir.LENGTH, (1,)), _f(S, ir.LENGTH, (1,))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONDITIONS))
+def test_counts_match_brute_force_with_most_cards_predealt(name):
+    cond = CONDITIONS[name]
+    for seed in (1, 2):
+        predeal = _random_predeal(seed, 11)
+        expected = sum(_cond(h, cond) for h in _completions(predeal))
+        plan = Plan.build(_program(cond, predeal))
+        assert plan.exact
+        assert plan.deals_total == expected, (name, seed)
+
+
+def test_two_seats_predealt_against_brute_force():
+    """North and South hold 11 cards each; East and West are free, so each
+    completion of North-South stands for C(26, 13) deals."""
+    predeal = {N: _random_predeal(3, 11)[N], S: _random_predeal(3, 11)[S]}
+    cond = ir.And((ir.Compare(">=", _sum(_f(N, ir.HCP), _f(S, ir.HCP)), _c(20)), ir.Compare("<=", _f(N, ir.LOSERS), _c(8))))
+    left = sorted(set(range(52)) - set(predeal[N]) - set(predeal[S]))
+    expected = 0
+    for n2 in itertools.combinations(left, 2):
+        rest = [c for c in left if c not in n2]
+        for s2 in itertools.combinations(rest, 2):
+            hands = {N: set(predeal[N]) | set(n2), S: set(predeal[S]) | set(s2), E: set(), W: set()}
+            expected += _cond(hands, cond)
+    assert Plan.build(_program(cond, predeal)).deals_total == expected * comb(26, 13)
+
+
+def test_json_spec_fields_match_brute_force():
+    predeal = _random_predeal(4, 11)
+    holds = {name: ["SHDC"[c % 4] + "AKQJT98765432"[c // 4] for c in predeal[s]] for s, name in enumerate(("north", "east", "south", "west"))}
+    spec = {
+        "north": {"holds": holds["north"], "any_of": [{"hcp": [0, 9]}, {"controls": [3, 12]}]},
+        "east": {"holds": holds["east"], "hearts": {"length": [2, 13], "top4": [0, 1]}},
+        "south": {"holds": holds["south"], "not": {"points": {"scale": [3, 2, 1], "range": [0, 2]}}},
+        "west": {"holds": holds["west"]},
+    }
+    program = load_spec(spec).program()
+    expected = sum(_cond(h, program.condition) for h in _completions(predeal))
+    assert Plan.build(load_spec(spec)).deals_total == expected
+
+
+def test_cards_predealt_twice_count_zero():
+    program = ir.Program(predeal=((N, (card(0, 0),)), (S, (card(0, 0),))))
+    assert Plan.build(program).deals_total == 0
+
+
+def test_constraints_that_restrict_nothing_are_dropped():
+    plan = Plan.build(load_spec({"north": {"hcp": [0, 37], "spades": {"length": [0, 13]}, "controls": [0, 12]}}))
+    info = plan.summary()
+    assert info["method"] == "exact" and info["one_in"] == 1.0 and info["cells"] == 1
+
+
+# ------------------------------------------------------------------ uniformity
+
+
+def _some_fits(cond: ir.Cond):
+    """A predeal (the first of a fixed list) leaving 20 to 800 completions that fit."""
+    for seed in range(5, 60):
+        predeal = _random_predeal(seed, 11)
+        fits = [h for h in _completions(predeal) if _cond(h, cond)]
+        if 20 <= len(fits) <= 800:
+            return predeal, fits
+    raise AssertionError("no predeal leaves a testable number of completions")
+
+
+def _observed(plan: Plan, n: int, seed: str):
+    deals = np.concatenate(list(plan.deals(n, seed=seed)))
+    return [tuple(row) for row in deals]
+
+
+@pytest.mark.parametrize("name", ["partnership hcp", "either/or across seats", "shape or points", "if-else"])
+def test_draws_are_uniform_over_the_completions(name):
+    """Each completion that fits is drawn equally often (chi-square, fixed seed)."""
+    cond = CONDITIONS[name]
+    predeal, fits = _some_fits(cond)
+    keys = {tuple(sorted((c, s) for s in range(4) for c in h[s])) for h in fits}
+    plan = Plan.build(_program(cond, predeal))
+    rows = _observed(plan, 40 * len(fits), seed=f"uniform {name}")
+    counts = Counter(tuple(sorted((c, int(s)) for c, s in enumerate(row))) for row in rows)
+    assert set(counts) <= keys, "a drawn deal does not fit"
+    observed = [counts.get(k, 0) for k in sorted(keys)]
+    assert chisquare(observed).pvalue > 1e-4
+
+
+def test_union_keeps_each_deal_from_its_first_branch_only():
+    """A deal fitting both branches must not be twice as likely."""
+    both = ir.Or((ir.Compare(">=", _f(N, ir.HCP), _c(10)), ir.Compare(">=", _f(E, ir.HCP), _c(10))))
+    predeal, fits = _some_fits(both)
+    plan = Plan.build(_program(both, predeal))
+    assert plan.union is not None and plan.deals_total == len(fits)
+    rows = _observed(plan, 60 * len(fits), seed="union")
+    counts = Counter(tuple(int(s) for s in row) for row in rows)
+    assert len(counts) == len(fits)
+    assert chisquare(list(counts.values())).pvalue > 1e-4
+
+
+def test_seeded_streams_of_programs_are_reproducible():
+    spec = load_spec({"north": {"controls": [4, 12], "losers": [0, 7]}})
+    a = np.concatenate(list(Plan.build(spec).deals(500, seed="x")))
+    b = np.concatenate(list(Plan.build(spec).deals(500, seed="x")))
+    assert (a == b).all()
+
+
+def test_every_drawn_deal_fits_richer_specs():
+    spec = load_spec({
+        "north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"},
+        "south": {"spades": {"length": [5, 13], "top3": [2, 3]}, "controls": [2, 12]},
+        "west": {"holds": ["HA"]},
+    })
+    program = spec.program()
+    rows = np.concatenate(list(Plan.build(spec).deals(300, seed="fits")))
+    for row in rows:
+        hands = {s: {c for c in range(52) if row[c] == s} for s in range(4)}
+        assert _cond(hands, program.condition)
+        assert card(0, SUITS.index("H")) in hands[W]

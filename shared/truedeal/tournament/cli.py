@@ -1,13 +1,13 @@
 """``truedeal set`` and ``truedeal verify`` (loaded lazily by truedeal.cli).
 
-Progress goes to stderr; bad input is one line and exit 2 (raised as
-:class:`~truedeal.tournament.setfile.SetError`, which truedeal.cli's main
-turns into that).  ``verify`` exits 1 with one line per difference.
+Progress goes to stderr; bad input is one line and exit 2
+(:class:`SetCommandError`).  ``verify`` exits 1 with one line per difference.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
@@ -15,18 +15,22 @@ import click
 from .setfile import SetError, load_set
 
 
+class SetCommandError(click.ClickException):
+    """A bad set file, spec, manifest or option: one line, exit code 2."""
+
+    exit_code = 2
+
+
 def _user_errors(fn):
-    """Turn :class:`SetError` into truedeal.cli's UserError: one line, exit 2."""
+    """Turn :class:`SetError` into :class:`SetCommandError`."""
     import functools
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from ..cli import UserError
-
         try:
             return fn(*args, **kwargs)
         except SetError as exc:
-            raise UserError(str(exc)) from None
+            raise SetCommandError(str(exc)) from None
 
     return wrapper
 
@@ -55,7 +59,10 @@ def set_command(setfile: str, out: str, seed: str | None, commit: bool, public_v
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise SetError(f"--out {out!r} is not a folder")
-    result = make_set(sf, base, folder, seed=seed, public=public_value or "", progress=_progress, crlf=not lf)
+    try:
+        result = make_set(sf, base, folder, seed=seed, public=public_value or "", progress=_progress, crlf=not lf)
+    except OSError as exc:
+        raise SetError(f"cannot write to --out {out!r}: {exc.strerror or exc}") from None
     for note in result.notes:
         _progress(note)
     if commit:
@@ -80,5 +87,7 @@ def verify_command(manifest: str, keys: str, boards: str) -> None:
     for line in lines:
         click.echo(line)
     if lines:
-        raise click.exceptions.Exit(1)
+        # SystemExit, not click's Exit: truedeal.cli.main runs click with
+        # standalone_mode=False, where click would swallow Exit's code.
+        sys.exit(1)
     _progress("every board matches the keys")

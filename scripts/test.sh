@@ -2,7 +2,8 @@
 # Install what the tests need and run them.  Used by .ci/run.
 #   - a virtual environment in .venv with the project and its test extra;
 #   - a Redis server on 127.0.0.1:6379 (started, and installed if missing);
-#   - Debian's chromium and chromedriver for the browser test (installed if missing).
+#   - Debian's chromium and chromedriver for the browser test (installed if missing);
+#   - poppler-utils (pdftoppm, pdftotext) for the hand-record PDF test (installed if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -40,6 +41,10 @@ fi
 
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
     apt_install chromium chromium-driver || say "no chromium: the browser test will be skipped"
+fi
+
+if ! command -v pdftoppm >/dev/null || ! command -v pdftotext >/dev/null; then
+    apt_install poppler-utils || say "no poppler-utils: the hand-record PDF test will be skipped"
 fi
 
 if [ ! -x .venv/bin/python ]; then

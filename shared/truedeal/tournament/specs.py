@@ -59,10 +59,13 @@ class SpecSource:
 
 def _dealer_program(text: str):
     try:
-        from ..constraints.dealer import load_program
+        from ..constraints.dealer import ScriptError, load_program
     except ImportError:
         raise SetError("dealer scripts (.dlr) need truedeal.constraints.dealer, which this build lacks") from None
-    return load_program(text)
+    try:  # a newline keeps a one-line script from being read as a path
+        return load_program(text if "\n" in text else text + "\n")
+    except ScriptError as exc:
+        raise SetError(f"dealer script: {exc}") from None
 
 
 def resolve(ref: SpecRef, index: int, base: Path) -> SpecSource:

@@ -21,6 +21,7 @@ from .dealnumber import decode, encode, encode_batch, limbs_to_ints
 from .engine import MAX_DEALS, Impossible, Plan, TooWide, check_count
 from .formats import FORMATS, WRITERS, deal_string, parse_deal
 from .kernel import note_if_missing
+from .odds import odds_of_summary
 from .spec import SpecError, load_spec
 
 
@@ -47,8 +48,9 @@ def _load_plan(spec_arg: str) -> Plan:
     def progress(done: int, total: int) -> None:
         if bar is not None:
             bar.total = total
-            bar.n = done
-            bar.refresh()
+            # update(), not refresh(): refresh() draws without recording it,
+            # and close() then thinks there is nothing to erase
+            bar.update(done - bar.n)
 
     try:
         return Plan.build(spec, progress)
@@ -57,6 +59,17 @@ def _load_plan(spec_arg: str) -> Plan:
     finally:
         if bar is not None:
             bar.close()
+
+
+def check_seed(seed: str | None) -> None:
+    """A seed is used as its UTF-8 text: refuse one that has none (bytes
+    that are not UTF-8 reach us as lone surrogates)."""
+    if seed is None:
+        return
+    try:
+        seed.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UserError("--seed must be text (UTF-8); it contains bytes that are not") from None
 
 
 def _write(chunks: Iterable[str]) -> None:
@@ -87,6 +100,18 @@ class _LazyGroup(click.Group):
         "stats": "truedeal.analysis.commands:stats_command",
     }
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List the commands with their whole first sentence, wrapped (click
+        would cut each summary at the line width, mid-phrase)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=200)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted([*super().list_commands(ctx), *self.lazy])
 
@@ -104,6 +129,13 @@ def cli() -> None:
 
     SPEC is a JSON file, inline JSON, or - for standard input, e.g.
     '{"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}}'.
+
+    \b
+    Seats: north, east, south, west (or N, E, S, W). Fields of a seat, all optional:
+      hcp                               points A=4 K=3 Q=2 J=1: 12 or [12, 14]
+      spades, hearts, diamonds, clubs   suit lengths: 5 or [5, 13]
+      shape                             dealer shapes: "5xxx", "any 4333 + any 5332",
+                                        "any 5xxx - 5xxx" (+ or, - but not, x any)
     """
 
 
@@ -114,6 +146,7 @@ def count(spec: str, as_json: bool) -> None:
     """Exact number of deals that satisfy SPEC, its probability and its cases."""
     plan = _load_plan(spec)
     info = plan.summary()
+    info["odds"] = odds_of_summary(info)  # "1 in 291 (0.343%)"; the exact fraction is probability_exact
     if as_json:
         click.echo(json.dumps(info))
         return
@@ -121,7 +154,7 @@ def count(spec: str, as_json: bool) -> None:
         rej = info["rejection"]
         click.echo(f"deals:        about {info['deals_estimate']:,.6g} (+/- {info['deals_estimate_stderr']:,.2g}, estimated)")
         if info["possible"]:
-            click.echo(f"probability:  about {info['probability']:.6g}  (1 deal in about {info['one_in']:,.6g})")
+            click.echo(f"probability:  {info['odds']}")
         click.echo(f"method:       {info['method']}")
         click.echo(f"acceptance:   {rej['acceptance_rate']:.4%} of listed deals (+/- {rej['acceptance_stderr']:.2%}, {rej['pilot_draws']:,} pilot draws)")
         click.echo(f"listed:       {rej['listed_deals']:,} deals in {rej['listed_cases']:,} cases for the exact seats")
@@ -130,7 +163,7 @@ def count(spec: str, as_json: bool) -> None:
         click.echo("deals:        0 (no deal satisfies this spec)")
     else:
         click.echo(f"deals:        {info['deals']:,}")
-        click.echo(f"probability:  {info['probability']:.6g}  (1 deal in {info['one_in']:,.6g})")
+        click.echo(f"probability:  {info['odds']}")
     click.echo(f"cases:        {info['cases']:,}")
     click.echo(f"side total:   {info['side_total']:,} x {info['unconstrained_ways']:,} for the unconstrained seats")
     click.echo(f"method:       exact enumeration, no rejection ({info['entries']:,} listing entries, {info['build_seconds']:.3f} s)")
@@ -140,7 +173,8 @@ def count(spec: str, as_json: bool) -> None:
 @click.argument("spec")
 @click.option("-n", "--count", "n", type=int, default=1, show_default=True, help=f"Number of deals (1..{MAX_DEALS:,}).")
 @click.option("--seed", default=None, help="Reproducible stream: same seed and spec give the same deals.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="pbn", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="pbn", show_default=True,
+              help="Output: pbn (PBN 2.1), numbers (deal numbers), json (JSON Lines), text (diagrams), lin (BBO).")
 @click.option("--first-board", type=int, default=1, show_default=True, help="Board number of the first deal.")
 def generate(spec: str, n: int, seed: str | None, fmt: str, first_board: int) -> None:
     """Draw N deals uniformly from all deals that satisfy SPEC.
@@ -154,6 +188,7 @@ def generate(spec: str, n: int, seed: str | None, fmt: str, first_board: int) ->
         raise UserError(str(exc)) from None
     if first_board < 1:
         raise UserError(f"--first-board must be at least 1, got {first_board}")
+    check_seed(seed)
     note_if_missing()  # one line on stderr when the compiled kernel is not built
     plan = _load_plan(spec)
     if not plan.possible:
@@ -180,14 +215,35 @@ def generate(spec: str, n: int, seed: str | None, fmt: str, first_board: int) ->
             bar.close()
 
 
-@cli.command(name="encode")
+def pbn_deal_lines(text: str) -> Iterable[str]:
+    """The deals in ``text``: a PBN file (its ``[Deal "..."]`` tags; other
+    tags, ``%`` and ``;`` lines and ``{...}`` commentary are skipped) or
+    plain deal strings, one a line."""
+    in_comment = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if in_comment:
+            in_comment = "}" not in stripped
+            continue
+        if not stripped or stripped[0] in "%;":
+            continue
+        if stripped.startswith("{"):
+            in_comment = "}" not in stripped
+            continue
+        if stripped.startswith("[") and not re.match(r'\[\s*Deal\s+"', stripped, re.IGNORECASE):
+            continue  # another PBN tag ([Event ...], [Board ...])
+        yield stripped
+
+
+@cli.command(name="encode", short_help="Deal numbers of PBN deals (strings, or a PBN file on stdin).")
 @click.argument("deals", nargs=-1, required=True)
 def encode_cmd(deals: tuple[str, ...]) -> None:
     """Deal number of each PBN deal string (e.g. 'N:AKQJ.AKQ.AKQ.AKQ ...').
 
-    Give - to read one deal per line from standard input.
+    Give - to read standard input: a PBN file (its [Deal] tags are encoded)
+    or one deal per line.
     """
-    lines = sys.stdin.read().splitlines() if deals == ("-",) else deals
+    lines = list(pbn_deal_lines(sys.stdin.read())) if deals == ("-",) else deals
     for text in lines:
         if not text.strip():
             continue
@@ -198,7 +254,9 @@ def encode_cmd(deals: tuple[str, ...]) -> None:
         click.echo(encode(row))
 
 
-@cli.command(name="decode")
+# ignore_unknown_options: "-1" is a (bad) number to report, not an option
+@cli.command(name="decode", short_help="PBN deal strings of deal numbers.",
+             context_settings={"ignore_unknown_options": True})
 @click.argument("numbers", nargs=-1, required=True)
 def decode_cmd(numbers: tuple[str, ...]) -> None:
     """PBN deal string of each deal NUMBER (0 <= n < D).  Give - to read stdin."""
@@ -206,7 +264,7 @@ def decode_cmd(numbers: tuple[str, ...]) -> None:
     rows = []
     for text in items:  # validate everything before printing anything
         try:
-            if not re.fullmatch(r"\d+|\d{1,3}(,\d{3})+", text.strip()):
+            if not re.fullmatch(r"-?(\d+|\d{1,3}(,\d{3})+)", text.strip()):
                 raise ValueError
             value = int(text.replace(",", ""))
         except ValueError:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from truedeal.patterns import PATTERNS
 from truedeal.shapes import parse_shape
-from truedeal.spec import SeatConstraint, SeatSpec, Spec, SpecError, load_spec
+from truedeal.spec import FIELD_NAMES, SeatConstraint, SeatSpec, Spec, SpecError, load_spec
 
 EXAMPLE = {
     "north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"},
@@ -106,11 +106,11 @@ def test_literal_duplicate_key_in_json():
     [
         ({"north": {"hcp": [17, 15]}}, "north.hcp: range [17, 15] is reversed"),
         ({"south": {"shape": "5xx"}}, "south.shape: bad term '5xx' (a term is 4 characters, digits or x)"),
-        ({"northh": {}}, "unknown key 'northh' (seats are north, east, south, west or N, E, S, W)"),
+        ({"northh": {}}, "unknown key 'northh' (keys are north, east, south, west (or N, E, S, W), condition and any_of)"),
         ({"west": {"spadez": 9}},
-         "west.spadez: unknown field (fields are hcp, spades, hearts, diamonds, clubs, shape)"),
+         "west.spadez: unknown field (fields are hcp, spades, hearts, diamonds, clubs, shape, controls, losers, points, holds, any_of, not)"),
         ({"W": {"spadez": 9}},
-         "west.spadez: unknown field (fields are hcp, spades, hearts, diamonds, clubs, shape)"),
+         "west.spadez: unknown field (fields are hcp, spades, hearts, diamonds, clubs, shape, controls, losers, points, holds, any_of, not)"),
         ({"north": {"hcp": 38}}, "north.hcp: 38 is out of range (0..37)"),
         ({"north": {"hcp": -1}}, "north.hcp: -1 is out of range (0..37)"),
         ({"east": {"hearts": 14}}, "east.hearts: 14 is out of range (0..13)"),
@@ -126,7 +126,7 @@ def test_literal_duplicate_key_in_json():
         ({"north": {"shape": 4333}}, "north.shape: expected a shape expression string, got integer 4333"),
         ({"north": {"shape": "4332"}}, "north.shape: term '4332' sums to 12, not 13"),
         ({"north": {"shape": ""}}, "north.shape: empty shape expression"),
-        ({"north": 5}, "north: expected an object (fields are hcp, spades, hearts, diamonds, clubs, shape)"),
+        ({"north": 5}, "north: expected an object (fields are hcp, spades, hearts, diamonds, clubs, shape, controls, losers, points, holds, any_of, not)"),
         ({"north": [1, 2]}, "north: expected an object"),
         ({"North": {}}, "unknown key 'North'"),
         ({"nesw": {}}, "unknown key 'nesw'"),
@@ -276,10 +276,11 @@ def test_empty_seats_do_not_change_key():
 
 def test_json_schema_has_descriptions():
     schema = Spec.model_json_schema()
-    assert schema["additionalProperties"] is False
-    assert set(schema["properties"]) == {"north", "east", "south", "west"}
+    root = schema["$defs"]["Spec"] if "$ref" in schema else schema  # recursive through any_of
+    assert root["additionalProperties"] is False
+    assert set(root["properties"]) == {"north", "east", "south", "west", "condition", "any_of"}
     seat = schema["$defs"]["SeatSpec"]
-    assert set(seat["properties"]) == {"hcp", "spades", "hearts", "diamonds", "clubs", "shape"}
+    assert set(seat["properties"]) == set(FIELD_NAMES)
     assert all("description" in v for v in seat["properties"].values())
     assert "examples" in seat["properties"]["shape"]
 

@@ -262,7 +262,7 @@ SuitField = Annotated[
     BeforeValidator(_suit_value),
     WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0, "maximum": 13},
                               {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 13}, "minItems": 2, "maxItems": 2},
-                              {"$ref": "#/$defs/SuitSpec"}]}),
+                              SuitSpec.model_json_schema()]}),
 ]
 Cards = Annotated[tuple[str, ...], BeforeValidator(_cards_value), WithJsonSchema({"type": "array", "items": {"type": "string"}})]
 ShapeExpr = Annotated[

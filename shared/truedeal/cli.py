@@ -22,7 +22,7 @@ from .engine import MAX_DEALS, Impossible, Plan, TooWide, check_count
 from .formats import FORMATS, WRITERS, deal_string, parse_deal
 from .kernel import note_if_missing
 from .odds import odds_of_summary
-from .spec import SpecError, load_spec
+from .spec import SpecError
 
 
 class UserError(Exception):
@@ -35,10 +35,12 @@ class OutputClosed(Exception):
 
 def _load_plan(spec_arg: str) -> Plan:
     if not spec_arg.strip():
-        raise UserError("empty SPEC: give a JSON file, inline JSON, or - for standard input")
-    # stdin is always JSON text (bytes); an argument may be inline JSON or a path
+        raise UserError("empty SPEC: give a JSON file, a dealer script (.dlr), inline JSON, or - for standard input")
+    from .constraints.load import load_constraints
+
+    # stdin is JSON or a dealer script (bytes); an argument may be inline JSON, a script or a path
     source = sys.stdin.buffer.read() if spec_arg == "-" else spec_arg
-    spec = load_spec(source)
+    spec = load_constraints(source)
     bar = None
     if sys.stderr.isatty():
         from tqdm import tqdm
@@ -171,26 +173,26 @@ def count(spec: str, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("spec")
-@click.option("-n", "--count", "n", type=int, default=1, show_default=True, help=f"Number of deals (1..{MAX_DEALS:,}).")
+@click.option("-n", "--count", "n", type=int, default=None, help=f"Number of deals (1..{MAX_DEALS:,}); default: a script's produce, else 1.")
 @click.option("--seed", default=None, help="Reproducible stream: same seed and spec give the same deals.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="pbn", show_default=True,
               help="Output: pbn (PBN 2.1), numbers (deal numbers), json (JSON Lines), text (diagrams), lin (BBO).")
 @click.option("--first-board", type=int, default=1, show_default=True, help="Board number of the first deal.")
-def generate(spec: str, n: int, seed: str | None, fmt: str, first_board: int) -> None:
+def generate(spec: str, n: int | None, seed: str | None, fmt: str, first_board: int) -> None:
     """Draw N deals uniformly from all deals that satisfy SPEC.
 
     With --seed the deals come from a SHAKE-256 stream keyed by the seed
     (see README); without it from the operating system's CSPRNG.
     """
-    try:
-        check_count(n)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
+    if n is not None:
+        _check_count(n)
     if first_board < 1:
         raise UserError(f"--first-board must be at least 1, got {first_board}")
     check_seed(seed)
     note_if_missing()  # one line on stderr when the compiled kernel is not built
     plan = _load_plan(spec)
+    if n is None:
+        n = _check_count((plan.program.produce if plan.program is not None else None) or 1)
     if not plan.possible:
         raise UserError("no deal satisfies this spec (it counts 0 deals)")
     if not plan.exact:
@@ -213,6 +215,34 @@ def generate(spec: str, n: int, seed: str | None, fmt: str, first_board: int) ->
     finally:
         if bar is not None:
             bar.close()
+
+
+def _check_count(n: int) -> int:
+    try:
+        return check_count(n)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
+@cli.command()
+@click.argument("spec")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def explain(spec: str, as_json: bool) -> None:
+    """What SPEC (JSON or dealer script) compiles to: the condition, what is
+    listed exactly and what is left to rejection, the cases and the build time."""
+    from .explain import explanation
+
+    info = explanation(_load_plan(spec))
+    if as_json:
+        click.echo(json.dumps(info))
+        return
+    for key, value in info.items():
+        if isinstance(value, list):
+            click.echo(f"{key + ':':16}" + ("" if value else "none"))
+            for item in value:
+                click.echo(f"  - {item}")
+        else:
+            click.echo(f"{key + ':':16}{value}")
 
 
 def pbn_deal_lines(text: str) -> Iterable[str]:

@@ -49,6 +49,7 @@ from pydantic import (
     Field,
     ValidationError,
     WithJsonSchema,
+    field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -429,6 +430,19 @@ class Spec(BaseModel):
         max_length=64,
         description="Either/or across seats: a deal fits when it fits at least one of these specs (and the seats above).",
     )
+
+    @field_validator("condition")
+    @classmethod
+    def _check_condition(cls, text: str | None) -> str | None:
+        """A dealer expression, parsed now so that a bad one is refused at once."""
+        if text is not None:
+            from .constraints.dealer import ScriptError, parse_condition
+
+            try:
+                parse_condition(text)
+            except ScriptError as exc:
+                raise _fail(str(exc)) from None
+        return text
 
     @model_validator(mode="before")
     @classmethod

@@ -1,0 +1,61 @@
+"""The internal form as text a dealer-script reader can follow (``truedeal explain``)."""
+
+from __future__ import annotations
+
+from ..cards import SEAT_NAMES, SUIT_NAMES
+from . import ir
+
+_NAMED = {ir.HCP: "hcp", ir.CONTROLS: "controls", ir.LOSERS: "losers", ir.LENGTH: "length",
+          ir.top(2): "top2", ir.top(3): "top3", ir.top(4): "top4", ir.top(5): "top5"}
+_RANKS = "AKQJT98765432"
+
+
+def feature(f: ir.Feature) -> str:
+    """e.g. ``hcp(north)``, ``spades(south)``, ``top3(north, spades)``, ``hascard(west, SA)``."""
+    seat = SEAT_NAMES[f.seat]
+    if f.fn == ir.LENGTH and len(f.suits) == 1:
+        return f"{SUIT_NAMES[f.suits[0]]}({seat})"
+    ranks = [r for r, w in enumerate(f.fn.weights) if w] if f.fn.kind == "weights" else []
+    if len(f.suits) == 1 and len(ranks) == 1 and f.fn.weights[ranks[0]] == 1 and f.fn not in _NAMED:
+        return f"hascard({seat}, {'SHDC'[f.suits[0]]}{_RANKS[ranks[0]]})"
+    name = _NAMED.get(f.fn) or "points[" + " ".join(str(w) for w in f.fn.weights).rstrip(" 0") + "]"
+    if f.suits == ir.ALL_SUITS:
+        return f"{name}({seat})"
+    return f"{name}({seat}, {', '.join(SUIT_NAMES[k] for k in f.suits)})"
+
+
+def num(x) -> str:
+    if isinstance(x, ir.Linear):
+        parts = []
+        for c, f in x.terms:
+            sign = "-" if c < 0 else "+"
+            parts.append(f"{sign} {'' if abs(c) == 1 else f'{abs(c)}*'}{feature(f)}")
+        if x.const or not parts:
+            parts.append(f"{'-' if x.const < 0 else '+'} {abs(x.const)}")
+        text = " ".join(parts)
+        return text[2:] if text.startswith("+ ") else "-" + text[2:]
+    if isinstance(x, ir.IfElse):
+        return f"({cond(x.cond)} ? {num(x.then)} : {num(x.other)})"
+    if isinstance(x, ir.Arith):
+        return f"({num(x.left)} {x.op} {num(x.right)})"
+    return f"{x.name}({', '.join(map(str, x.args))})"
+
+
+def cond(c) -> str:
+    """A condition in dealer syntax (shapes as their pattern count)."""
+    if isinstance(c, ir.Truth):
+        return "true" if c.value else "false"
+    if isinstance(c, ir.And):
+        return " && ".join(_wrap(x, ir.Or) for x in c.items) if c.items else "true"
+    if isinstance(c, ir.Or):
+        return " || ".join(_wrap(x, ir.And) for x in c.items) if c.items else "false"
+    if isinstance(c, ir.Not):
+        return "!" + _wrap(c.item, (ir.And, ir.Or, ir.Compare))
+    if isinstance(c, ir.ShapeIn):
+        return f"shape({SEAT_NAMES[c.seat]}, one of {len(c.patterns)} patterns)"
+    return f"{num(c.left)} {c.op} {num(c.right)}"
+
+
+def _wrap(c, kinds) -> str:
+    text = cond(c)
+    return f"({text})" if isinstance(c, kinds) else text

@@ -1,0 +1,43 @@
+"""One reader for every way a user gives constraints: a JSON spec or a dealer script.
+
+``load_constraints`` is what the CLI, the jobs and the web app call, so that
+a script is accepted wherever a JSON spec is.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Union
+
+from ..spec import Spec, SpecError, load_spec
+from . import ir
+
+Constraints = Union[Spec, ir.Program]
+
+
+def load_constraints(source: Union[str, bytes, os.PathLike, dict, Spec, ir.Program]) -> Constraints:
+    """A validated :class:`Spec` for JSON, a :class:`ir.Program` for a dealer
+    script (a ``.dlr`` path, or text that does not start with ``{``).
+
+    Every problem raises :class:`SpecError` with one line; a script's says
+    where: ``script line L, column C: ...``.
+    """
+    if isinstance(source, (Spec, ir.Program, dict)):
+        return source if not isinstance(source, dict) else load_spec(source)
+    if isinstance(source, (bytes, bytearray)):
+        try:
+            source = bytes(source).decode("utf-8")
+        except UnicodeDecodeError:
+            raise SpecError("spec: not UTF-8 text") from None
+    from .dealer import ScriptError, is_script, load_program
+
+    try:
+        if not is_script(source):
+            return load_spec(source)
+        return load_program(source)
+    except ScriptError as exc:
+        raise SpecError(f"script {exc}") from None
+    except OSError as exc:
+        raise SpecError(f"cannot read {source}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise SpecError(f"cannot read {source}: not UTF-8 text") from None

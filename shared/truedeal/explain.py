@@ -1,0 +1,49 @@
+"""``truedeal explain``: a plan described for a person (sansio: data in, dict out)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .cards import SEAT_NAMES, SUIT_NAMES
+from .constraints.compile import compile_program
+from .constraints.describe import cond, feature
+from .engine import Plan
+
+_RANKS = "AKQJT98765432"
+
+
+def explanation(plan: Plan) -> dict[str, Any]:
+    """The internal form of a plan: condition, listing layout, exactness, size, time."""
+    info = plan.summary()
+    program = plan.program if plan.program is not None else plan.spec.program()
+    comp = plan.listed or compile_program(program)
+    out: dict[str, Any] = {
+        "condition": cond(program.condition),
+        "predealt": [f"{SEAT_NAMES[s]}: " + " ".join("SHDC"[c % 4] + _RANKS[c // 4] for c in cards) for s, cards in program.predeal],
+        "method": info["method"],
+        "exact": plan.exact,
+        "listed by pattern": [SEAT_NAMES[s] for s in comp.patterned],
+        "listed by card": [SEAT_NAMES[s] for s in comp.rank_seats],
+        "tracked ranks": [f"{SUIT_NAMES[k]}: {''.join(_RANKS[r] for r in comp.tracked[k]) or '-'}" for k in range(4)],
+        "forms": [_form(f) for f in comp.forms],
+        "cells": info["cells"],
+        "entries": info["entries"],
+        "cases": info["cases"],
+        "deals": info["deals"] if plan.exact else f"about {info['deals_estimate']:.6g}",
+        "build seconds": info["build_seconds"],
+    }
+    if not plan.exact:
+        out["acceptance"] = plan.acceptance
+    return out
+
+
+def _form(form) -> str:
+    terms = " + ".join(("" if t.coef == 1 else f"{t.coef}*") + ("(max - " if t.complement else "") + feature(_feat(t)) + (")" if t.complement else "") for t in form.terms)
+    top = f"{form.dim - 1} or more" if form.clamp else f"at most {form.dim - 1}"
+    return f"{terms}: values 0..{form.dim - 1} ({top})"
+
+
+def _feat(term):
+    from .constraints import ir
+
+    return ir.Feature(term.seat, term.suits, term.fn)

@@ -252,7 +252,12 @@ def test_submit_to_done_matches_generate(store, workers, group, rclient):
     txt = _invoke(group, ["status", job_id])
     assert txt.exit_code == 0 and "state:        done" in txt.stdout and "3/3 chunks" in txt.stdout
     js = json.loads(_invoke(group, ["status", job_id, "--json"]).stdout)
-    assert js["state"] == "done" and js["count"]["deals"] == plan.deals_total
+    # the API's words (GET /api/jobs/<id>), not the store's
+    assert js["state"] == "done" and js["count"] == n and js["result"]["deals"] == plan.deals_total
+    assert js["constraints"] == load_spec(STRONG_NT).canonical()
+    assert not {"n", "spec"} & set(js)
+    assert js["progress"]["fraction"] == 1.0 and js["note"] is None
+    assert res.stderr == ""  # workers are running: no "no worker" note at submit
 
 
 def test_generated_seed_is_stored_and_reproduces(store, dispatcher, workers):
@@ -291,6 +296,9 @@ def test_unknown_job_id(store, group, rclient):
         ([STRONG_NT, "-n", "-3"], "at least 1"),
         ([STRONG_NT, "-n", str(WORKER_MAX_DEALS + 1)], f"at most {WORKER_MAX_DEALS:,} deals per job"),
         ([STRONG_NT, "-n", "5", "--first-board", "0"], "first board"),
+        ([STRONG_NT, "-n", "5", "--first-board", "9" * 4300], "first board"),
+        ([STRONG_NT, "-n", "5", "--seed", "\udcff\udcfe"], "seed must be text"),
+        ([IMPOSSIBLE, "-n", "5"], "no deal satisfies this spec"),
     ],
 )
 def test_submit_rejects_bad_input(group, rclient, args, message):
@@ -301,6 +309,29 @@ def test_submit_rejects_bad_input(group, rclient, args, message):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], res.stderr
     assert _job_keys(rclient) == before  # nothing was recorded
+
+
+def test_submit_without_a_worker_says_so(group, rclient):
+    """No worker heartbeat under this prefix: submit, status and status --json
+    say that nobody will run the job (the watchdog lives in the workers)."""
+    prefix = f"tdtest-{SESSION}-noworker:"
+    env = _env(TRUEDEAL_KEY_PREFIX=prefix, TRUEDEAL_QUEUE=f"noworker-{SESSION}")
+    try:
+        res = CliRunner().invoke(group, ["submit", STRONG_NT, "-n", "5"], env=env, catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+        job_id = res.stdout.strip()
+        assert "no worker has been seen" in res.stderr
+        txt = CliRunner().invoke(group, ["status", job_id], env=env).stdout
+        assert "state:        queued" in txt and "no worker has been seen" in txt
+        js = json.loads(CliRunner().invoke(group, ["status", job_id, "--json"], env=env).stdout)
+        assert js["state"] == "queued" and "no worker" in js["note"]
+        # a heartbeat (what a worker's timer writes) makes the note go away
+        jobs.JobStore(jobs.connect(REDIS_URL), jobs.JobSettings(prefix=prefix)).worker_heartbeat("w@test", 30)
+        js = json.loads(CliRunner().invoke(group, ["status", job_id, "--json"], env=env).stdout)
+        assert js["note"] is None
+    finally:
+        for key in list(rclient.scan_iter(match=prefix + "*", count=1000)):
+            rclient.delete(key)
 
 
 def test_unreachable_redis_is_one_line(group):
@@ -369,6 +400,13 @@ def test_cancel_mid_job_stops_within_seconds(store, dispatcher, workers, group, 
     # cancelling again is harmless
     again = _invoke(group, ["cancel", job.id])
     assert again.exit_code == 0 and "already ended: cancelled" in again.stdout
+    # ... and quiet: the revoke of ~470 queued chunks logs nothing about a
+    # result backend (there is none, on purpose), and no superuser essay
+    for w in workers:
+        log = w.log.read_text(errors="replace")
+        assert log.count("as revoked in backend") == 0, log[-2000:]
+        assert "superuser privileges" not in log
+        assert log.count("runs as root") <= (1 if os.geteuid() == 0 else 0)
 
 
 # --------------------------------------------------------------------------- worker loss

@@ -57,12 +57,14 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+import warnings
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from celery import Celery, bootsteps
-from truedeal.jobs import JobSettings, redis_url
+from celery import Celery, bootsteps, signals
+from celery.exceptions import SecurityWarning
+from truedeal.jobs import JobSettings, JobStore, connect, redis_url
 
 logger = logging.getLogger("truedeal.worker")
 
@@ -133,11 +135,40 @@ def broker_url(url: str) -> str:
     return f"redis+socket://{auth}{parts.path}?virtual_host={int(db)}"
 
 
+class _NoBackendRevokeFilter(logging.Filter):
+    """Drop Celery's "Failed to mark task ... as revoked in backend" warning.
+
+    truedeal has no result backend on purpose (jobs live in our own keys),
+    so every revoked task id -- hundreds when a big job is cancelled -- made
+    every worker log that it could not record the revocation there.  Other
+    warnings of that logger still pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Failed to mark task %s as revoked in backend")
+
+
+def quiet_celery() -> None:
+    """Silence the Celery noise that says nothing to a truedeal user: the
+    revoke warning above, and the 5-line superuser warning (replaced by one
+    line of ours at worker start, see :func:`_say_if_root`)."""
+    logger_ = logging.getLogger("celery.worker.control")
+    if not any(isinstance(f, _NoBackendRevokeFilter) for f in logger_.filters):
+        logger_.addFilter(_NoBackendRevokeFilter())
+    warnings.filterwarnings("ignore", category=SecurityWarning)
+
+
+@signals.worker_init.connect
+def _say_if_root(**_kw) -> None:
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        logger.warning("the worker runs as root; it works, but an unprivileged user is safer "
+                       "(tasks accept JSON only, never pickle)")
+
+
 def create_app(config: WorkerConfig | None = None) -> Celery:
     """A Celery app for ``config`` (default: from the environment)."""
     config = config or WorkerConfig.from_env()
     vt = config.visibility_timeout
-    app = Celery("truedeal", broker=broker_url(config.redis_url), include=["truedeal_worker.tasks"])
+    app = Celery("truedeal", broker=broker_url(config.redis_url), include=["truedeal_worker.tasks", "truedeal_worker.settasks"])
     app.conf.update(
         broker_transport_options={
             "visibility_timeout": vt,
@@ -165,6 +196,7 @@ def create_app(config: WorkerConfig | None = None) -> Celery:
     )
     app.truedeal_config = config  # type: ignore[attr-defined]
     app.steps["worker"].add(WatchdogKick)
+    quiet_celery()
     return app
 
 
@@ -176,10 +208,16 @@ class WatchdogKick(bootsteps.StartStopStep):
     def __init__(self, worker, **kwargs) -> None:
         super().__init__(worker, **kwargs)
         self.tref = None
+        self.store: JobStore | None = None
 
     def start(self, worker) -> None:
-        interval = worker.app.truedeal_config.watchdog_interval
-        self.tref = worker.timer.call_repeatedly(interval, self.kick, (worker.app, interval), priority=10)
+        cfg = worker.app.truedeal_config
+        interval = cfg.watchdog_interval
+        self.store = JobStore(connect(cfg.redis_url), cfg.jobs)
+        name = getattr(worker, "hostname", None) or f"worker-{os.getpid()}"
+        self.beat(self.store, name, interval)  # seen at once, not one interval later
+        self.tref = worker.timer.call_repeatedly(interval, self.kick, (worker.app, interval, self.store, name),
+                                                 priority=10)
 
     def stop(self, worker) -> None:
         if self.tref is not None:
@@ -187,7 +225,18 @@ class WatchdogKick(bootsteps.StartStopStep):
             self.tref = None
 
     @staticmethod
-    def kick(app: Celery, interval: float) -> None:
+    def beat(store: JobStore, name: str, interval: float) -> None:
+        """Heartbeat: submitters and job status can tell that a worker is
+        alive (three missed kicks and it counts as gone)."""
+        try:
+            store.worker_heartbeat(name, 3 * interval + 5)
+        except Exception as exc:  # Redis down: the next kick tries again
+            logger.warning("worker heartbeat failed: %s: %s", type(exc).__name__, exc)
+
+    @classmethod
+    def kick(cls, app: Celery, interval: float, store: JobStore | None = None, name: str = "") -> None:
+        if store is not None:
+            cls.beat(store, name, interval)
         try:
             app.send_task(WATCHDOG, expires=interval, retry=False, ignore_result=True)
         except Exception as exc:  # broker down: the next kick tries again

@@ -26,6 +26,7 @@ import redis
 from kombu.exceptions import OperationalError
 from truedeal import jobs
 from truedeal.formats import FORMATS, WRITERS
+from truedeal.jobs.precheck import precheck
 from truedeal.spec import SpecError, load_spec
 
 
@@ -97,19 +98,31 @@ def worker_command(concurrency: int | None, loglevel: str) -> None:
               help="Default format for fetch.")
 @click.option("--first-board", type=int, default=1, show_default=True, help="Board number of the first deal.")
 def submit_command(spec: str, n: int, seed: str | None, fmt: str, first_board: int) -> None:
-    """Queue a job of N deals satisfying SPEC and print its id."""
+    """Queue a job of N deals satisfying SPEC and print its id.
+
+    A spec that no deal satisfies (or one too wide to list) is refused at
+    once, as the web API does, when it counts within a few seconds.
+    """
     with _errors():
         source = sys.stdin.read() if spec == "-" else spec
         parsed = load_spec(source)  # spec errors before touching Redis
         store = _store()
+        workers = store.workers_alive()
+        check = precheck(parsed)
+        if check.impossible:
+            raise JobCommandError("no deal satisfies this spec (it counts 0 deals)")
+        if check.kind == "too_wide":
+            raise JobCommandError(f"spec too wide to generate: {check.message}")
         job = jobs.submit(store, _dispatcher(), parsed, n, seed, fmt, first_board)
     click.echo(job.id)
+    if not workers:
+        click.echo(f"truedeal: note: {jobs.NO_WORKER_NOTE}", err=True)
 
 
 # --------------------------------------------------------------------------- status
 
 
-def _status_lines(s: dict) -> list[str]:
+def _status_lines(s: dict, view: dict) -> list[str]:
     p = s["progress"]
     e, d = p["enumeration"], p["drawing"]
     lines = [
@@ -121,7 +134,7 @@ def _status_lines(s: dict) -> list[str]:
     count = s.get("count")
     if count:
         if count.get("deals") is not None:
-            lines.append(f"deals:        {count['deals']:,} satisfy the spec (1 in {count['one_in']:,.6g}), {count['cases']:,} cases")
+            lines.append(f"deals:        {count['deals']:,} satisfy the spec ({view['result']['odds']}), {count['cases']:,} cases")
         else:
             lines.append(f"deals:        about {count['deals_estimate']:,.6g} satisfy the spec ({count['method']})")
     lines.append(f"seed:         {s['seed']}" + ("  (generated)" if s["seed_generated"] else ""))
@@ -130,6 +143,8 @@ def _status_lines(s: dict) -> list[str]:
         lines.append(f"finished:     {s['finished']}")
     if s.get("error"):
         lines.append(f"error:        {s['error']}")
+    if view.get("note"):
+        lines.append(f"note:         {view['note']}")
     return lines
 
 
@@ -139,11 +154,13 @@ def _status_lines(s: dict) -> list[str]:
 def status_command(job_id: str, as_json: bool) -> None:
     """State and progress of job ID."""
     with _errors():
-        info = _store().status(job_id)
-    if as_json:
-        click.echo(json.dumps(info))
+        store = _store()
+        info = store.status(job_id)
+        view = jobs.public_status(info, store.workers_alive())
+    if as_json:  # the words of GET /api/jobs/<id>
+        click.echo(json.dumps(view))
     else:
-        click.echo("\n".join(_status_lines(info)))
+        click.echo("\n".join(_status_lines(info, view)))
 
 
 # --------------------------------------------------------------------------- fetch

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import logging
 import os
+import random
+import time
 from typing import Any, Callable
 
 import redis
@@ -59,10 +61,33 @@ def context() -> _Context:
     return _ctx
 
 
+#: Waits (seconds) between in-process attempts while Redis is unreachable.
+#: Redis is the broker too, so Celery's own retry (a new message) cannot be
+#: published while it is down: the task waits here instead, ~1 minute in all,
+#: then fails to Celery's autoretry and, past that, the watchdog.
+REDIS_BACKOFF = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
+
+
+def _with_backoff(job_id: str, what: str, fn: Callable[[_Context], str], ctx: _Context) -> str:
+    """``fn(ctx)``, tried again after each of :data:`REDIS_BACKOFF` (with
+    jitter) while the store is unreachable; every step is idempotent."""
+    for wait in (*REDIS_BACKOFF, None):
+        try:
+            return fn(ctx)
+        except RETRY_ON as exc:
+            if wait is None:
+                raise
+            wait *= random.uniform(0.75, 1.25)
+            logger.warning("job %s %s: Redis unreachable (%s); retrying in %.1f s", job_id, what,
+                           type(exc).__name__, wait)
+            time.sleep(wait)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def _guard(job_id: str, what: str, fn: Callable[[_Context], str]) -> str:
     ctx = context()
     try:
-        outcome = fn(ctx)
+        outcome = _with_backoff(job_id, what, fn, ctx)
     except RETRY_ON:
         raise
     except jobs.JobNotFound:

@@ -82,6 +82,7 @@ from .store import (
     partition_count,
     redis_url,
 )
+from .view import NO_WORKER_NOTE, public_status
 
 __all__ = [
     "CHUNK_DEALS",
@@ -114,4 +115,6 @@ __all__ = [
     "STATES",
     "connect",
     "redis_url",
+    "NO_WORKER_NOTE",
+    "public_status",
 ]

@@ -48,6 +48,10 @@ _ID_RE = re.compile(r"^[0-9a-f]{32}$")
 # --------------------------------------------------------------------------- errors
 
 
+#: Largest first board number (board numbers must stay printable integers).
+MAX_FIRST_BOARD = 1_000_000_000
+
+
 class JobError(Exception):
     """A job-level problem with a one-line, user-readable message."""
 
@@ -414,10 +418,15 @@ class JobStore:
             seed = secrets.token_hex(16)
         if not isinstance(seed, str) or not seed or len(seed) > 1000:
             raise JobInputError("the seed must be a non-empty string of at most 1000 characters")
+        try:
+            seed.encode("utf-8")  # the stream is keyed by the seed's UTF-8 bytes
+        except UnicodeEncodeError:
+            raise JobInputError("the seed must be text (UTF-8); it contains bytes that are not") from None
         if fmt not in FORMATS:
             raise JobInputError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
-        if isinstance(first_board, bool) or not isinstance(first_board, int) or first_board < 1:
-            raise JobInputError(f"the first board must be an integer >= 1, got {first_board!r}")
+        if isinstance(first_board, bool) or not isinstance(first_board, int) or not 1 <= first_board <= MAX_FIRST_BOARD:
+            shown = repr(first_board) if len(repr(first_board)) <= 40 else repr(first_board)[:37] + "..."
+            raise JobInputError(f"the first board must be an integer from 1 to {MAX_FIRST_BOARD:,}, got {shown}")
         parts = partition_count(spec, self.settings.partitions)
         job_id = uuid.uuid4().hex
         now = time.time()
@@ -644,6 +653,25 @@ class JobStore:
             pass
         self.r.delete(*self._job_keys(job_id))
         self.r.srem(self.active_key, job_id)
+
+    # ---------------------------------------------------------------- workers
+
+    @property
+    def workers_key(self) -> str:
+        return f"{self.settings.prefix}workers"
+
+    def worker_heartbeat(self, name: str, ttl: float) -> None:
+        """Record that worker ``name`` is alive for the next ``ttl`` seconds
+        (a sorted set scored by expiry time; workers call this on a timer)."""
+        now = time.time()
+        pipe = self.r.pipeline(transaction=False)
+        pipe.zadd(self.workers_key, {name: now + ttl})
+        pipe.zremrangebyscore(self.workers_key, "-inf", now - 86400)  # forget workers gone for a day
+        pipe.execute()
+
+    def workers_alive(self) -> int:
+        """How many workers have a heartbeat that has not expired."""
+        return int(self.r.zcount(self.workers_key, f"({time.time()}", "+inf"))
 
     def try_lock(self, name: str, seconds: float) -> bool:
         """``SET <prefix>lock:<name> NX PX``: True if this caller holds it now."""

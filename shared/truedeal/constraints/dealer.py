@@ -30,7 +30,7 @@ from . import fold, ir
 from .dealer_expr import RANKS, SEATS, ExprParser, describe
 from .dealer_lex import ScriptError, Token, tokenize
 
-__all__ = ["ScriptError", "Script", "parse_script", "parse_program", "parse_condition", "load_program", "is_script"]
+__all__ = ["ScriptError", "Script", "Statement", "parse_script", "parse_program", "parse_condition", "load_program", "is_script"]
 
 STATEMENTS = frozenset(
     {"condition", "produce", "generate", "dealer", "vulnerable", "predeal", "pointcount", "altcount", "action"}
@@ -39,7 +39,17 @@ ACTIONS = frozenset(
     {"printall", "print", "printew", "printpbn", "printcompact", "printoneline", "printes", "average", "frequency"}
 )
 _VULNERABLE = {"none": "none", "NS": "ns", "ns": "ns", "EW": "ew", "ew": "ew", "all": "all"}
-_ALT_NAMES = {0: "tens", 1: "jacks", 2: "queens", 3: "kings", 4: "aces", 5: "top2", 6: "top3", 7: "top4", 8: "top5", 9: "c13"}
+
+
+@dataclass(frozen=True)
+class Statement:
+    """Where one statement lies in the source: ``text[start:end]``.  ``kind`` is
+    the keyword (``condition``, ``action``, ``predeal`` ...), ``define`` for a
+    variable or ``bare`` for a condition written without ``condition``."""
+
+    kind: str
+    start: int
+    end: int
 
 
 @dataclass(frozen=True)
@@ -48,11 +58,14 @@ class Script:
 
     ``condition_at`` is ``(line, column, offset)`` of the condition's first
     token (``None`` without a condition); ``bare`` is True when it was written
-    without the ``condition`` keyword."""
+    without the ``condition`` keyword.  ``statements`` lists every statement
+    in order; ``variables`` the final value of each variable, by name."""
 
     program: ir.Program
     condition_at: tuple[int, int, int] | None = None
     bare: bool = False
+    statements: tuple[Statement, ...] = ()
+    variables: tuple[tuple[str, object], ...] = ()
 
 
 class _ScriptParser(ExprParser):
@@ -65,6 +78,7 @@ class _ScriptParser(ExprParser):
         self.condition: ir.Cond = ir.TRUE
         self.condition_at: tuple[int, int, int] | None = None
         self.bare = False
+        self.statements: list[Statement] = []
 
     def script(self) -> Script:
         while self.tok.kind != "eof":
@@ -75,20 +89,30 @@ class _ScriptParser(ExprParser):
             actions=tuple(self.actions),
             **self.fields,
         )
-        return Script(program, self.condition_at, self.bare)
+        variables = tuple(self.env.items())
+        return Script(program, self.condition_at, self.bare, tuple(self.statements), variables)
 
     # ------------------------------------------------------------ statements
     def statement(self) -> None:
+        start = self.i
+        kind = self.statement_body()
+        last = self.tokens[self.i - 1] if self.i > start else self.tok
+        self.statements.append(Statement(kind, self.tokens[start].start, last.end))
+
+    def statement_body(self) -> str:
+        """Parse one statement; return its kind."""
         tok = self.tok
         if tok.kind == "ident" and tok.text in STATEMENTS:
             self.advance()
             getattr(self, "st_" + tok.text)(tok)
-        elif tok.kind == "ident" and self.peek().kind == "op" and self.peek().text == "=":
+            return tok.text
+        if tok.kind == "ident" and self.peek().kind == "op" and self.peek().text == "=":
             self.define()
-        elif tok.kind == "op" and tok.text not in ("(", "!", "-"):
+            return "define"
+        if tok.kind == "op" and tok.text not in ("(", "!", "-"):
             raise self.error(tok, f"unexpected {describe(tok)} (expected a statement)")
-        else:
-            self.set_condition(tok, bare=True)
+        self.set_condition(tok, bare=True)
+        return "bare"
 
     def set_condition(self, tok: Token, bare: bool) -> None:
         first = self.tok

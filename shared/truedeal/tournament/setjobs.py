@@ -1,0 +1,196 @@
+"""Sets as jobs: dealt once, solved in chunks by any number of workers.
+
+This module holds the job logic only; the Redis client and a ``send(name,
+args)`` function that queues a task are passed in (the Celery tasks live in
+``truedeal_worker.settasks``), so the core imports neither Redis nor Celery.
+
+Steps
+    :func:`submit_set` validates the set file, resolves its specs, makes the
+    session keys (CSPRNG, or derived from a seed) and stores the record.
+    :func:`run_deal` deals every session (cheap: tens of thousands of boards
+    per second) and stores the boards in chunks of :data:`SOLVE_CHUNK` as
+    deal numbers; it then queues one solve task per chunk.  :func:`run_solve`
+    solves one chunk with DDS and stores its tables and par.  Both are
+    idempotent: a re-run writes the same values (the deals come from the
+    stored keys, DDS is deterministic), so a worker killed mid-solve (the
+    task is re-delivered, ``acks_late``) loses nothing and changes nothing.
+
+Keys (prefix ``P``)
+    ``P set:{id}`` hash: ``doc`` (set file, spec sources, settings), ``keys``
+    (JSON, secret), ``state`` (queued, dealing, solving, done, failed),
+    ``chunks``, ``boards``, ``error``; ``P set:{id}:deals:<c>`` and
+    ``P set:{id}:dd:<c>`` JSON strings; ``P set:{id}:solved`` set of chunks.
+    Every key expires after ``TTL`` seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+
+from ..dealnumber import decode
+from ..formats.records import DoubleDummy, HandRecord
+from .build import session_boards
+from .commit import MANIFEST_FORMAT
+from .derive import DOMAIN, commitment
+from .files import session_files
+from .run import session_key, session_plans, settings_of
+from .setfile import SetError, parse_set
+from .solve import solve_tables
+from .solve_threads import set_dds_threads
+from .specs import SpecSource, resolve
+
+SOLVE_CHUNK = 25
+TTL = 7 * 24 * 3600
+DEAL_TASK = "truedeal.set_deal"
+SOLVE_TASK = "truedeal.set_solve"
+
+Send = Callable[[str, tuple], None]
+
+
+def _key(prefix: str, set_id: str, suffix: str = "") -> str:
+    return f"{prefix}set:{{{set_id}}}{suffix}"
+
+
+def submit_set(r, prefix: str, data: dict, base: Path, *, seed: str | None = None,
+               public: str | None = None) -> str:
+    """Store a new set job and return its id (queue :data:`DEAL_TASK` next).
+    :class:`SetError` for a bad set file or spec."""
+    sf = parse_set(data)
+    sources = [resolve(ref, i, base) for i, ref in enumerate(sf.spec_refs())]
+    for s in sources:
+        s.plan()  # refuse impossible or too-wide specs now, not in a worker
+    sessions = [{"name": s.name, "boards": list(s.boards), "quotas": sf.quotas(s)} for s in sf.sessions]
+    session_plans(settings_of(sf), sessions, sources)  # rotation errors now
+    keys = {s["name"]: session_key(s["name"], seed).hex() for s in sessions}
+    doc = {"set": sf.model_dump(mode="json"), "specs": [s.to_json() for s in sources],
+           "sessions": sessions, "public_value": public}
+    set_id = secrets.token_hex(8)
+    k = _key(prefix, set_id)
+    r.hset(k, mapping={"doc": json.dumps(doc), "keys": json.dumps(keys), "state": "queued",
+                       "boards": sum(s["boards"][1] - s["boards"][0] + 1 for s in sessions)})
+    r.expire(k, TTL)
+    return set_id
+
+
+def _doc(r, prefix: str, set_id: str) -> tuple[dict, dict, dict]:
+    rec = r.hgetall(_key(prefix, set_id))
+    if not rec:
+        raise SetError(f"no set {set_id!r}")
+    rec = {k.decode(): v.decode() for k, v in rec.items()}
+    return rec, json.loads(rec["doc"]), json.loads(rec["keys"])
+
+
+def _record_json(rec: HandRecord, number: int) -> list:
+    return [rec.board, rec.dealer, rec.vulnerable, rec.spec, str(number)]
+
+
+def run_deal(r, prefix: str, set_id: str, send: Send) -> int:
+    """Deal every session, store the boards in chunks, queue the solves.
+    Returns the number of chunks."""
+    rec, doc, keys = _doc(r, prefix, set_id)
+    k = _key(prefix, set_id)
+    r.hset(k, "state", "dealing")
+    sources = [SpecSource.from_json(s) for s in doc["specs"]]
+    plans = [s.plan() for s in sources]
+    records = []
+    for sp in session_plans(doc["set"], doc["sessions"], sources):
+        records += session_boards(sp, bytes.fromhex(keys[sp.name]), doc["public_value"] or "", plans)
+    chunks = [records[i:i + SOLVE_CHUNK] for i in range(0, len(records), SOLVE_CHUNK)]
+    for c, part in enumerate(chunks):
+        r.set(_key(prefix, set_id, f":deals:{c}"), json.dumps([_record_json(x, x.number) for x in part]), ex=TTL)
+    solve = doc["set"]["double_dummy"]
+    r.hset(k, mapping={"chunks": len(chunks), "state": "solving" if solve else "done"})
+    if solve:
+        for c in range(len(chunks)):
+            send(SOLVE_TASK, (set_id, c))
+    return len(chunks)
+
+
+def _chunk_records(r, prefix: str, set_id: str, c: int) -> list[HandRecord]:
+    raw = r.get(_key(prefix, set_id, f":deals:{c}"))
+    if raw is None:
+        raise SetError(f"set {set_id}: chunk {c} is not dealt")
+    return [HandRecord(b, d, v, tuple(int(x) for x in decode(int(n))), int(n), label)
+            for b, d, v, label, n in json.loads(raw)]
+
+
+def run_solve(r, prefix: str, set_id: str, c: int) -> str:
+    """Solve chunk ``c`` (DDS, one thread per worker process) and store it."""
+    set_dds_threads()
+    records = _chunk_records(r, prefix, set_id, c)
+    dds = solve_tables(records)
+    r.set(_key(prefix, set_id, f":dd:{c}"),
+          json.dumps([[d.tricks, d.par_score, d.par_contracts] for d in dds]), ex=TTL)
+    r.sadd(_key(prefix, set_id, ":solved"), c)
+    r.expire(_key(prefix, set_id, ":solved"), TTL)
+    k = _key(prefix, set_id)
+    if r.scard(_key(prefix, set_id, ":solved")) >= int(r.hget(k, "chunks") or 0):
+        r.hset(k, "state", "done")
+    return "solved"
+
+
+def set_status(r, prefix: str, set_id: str) -> dict:
+    """``{"id", "state", "boards", "solved", "phase"}``; the phase reads like
+    ``"solving 1,200 / 3,000 boards"``."""
+    rec, doc, _ = _doc(r, prefix, set_id)
+    total = int(rec["boards"])
+    chunks = int(rec.get("chunks", 0))
+    solved_chunks = [int(x) for x in r.smembers(_key(prefix, set_id, ":solved"))]
+    solved = sum(min(SOLVE_CHUNK, total - c * SOLVE_CHUNK) for c in solved_chunks if c < chunks)
+    state = rec["state"]
+    phase = {"queued": "queued", "dealing": f"dealing {total:,} boards",
+             "solving": f"solving {solved:,} / {total:,} boards", "done": "done"}.get(state, state)
+    return {"id": set_id, "state": state, "boards": total, "solved": solved, "phase": phase,
+            "sessions": [s["name"] for s in doc["sessions"]]}
+
+
+def set_records(r, prefix: str, set_id: str) -> dict[str, list[HandRecord]]:
+    """Session name -> its records, with DD when solved (state must be done)."""
+    import dataclasses
+
+    rec, doc, _ = _doc(r, prefix, set_id)
+    if rec["state"] != "done":
+        raise SetError(f"set {set_id} is not finished ({rec['state']})")
+    records: list[HandRecord] = []
+    for c in range(int(rec["chunks"])):
+        part = _chunk_records(r, prefix, set_id, c)
+        raw = r.get(_key(prefix, set_id, f":dd:{c}"))
+        if raw is not None:
+            dds = [DoubleDummy(tuple(tuple(x) for x in t), s, tuple(p)) for t, s, p in json.loads(raw)]
+            part = [dataclasses.replace(x, dd=d) for x, d in zip(part, dds)]
+        records += part
+    out, i = {}, 0
+    for s in doc["sessions"]:
+        n = s["boards"][1] - s["boards"][0] + 1
+        out[s["name"]] = records[i:i + n]
+        i += n
+    return out
+
+
+def set_file(r, prefix: str, set_id: str, session: str, ext: str) -> bytes:
+    """One output file of a finished set (``ext`` as in :data:`.files.EXTENSIONS`)."""
+    _, doc, _ = _doc(r, prefix, set_id)
+    records = set_records(r, prefix, set_id)
+    if session not in records:
+        raise SetError(f"set {set_id} has no session {session!r}")
+    sf = parse_set(doc["set"])
+    for e, data in session_files(sf, session, records[session]):
+        if e == ext:
+            if isinstance(data, Exception):
+                raise SetError(str(data))
+            return data
+    raise SetError(f"unknown file type {ext!r}")
+
+
+def set_manifest(r, prefix: str, set_id: str) -> dict:
+    """The public manifest of a set job (same form as ``truedeal set --commit``)."""
+    _, doc, keys = _doc(r, prefix, set_id)
+    sf = doc["set"]
+    return {"format": MANIFEST_FORMAT, "derivation": DOMAIN, "event": sf["event"], "site": sf["site"],
+            "date": sf["date"], "dealer": sf["dealer"], "vulnerability": sf["vulnerability"],
+            "rotate_to_dealer": sf["rotate_to_dealer"], "double_dummy": sf["double_dummy"],
+            "public_value": doc["public_value"], "specs": doc["specs"],
+            "sessions": [{**s, "commitment": commitment(bytes.fromhex(keys[s["name"]]))} for s in doc["sessions"]]}

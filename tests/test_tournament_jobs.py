@@ -1,0 +1,155 @@
+"""Sets as jobs on real Celery workers with a real Redis (db 15).
+
+Two ``celery -A truedeal_worker.app worker`` subprocesses deal and solve a
+seeded set; the stored boards, DD tables and par must equal what
+``truedeal.tournament.run.make_set`` gives in-process for the same seed, and
+a worker SIGKILLed mid-solve must not change the result.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+redis = pytest.importorskip("redis")
+
+from truedeal.tournament import setjobs  # noqa: E402
+from truedeal.tournament.run import make_set  # noqa: E402
+from truedeal.tournament.setfile import parse_set  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+REDIS_URL = "redis://127.0.0.1:6379/15"
+SESSION = uuid.uuid4().hex[:10]
+PREFIX = f"tdsets-{SESSION}:"
+
+
+def _env():
+    env = dict(os.environ)
+    env.update(TRUEDEAL_REDIS_URL=REDIS_URL, TRUEDEAL_KEY_PREFIX=PREFIX, TRUEDEAL_QUEUE=f"sets-{SESSION}",
+               TRUEDEAL_WATCHDOG_INTERVAL="5", PYTHONUNBUFFERED="1", TRUEDEAL_DDS_THREADS="1")
+    return env
+
+
+class Worker:
+    def __init__(self, name, logdir):
+        self.log = logdir / f"{name}.log"
+        cmd = [sys.executable, "-m", "celery", "-A", "truedeal_worker.app", "worker", "-c", "1",
+               "-n", f"{name}-{SESSION}@%h", "-l", "info", "--without-mingle", "--without-gossip"]
+        self.proc = subprocess.Popen(cmd, env=_env(), stdout=self.log.open("wb"), stderr=subprocess.STDOUT,
+                                     start_new_session=True, cwd=logdir)
+
+    def wait_ready(self, timeout=60):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.log.read_text()[-2000:]
+            if b" ready." in self.log.read_bytes():
+                return
+            time.sleep(0.1)
+        raise RuntimeError(self.log.read_text()[-2000:])
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, sig)
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def rclient():
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2, socket_timeout=10)
+    try:
+        client.ping()
+    except redis.exceptions.ConnectionError as exc:
+        pytest.skip(f"Redis is not reachable: {exc}")
+    yield client
+    keys = list(client.scan_iter(match=PREFIX + "*", count=1000))
+    if keys:
+        client.delete(*keys)
+
+
+@pytest.fixture(scope="module")
+def sender():
+    from truedeal_worker.app import WorkerConfig, create_app
+
+    app = create_app(WorkerConfig.from_env(_env()))
+    return lambda name, args: app.send_task(name, args=list(args), ignore_result=True)
+
+
+SET = {"event": "Jobs", "site": "here", "date": "2025-03-14",
+       "sessions": [{"name": "1", "boards": [1, 30]}, {"name": "2", "boards": [1, 30]}],
+       "spec": {}, "dealer": "rotate", "vulnerability": "rotate", "double_dummy": True}
+
+
+def _wait(rclient, set_id, timeout=600):
+    deadline = time.monotonic() + timeout
+    phases = []
+    while time.monotonic() < deadline:
+        st = setjobs.set_status(rclient, PREFIX, set_id)
+        phases.append(st["phase"])
+        if st["state"] in ("done", "failed"):
+            return st, phases
+        time.sleep(0.2)
+    raise AssertionError(f"set not done: {phases[-1]}")
+
+
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ref")
+    make_set(parse_set(SET), ROOT, out, seed="jobs")
+    return out
+
+
+def test_two_workers_solve_a_set_like_make_set(rclient, sender, expected, tmp_path):
+    workers = [Worker(f"w{i}", tmp_path) for i in range(2)]
+    try:
+        for w in workers:
+            w.wait_ready()
+        set_id = setjobs.submit_set(rclient, PREFIX, SET, ROOT, seed="jobs")
+        sender(setjobs.DEAL_TASK, (set_id,))
+        st, phases = _wait(rclient, set_id)
+    finally:
+        for w in workers:
+            w.stop()
+    assert st["state"] == "done" and st["solved"] == 60
+    assert any(p.startswith("solving ") and p.endswith(" / 60 boards") for p in phases)
+    for name in ("1", "2"):
+        for ext in ("pbn", "csv", "lin", "dup"):
+            assert setjobs.set_file(rclient, PREFIX, set_id, name, ext) == (expected / f"{name}.{ext}").read_bytes()
+    logs = [w.log.read_text() for w in workers]
+    assert all("set_solve" in log for log in logs)  # both workers solved chunks
+
+
+def test_worker_killed_mid_solve_loses_nothing(rclient, sender, expected, tmp_path):
+    first = Worker("k1", tmp_path)
+    first.wait_ready()
+    set_id = setjobs.submit_set(rclient, PREFIX, SET, ROOT, seed="jobs")
+    sender(setjobs.DEAL_TASK, (set_id,))
+    deadline = time.monotonic() + 120
+    while setjobs.set_status(rclient, PREFIX, set_id)["state"] != "solving" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)  # the worker is inside a DDS call
+    first.stop(signal.SIGKILL)
+    assert setjobs.set_status(rclient, PREFIX, set_id)["state"] == "solving"
+    second = Worker("k2", tmp_path)
+    try:
+        second.wait_ready()
+        # the killed worker's unacknowledged chunk comes back after the visibility timeout;
+        # re-sending every unsolved chunk is what a watchdog does, and solving is idempotent
+        solved = {int(x) for x in rclient.smembers(f"{PREFIX}set:{{{set_id}}}:solved")}
+        for c in range(int(rclient.hget(f"{PREFIX}set:{{{set_id}}}", "chunks"))):
+            if c not in solved:
+                sender(setjobs.SOLVE_TASK, (set_id, c))
+        st, _ = _wait(rclient, set_id)
+    finally:
+        second.stop()
+    assert st["state"] == "done"
+    for name in ("1", "2"):
+        assert setjobs.set_file(rclient, PREFIX, set_id, name, "pbn") == (expected / f"{name}.pbn").read_bytes()

@@ -100,6 +100,9 @@ def create_app(config: WebConfig | Mapping[str, Any] | None = None) -> Flask:
 
     app.register_blueprint(api_bp)
     app.register_blueprint(pages_bp)
+    from .sets_api import bp as sets_bp  # tournament sets (docs/tournaments.md)
+
+    app.register_blueprint(sets_bp)
 
     @app.after_request
     def _headers(resp):

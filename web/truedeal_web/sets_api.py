@@ -1,0 +1,123 @@
+"""Tournament sets over HTTP (see docs/tournaments.md).
+
+``POST /api/sets`` with ``{"set": {...set file...}, "seed": "...",
+"public_value": "..."}`` answers 202 with the set's id and links; the
+workers deal and solve it.  ``GET /api/sets/ID`` is its status (the phase
+reads ``"solving 1,200 / 3,000 boards"``), ``GET /api/sets/ID/manifest`` the
+public manifest, ``GET /api/sets/ID/files/X.ext`` a session file (pbn, lin,
+dup, dlm, bri, csv, html, pdf).  Specs must be given inline: a string would
+name a file on the server, which the API never reads.  Errors are RFC 9457
+problem documents.
+"""
+
+from __future__ import annotations
+
+import re
+
+from flask import Blueprint, Response, current_app, jsonify, url_for
+
+from truedeal.tournament import setjobs
+from truedeal.tournament.files import EXTENSIONS
+from truedeal.tournament.setfile import SetError
+
+from .api import _jobs, json_body
+from .problems import Problem
+
+bp = Blueprint("sets", __name__, url_prefix="/api/sets")
+
+#: Most boards one set may hold over HTTP.
+MAX_SET_BOARDS = 20_000
+_MIME = {"pbn": "text/plain; charset=utf-8", "lin": "text/plain; charset=utf-8", "csv": "text/csv; charset=utf-8",
+         "html": "text/html; charset=utf-8", "pdf": "application/pdf", "dup": "application/octet-stream",
+         "dlm": "text/plain; charset=us-ascii", "bri": "application/octet-stream"}
+
+
+def _prefix() -> str:
+    return current_app.config["TRUEDEAL"].key_prefix
+
+
+def _inline_specs(body: dict) -> None:
+    data = body["set"]
+    refs = [data.get("spec")] if "spec" in data else [m.get("spec") for m in data.get("mix") or [] if isinstance(m, dict)]
+    if any(isinstance(ref, str) for ref in refs):
+        raise Problem(422, "give every spec inline as a JSON object (the API does not read files)",
+                      kind="invalid-set", title="Invalid set")
+
+
+def _links(set_id: str) -> dict:
+    return {"self": url_for("sets.status", set_id=set_id), "manifest": url_for("sets.manifest", set_id=set_id)}
+
+
+@bp.post("")
+def submit():
+    """Queue a set: 202 with its id."""
+    body = json_body()
+    if not isinstance(body, dict) or not isinstance(body.get("set"), dict) or set(body) - {"set", "seed", "public_value"}:
+        raise Problem(422, "send {\"set\": {...}, \"seed\": optional text, \"public_value\": optional text}",
+                      kind="invalid-set", title="Invalid set")
+    for k in ("seed", "public_value"):
+        if body.get(k) is not None and not isinstance(body[k], str):
+            raise Problem(422, f"{k} must be text", kind="invalid-set", title="Invalid set")
+    _inline_specs(body)
+    backend = _jobs()
+    try:
+        sessions = body["set"].get("sessions") or []
+        total = sum(s["boards"][1] - s["boards"][0] + 1 for s in sessions)
+    except (TypeError, KeyError, IndexError):
+        total = 0  # the set file check below names the problem
+    if total > MAX_SET_BOARDS:
+        raise Problem(422, f"a set holds at most {MAX_SET_BOARDS:,} boards here, this one {total:,}",
+                      kind="invalid-set", title="Invalid set")
+    try:
+        set_id = setjobs.submit_set(backend.store.r, _prefix(), body["set"], current_app.root_path,
+                                    seed=body.get("seed"), public=body.get("public_value"))
+    except SetError as exc:
+        raise Problem(422, str(exc), kind="invalid-set", title="Invalid set") from None
+    backend.dispatcher.app.send_task(setjobs.DEAL_TASK, args=[set_id], ignore_result=True)
+    resp = jsonify({"id": set_id, "state": "queued", "links": _links(set_id)})
+    resp.status_code = 202
+    resp.headers["Location"] = _links(set_id)["self"]
+    return resp
+
+
+def _known(set_id: str) -> None:
+    if not re.fullmatch(r"[0-9a-f]{16}", set_id):
+        raise Problem(404, f"unknown set id {set_id[:40]!r}", kind="unknown-set", title="Unknown set")
+
+
+@bp.get("/<set_id>")
+def status(set_id: str):
+    _known(set_id)
+    try:
+        st = setjobs.set_status(_jobs().store.r, _prefix(), set_id)
+    except SetError:
+        raise Problem(404, f"unknown set id {set_id!r}", kind="unknown-set", title="Unknown set") from None
+    st["links"] = _links(set_id)
+    if st["state"] == "done":
+        st["files"] = {name: {ext: url_for("sets.file", set_id=set_id, name=f"{name}.{ext}") for ext in EXTENSIONS}
+                       for name in st["sessions"]}
+    return jsonify(st)
+
+
+@bp.get("/<set_id>/manifest")
+def manifest(set_id: str):
+    _known(set_id)
+    try:
+        return jsonify(setjobs.set_manifest(_jobs().store.r, _prefix(), set_id))
+    except SetError:
+        raise Problem(404, f"unknown set id {set_id!r}", kind="unknown-set", title="Unknown set") from None
+
+
+@bp.get("/<set_id>/files/<name>")
+def file(set_id: str, name: str):
+    _known(set_id)
+    session, _, ext = name.rpartition(".")
+    if ext not in EXTENSIONS or not session:
+        raise Problem(404, f"no file {name!r}: names are SESSION.{{{','.join(EXTENSIONS)}}}", kind="unknown-file")
+    try:
+        data = setjobs.set_file(_jobs().store.r, _prefix(), set_id, session, ext)
+    except SetError as exc:
+        status_code = 409 if "not finished" in str(exc) else 404
+        raise Problem(status_code, str(exc), kind="set-not-ready" if status_code == 409 else "unknown-file") from None
+    return Response(data, mimetype=_MIME[ext].split(";")[0], content_type=_MIME[ext],
+                    headers={"Content-Disposition": f'attachment; filename="{name}"'})

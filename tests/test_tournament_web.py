@@ -1,0 +1,57 @@
+"""The sets API: problem+json errors, submission, status and the manifest
+(real Redis, db 15; no worker is needed for these)."""
+
+import uuid
+
+import pytest
+
+redis = pytest.importorskip("redis")
+
+PREFIX = f"tdsetweb-{uuid.uuid4().hex[:8]}:"
+SET = {"sessions": [{"name": "1", "boards": [1, 4]}], "spec": {}, "double_dummy": False}
+
+
+@pytest.fixture(scope="module")
+def client():
+    from truedeal_web.app import create_app
+
+    r = redis.Redis(db=15)
+    try:
+        r.ping()
+    except redis.exceptions.ConnectionError as exc:
+        pytest.skip(f"no Redis: {exc}")
+    app = create_app({"redis_url": "redis://127.0.0.1:6379/15", "key_prefix": PREFIX})
+    yield app.test_client()
+    keys = list(r.scan_iter(match=PREFIX + "*"))
+    if keys:
+        r.delete(*keys)
+
+
+@pytest.mark.parametrize("body,status,detail", [
+    ({"set": {**SET, "spec": "/etc/passwd"}}, 422, "inline"),
+    ({"set": {**SET, "spec": {"north": {"hcp": [17, 15]}}}}, 422, "reversed"),
+    ({"set": {**SET, "dealer": "up"}}, 422, "not a seat"),
+    ({"set": SET, "seed": 5}, 422, "seed must be text"),
+    ({"set": {**SET, "sessions": [{"name": "1", "boards": [1, 30000]}]}}, 422, "at most 20,000"),
+    ([1], 422, "send"),
+])
+def test_bad_sets_are_problems(client, body, status, detail):
+    r = client.post("/api/sets", json=body)
+    assert r.status_code == status
+    assert r.headers["Content-Type"] == "application/problem+json"
+    assert detail in r.json["detail"]
+
+
+def test_submit_status_manifest(client):
+    r = client.post("/api/sets", json={"set": SET, "seed": "w", "public_value": "7"})
+    assert r.status_code == 202
+    set_id = r.json["id"]
+    assert r.headers["Location"] == f"/api/sets/{set_id}"
+    st = client.get(f"/api/sets/{set_id}").json
+    assert (st["state"], st["boards"], st["phase"]) == ("queued", 4, "queued")
+    man = client.get(f"/api/sets/{set_id}/manifest").json
+    assert man["public_value"] == "7" and len(man["sessions"][0]["commitment"]) == 64
+    r = client.get(f"/api/sets/{set_id}/files/1.pbn")
+    assert r.status_code == 409 and r.headers["Content-Type"] == "application/problem+json"
+    assert client.get("/api/sets/nothing").status_code == 404
+    assert client.get(f"/api/sets/{set_id}/files/1.exe").status_code == 404

@@ -279,6 +279,8 @@ ERRORS = [
     ("condition tricks(south, nt) > 3", 1, 25, "bad strain 'nt'"),
     ("condition = 3", 1, 11, "expected an expression"),
     ("dealer = 3", 1, 8, "bad seat '='"),
+    ("hcp = 3", 1, 1, "is a function"),
+    ("north = 3", 1, 1, "is a keyword"),
 ]
 
 

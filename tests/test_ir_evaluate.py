@@ -113,12 +113,17 @@ def test_losers_follow_the_written_definition_on_every_holding():
             expected.append(ir.losers_in_suit(length, set(top)))
     got = feature_values(np.array(rows), _feat(0, (0,), ir.LOSERS))
     assert got.tolist() == expected
-    assert ir.losers_in_suit(2, {2}) == 2 and ir.losers_in_suit(1, {1}) == 1 and ir.losers_in_suit(0, set()) == 0
+    # the written table (docs/dealer-scripts.md), case by case: (length, top ranks held, losers)
+    table = [(0, set(), 0), (1, {0}, 0), (1, {1}, 1), (1, set(), 1), (2, {0, 1}, 0), (2, {0}, 1), (2, {1}, 1),
+             (2, {2}, 2), (2, set(), 2), (3, {0, 1, 2}, 0), (3, {2}, 2), (5, {0, 2}, 1), (7, set(), 3)]  # fmt: skip
+    for n, top, losers in table:
+        assert ir.losers_in_suit(n, top) == losers, (n, top)
 
 
 def test_shapes_agree_with_the_pattern_index():
     owners = random_owners(500, seed=11)
-    balanced = frozenset(tuple(int(x) for x in p) for p in PATTERNS if sorted(p) in ([3, 3, 3, 4], [2, 3, 4, 4], [2, 3, 3, 5]))
+    kinds = ([3, 3, 3, 4], [2, 3, 4, 4], [2, 3, 3, 5])
+    balanced = frozenset(tuple(int(x) for x in p) for p in PATTERNS if sorted(p) in kinds)
     got = evaluate_cond(owners, ir.ShapeIn(2, balanced))
     idx = pattern_index(owners, 2)
     expected = [tuple(int(x) for x in PATTERNS[i]) in balanced for i in idx]
@@ -258,8 +263,8 @@ def test_tricks_agree_with_endplay_dd_table():
     x = "tricks(south, notrump) + 100 * tricks(west, spades) + 10000 * tricks(east, diamonds)"
     combined = evaluate_num(owners, parse_program(f"condition {x} > 0").condition.left)  # one DDS pass
     for d, t in enumerate(theirs):
-        expected = t[Denom.nt, Player.south] + 100 * t[Denom.spades, Player.west] + 10000 * t[Denom.diamonds, Player.east]
-        assert combined[d] == expected
+        south_nt, west_s, east_d = t[Denom.nt, Player.south], t[Denom.spades, Player.west], t[Denom.diamonds, Player.east]
+        assert combined[d] == south_nt + 100 * west_s + 10000 * east_d
 
 
 def test_rnd_needs_a_generator_and_stays_in_range():

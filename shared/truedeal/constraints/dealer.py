@@ -27,10 +27,12 @@ from pathlib import Path
 
 from ..cards import card
 from . import fold, ir
-from .dealer_expr import RANKS, SEATS, ExprParser, describe
+from .dealer_expr import FUNCTIONS, RANKS, SEATS, ExprParser, describe
 from .dealer_lex import ScriptError, Token, tokenize
 
-__all__ = ["ScriptError", "Script", "Statement", "parse_script", "parse_program", "parse_condition", "load_program", "is_script"]
+__all__ = [
+    "ScriptError", "Script", "Statement", "parse_script", "parse_program", "parse_condition", "load_program", "is_script",
+]  # fmt: skip
 
 STATEMENTS = frozenset(
     {"condition", "produce", "generate", "dealer", "vulnerable", "predeal", "pointcount", "altcount", "action"}
@@ -125,8 +127,10 @@ class _ScriptParser(ExprParser):
 
     def define(self) -> None:
         name = self.advance()
-        if name.text in STATEMENTS or name.text in ACTIONS or name.text in SEATS:
+        if name.text in STATEMENTS | ACTIONS | SEATS.keys() | {"and", "or", "not"}:
             raise self.error(name, f"'{name.text}' is a keyword and cannot be a variable")
+        if name.text in FUNCTIONS:
+            raise self.error(name, f"'{name.text}' is a function and cannot be a variable")
         self.advance()  # '='
         self.env[name.text] = self.expression()
 

@@ -250,7 +250,8 @@ class ExprParser:
         if name == "tricks":
             seat = self.seat()
             self.comma()
-            return ir.OpaqueNum("tricks", (seat, self.word(STRAINS, "strain", "spades, hearts, diamonds, clubs, notrump")))
+            strain = self.word(STRAINS, "strain", "spades, hearts, diamonds, clubs, notrump")
+            return ir.OpaqueNum("tricks", (seat, strain))
         if name == "score":
             vul = self.word({"vul": True, "nv": False}, "vulnerability", "vul, nv")
             self.comma()

@@ -42,9 +42,6 @@ class Flag:
     linear: ir.Linear
 
 
-Value = "ir.Num | ir.Cond | Flag"
-
-
 def const(n: int) -> ir.Linear:
     return ir.Linear((), n)
 

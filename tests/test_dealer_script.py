@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from truedeal.cards import card
-from truedeal.constraints import ir
+from truedeal.constraints import fold, ir
 from truedeal.constraints.dealer import (
     ScriptError,
     is_script,
@@ -280,6 +280,13 @@ ERRORS = [
     ("condition = 3", 1, 11, "expected an expression"),
     ("dealer = 3", 1, 8, "bad seat '='"),
     ("hcp = 3", 1, 1, "is a function"),
+    ("condition hcp(north) > 1234567890", 1, 24, "too large"),
+    ("condition hcp(north) > 99999 * 99999 * 99999", 1, 38, "constant too large"),
+    ("evalcontract", 1, 1, "not supported"),
+    ("condition " + "(" * 50 + "1" + ")" * 50, 1, 51, "nested too deeply"),
+    ("condition " + "!" * 60 + "hcp(north)", 1, 51, "nested too deeply"),
+    ("a = hcp(north) * hcp(south)\n" + "".join(f"a = a * a + 1\n" for _ in range(30)) + "condition a > 0", 32, 11,
+     "too large once its variables are expanded"),
     ("north = 3", 1, 1, "is a keyword"),
 ]
 
@@ -305,6 +312,11 @@ def test_no_code_is_evaluated():
 # ------------------------------------------------------- loading and sniffing
 
 
+def test_shared_variables_stay_cheap():
+    text = "a = hcp(north) * hcp(south)\n" + "a = a * a + 1\n" * 10 + "condition a > 0"
+    assert fold.tree_size(parse_program(text).condition) > 2**10  # many uses, one parse
+
+
 def test_load_program_from_path_and_text(tmp_path):
     path = tmp_path / "one.dlr"
     path.write_text("condition hcp(north) >= 12\n")
@@ -313,6 +325,8 @@ def test_load_program_from_path_and_text(tmp_path):
     assert load_program(str(path)).condition == expected
     assert load_program("condition hcp(north) >= 12").condition == expected
     assert load_program(SCRIPTS[0]) == parse_program(SCRIPTS[0].read_text())
+    with pytest.raises(FileNotFoundError, match="no such script"):
+        load_program(str(tmp_path / "missing.dlr"))
 
 
 def test_is_script(tmp_path):

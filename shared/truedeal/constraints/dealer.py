@@ -43,6 +43,10 @@ ACTIONS = frozenset(
 _VULNERABLE = {"none": "none", "NS": "ns", "ns": "ns", "EW": "ew", "ew": "ew", "all": "all"}
 
 
+#: Largest condition (plus actions) accepted, in IR nodes after substituting variables.
+MAX_NODES = 50_000
+
+
 @dataclass(frozen=True)
 class Statement:
     """Where one statement lies in the source: ``text[start:end]``.  ``kind`` is
@@ -85,6 +89,7 @@ class _ScriptParser(ExprParser):
     def script(self) -> Script:
         while self.tok.kind != "eof":
             self.statement()
+        self.check_size()
         program = ir.Program(
             condition=self.condition,
             predeal=tuple((s, tuple(sorted(c))) for s, c in sorted(self.predeal.items())),
@@ -93,6 +98,15 @@ class _ScriptParser(ExprParser):
         )
         variables = tuple(self.env.items())
         return Script(program, self.condition_at, self.bare, tuple(self.statements), variables)
+
+    def check_size(self) -> None:
+        """Variables may be used many times each: refuse a script whose expanded
+        condition and actions would take the engine too long."""
+        memo: dict = {}
+        size = fold.tree_size(self.condition, memo) + fold.tree_size(tuple(self.actions), memo)
+        if size > MAX_NODES:
+            at = self.condition_at or (1, 1, 0)
+            raise ScriptError(at[0], at[1], f"script too large once its variables are expanded ({size:,} nodes)")
 
     # ------------------------------------------------------------ statements
     def statement(self) -> None:
@@ -108,6 +122,8 @@ class _ScriptParser(ExprParser):
             self.advance()
             getattr(self, "st_" + tok.text)(tok)
             return tok.text
+        if tok.kind == "ident" and tok.text == "evalcontract":
+            raise self.error(tok, "'evalcontract' is not supported")
         if tok.kind == "ident" and self.peek().kind == "op" and self.peek().text == "=":
             self.define()
             return "define"
@@ -328,8 +344,12 @@ def _read(source) -> str:
     file), or the script's text itself."""
     if isinstance(source, os.PathLike):
         return Path(source).read_text(encoding="utf-8")
-    if "\n" not in source and len(source) < 4096 and Path(source).is_file():
-        return Path(source).read_text(encoding="utf-8")
+    if "\n" not in source and len(source) < 4096:
+        path = Path(source)
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+        if path.suffix.lower() in (".dlr", ".dealer"):
+            raise FileNotFoundError(f"no such script: {source}")
     return source
 
 

@@ -51,6 +51,9 @@ OPAQUE = {"tricks": "tricks", "trick": "tricks", "score": "score", "imps": "imps
           "rnd": "rnd", "cccc": "cccc", "quality": "quality"}  # fmt: skip
 FUNCTIONS = frozenset(SCALE_OF) | frozenset(LOCAL_FNS) | frozenset(SUITS) | frozenset(OPAQUE) | {"shape", "hascard"}
 
+#: Deepest nesting of parentheses and prefix operators (Python's stack is the limit).
+MAX_DEPTH = 40
+
 _BINARY = [  # precedence levels, lowest first
     {"||": "or", "or": "or"},
     {"&&": "and", "and": "and"},
@@ -72,6 +75,7 @@ class ExprParser:
         self.i = 0
         self.env = {} if env is None else env
         self.scales = dict(DEFAULT_SCALES) if scales is None else scales
+        self.depth = 0
 
     # ------------------------------------------------------------ tokens
     @property
@@ -98,8 +102,21 @@ class ExprParser:
         return self.advance()
 
     # ------------------------------------------------------- expressions
+    def nest(self) -> None:
+        """Count one level of nesting; refuse scripts deep enough to exhaust Python's stack."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.error(self.tok, f"expression nested too deeply (more than {MAX_DEPTH} levels)")
+
     def expression(self):
         """One whole expression (an IR number, condition or :class:`fold.Flag`)."""
+        self.nest()
+        try:
+            return self.ternary()
+        finally:
+            self.depth -= 1
+
+    def ternary(self):
         start = self.tok
         cond = self.binary(0)
         if not self.at("?"):
@@ -135,14 +152,18 @@ class ExprParser:
             return fn(*args)
         except ZeroDivisionError:
             raise self.error(tok, "division by zero") from None
+        except OverflowError:
+            raise self.error(tok, "constant too large") from None
 
     def unary(self):
-        if self.at("!") or self.at("not"):
-            self.advance()
-            return fold.not_(self.unary())
-        if self.at("-"):
-            self.advance()
-            return fold.negate(self.unary())
+        if self.at("!") or self.at("not") or self.at("-"):
+            op = self.advance()
+            self.nest()
+            try:
+                item = self.unary()
+            finally:
+                self.depth -= 1
+            return fold.not_(item) if op.text != "-" else self.fold_at(op, fold.negate, item)
         return self.primary()
 
     def primary(self):

@@ -116,6 +116,8 @@ class _Lexer:
             return
         m = _NUM.match(self.text, pos)
         if m:
+            if len(m.group()) > 9:  # dealer's numbers are C ints; keep every constant well inside int64
+                raise self.error(pos, f"number {m.group()} is too large (at most 999999999)")
             self.add("num", pos, m.end(), int(m.group()))
             return
         for op in _OPS:

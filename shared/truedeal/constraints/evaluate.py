@@ -110,6 +110,13 @@ class _Evaluator:
 
     # -------------------------------------------------------------- numbers
     def num(self, x: ir.Num) -> np.ndarray:
+        """Memoised by node identity: a variable used many times is computed once."""
+        key = ("num", id(x))
+        if key not in self.cache:
+            self.cache[key] = (x, self.num_of(x))  # keep x alive so its id stays unique
+        return self.cache[key][1]
+
+    def num_of(self, x: ir.Num) -> np.ndarray:
         if isinstance(x, ir.Linear):
             out = np.full(self.n, x.const, dtype=np.int64)
             for coef, f in x.terms:
@@ -153,6 +160,12 @@ class _Evaluator:
 
     # ----------------------------------------------------------- conditions
     def cond(self, c: ir.Cond) -> np.ndarray:
+        key = ("cond", id(c))
+        if key not in self.cache:
+            self.cache[key] = (c, self.cond_of(c))
+        return self.cache[key][1]
+
+    def cond_of(self, c: ir.Cond) -> np.ndarray:
         if isinstance(c, ir.Compare):
             return _OPS[c.op](self.num(c.left), self.num(c.right))
         if isinstance(c, ir.ShapeIn):

@@ -13,12 +13,13 @@ Sums and differences of linear sums and products by constants stay
 :class:`ir.Linear` (the engine reads those exactly); constants fold, with
 dealer's C semantics for ``/`` (truncate toward zero) and ``%`` (the sign of
 the dividend).  A constant division by zero is refused here
-(:class:`ZeroDivisionError`); the parser turns it into a one-line error.
+(:class:`ZeroDivisionError`), and so is a constant beyond 2**40
+(:class:`OverflowError`); the parser turns both into one-line errors.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from . import ir
 
@@ -104,7 +105,21 @@ def arith(op: str, left, right) -> ir.Num:
     return ir.Arith(op, a, b)
 
 
+_LIMIT = 2**40  # far beyond any bridge count, far inside int64 even after a product on a deal
+
+
+def _checked(x: ir.Linear | None) -> ir.Linear | None:
+    """Refuse constants that could overflow the evaluator's 64-bit integers."""
+    if x is not None and (abs(x.const) > _LIMIT or any(abs(c) > _LIMIT for c, _ in x.terms)):
+        raise OverflowError("constant too large")
+    return x
+
+
 def _linear_arith(op: str, a: ir.Linear, b: ir.Linear) -> ir.Linear | None:
+    return _checked(_linear_arith_raw(op, a, b))
+
+
+def _linear_arith_raw(op: str, a: ir.Linear, b: ir.Linear) -> ir.Linear | None:
     if op == "+":
         return ir.Linear(_merge(a.terms + b.terms), a.const + b.const)
     if op == "-":
@@ -174,3 +189,21 @@ def if_else(cond, then, other):
         t, o = as_cond(then), as_cond(other)
         return or_(and_(c, t), and_(not_(c), o))
     return ir.IfElse(c, as_num(then), as_num(other))
+
+
+def tree_size(node, memo: dict | None = None) -> int:
+    """Nodes in ``node`` with every shared subtree counted each time it is used:
+    the size the engine and the evaluator see once variables are substituted.
+    Linear in the number of distinct nodes."""
+    memo = {} if memo is None else memo
+    key = id(node)
+    if key not in memo:
+        size = 1
+        if isinstance(node, tuple):
+            size = sum(tree_size(x, memo) for x in node)
+        elif isinstance(node, (ir.Linear, ir.ShapeIn, ir.Feature, ir.LocalFn, ir.Truth)):
+            size = 1 + len(getattr(node, "terms", ()))  # leaves: features are not expanded further
+        elif hasattr(node, "__dataclass_fields__"):
+            size += sum(tree_size(getattr(node, f.name), memo) for f in fields(node))
+        memo[key] = size
+    return memo[key]

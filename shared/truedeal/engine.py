@@ -82,6 +82,9 @@ class Plan:
             return cls(spec, listing, time.perf_counter() - t0)
         except TooWide as first:
             wide = first
+        by_counts = _rank_count_listing(compile_program(spec.program()))
+        if by_counts is not None:
+            return cls(spec, by_counts, time.perf_counter() - t0)
         for kept, dropped in _fallbacks(rules):
             try:
                 listing = build_listing(kept, progress)
@@ -115,7 +118,9 @@ class Plan:
                 listing = build_listing(comp, progress)
             except TooWide as exc:
                 wide = wide or exc
-                continue
+                listing = _rank_count_listing(comp)
+                if listing is None:
+                    continue
             plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
             plan.relaxed = _relaxed_parts(comp, seats)
             if not plan.exact:
@@ -242,7 +247,8 @@ class Plan:
         if not self.listing.total:
             raise Impossible("no deal satisfies this spec")
         if self._sampler is None:
-            self._sampler = Sampler(self.listing)
+            make = getattr(self.listing, "make_sampler", None)
+            self._sampler = make() if make else Sampler(self.listing)
         return self._sampler
 
     def _draw(self, n: int, rng: Rng) -> np.ndarray:
@@ -341,6 +347,13 @@ class Union:
             kept.append(owners[keep])
             have += int(keep.sum())
         return np.concatenate(kept)[:n]
+
+
+def _rank_count_listing(comp: Compiled):
+    """The listing by rank counts (:mod:`truedeal.rank_counts`) when it applies, else None."""
+    from .rank_counts import RankCountListing, applicable
+
+    return RankCountListing(comp) if applicable(comp) else None
 
 
 def _categorical(weights: list[int]):

@@ -1,0 +1,168 @@
+"""An exact listing by rank counts, for seats constrained by whole-hand points alone.
+
+When no constrained seat's suit lengths matter and every feature weighs ranks
+the same in every suit (HCP, controls, point scales), a hand's features
+depend only on how many cards of each tracked rank it holds.  So the four
+aces (kings, ...) are interchangeable: a **combo** says, for each tracked
+rank, how many of its four cards each constrained seat holds (35 ways per
+rank for four seats).  A combo's weight is exact:
+
+* ``4! / prod(a!)`` ways per rank to choose which suits go where;
+* the spot cards: each constrained seat takes ``13 - c`` of them
+  (``c`` = its tracked cards), the unconstrained seats share the rest.
+
+This lists three or four seats of HCP ranges, which the factored listing
+cannot hold (its feature space would be the product of every seat's HCP and
+honour count), in a few hundred thousand combos.  A draw picks a combo in
+proportion to its weight, deals each rank's suits by a uniform permutation,
+then the spots uniformly: every deal that fits is equally likely.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from math import factorial
+
+import numpy as np
+
+from .cards import card
+from .constraints.compile import Compiled, evaluate3
+from .fill import _deal
+from .randomness import Rng
+
+#: Largest number of combos listed (tracked ranks x seats); past it, not applicable.
+MAX_COMBOS = 3_000_000
+_OPEN = 255
+
+
+def applicable(comp: Compiled) -> bool:
+    """Whole-hand, suit-blind features only, no patterns, no predealt cards."""
+    if comp.patterned or comp.forced or not comp.exact:
+        return False
+    for form in comp.forms:
+        for t in form.terms:
+            if t.fn.kind != "weights" or t.suits != (0, 1, 2, 3):
+                return False
+    ranks = comp.tracked[0]
+    seats = len(comp.rank_seats) + (1 if comp.free else 0)
+    n = len(_compositions(seats)) ** len(ranks)
+    return all(t == ranks for t in comp.tracked) and 0 < n <= MAX_COMBOS
+
+
+def _compositions(parts: int) -> np.ndarray:
+    """Every way to split 4 cards into ``parts`` ordered counts."""
+    rows = [c for c in itertools.product(range(5), repeat=parts) if sum(c) == 4]
+    return np.array(rows, dtype=np.int64).reshape(len(rows), parts)
+
+
+@dataclass
+class _Layout:
+    """What :class:`~truedeal.engine.Plan` reads of a listing's layout."""
+
+    free: tuple[int, ...]
+
+    def free_ways(self) -> int:
+        n = len(self.free)
+        return factorial(13 * n) // factorial(13) ** n
+
+
+class RankCountListing:
+    """The exact listing of a :class:`Compiled` that :func:`applicable` accepts."""
+
+    def __init__(self, comp: Compiled) -> None:
+        self.comp = comp
+        self.ranks = comp.tracked[0]
+        self.seats = comp.rank_seats
+        self.layout = _Layout(comp.free)
+        comps = _compositions(len(self.seats) + (1 if comp.free else 0))
+        grid = np.array(list(itertools.product(range(len(comps)), repeat=len(self.ranks))), dtype=np.int64)
+        grid = grid.reshape(len(grid), len(self.ranks))
+        a = comps[grid]  # (n, ranks, parts): cards of each rank to each seat (last part: free)
+        a = a[self._fits(a)]
+        mult = _multinomials(a)
+        g = self._spot_ways(a)
+        keep = np.array([x > 0 for x in g], dtype=bool)
+        self.a = a[keep]
+        self.e_weight = [int(m) * x for m, x in zip(mult[keep].tolist(), [x for x, k in zip(g, keep) if k])]
+        self.total = sum(self.e_weight)
+        self.cells = np.zeros((1, 0), np.int64)
+        self.cases = int(mult[keep].sum())
+
+    @property
+    def deals(self) -> int:
+        return self.total * self.layout.free_ways()
+
+    def _fits(self, a: np.ndarray) -> np.ndarray:
+        counts = a.sum(axis=1)[:, : len(self.seats)]
+        ok = (counts <= 13).all(axis=1)
+        leaves = {}
+        for i, atom in enumerate(self.comp.atoms):
+            x = self._form_value(a, self.comp.forms[atom.form]) if atom.form is not None else 0
+            leaves[("atom", i)] = atom.holds(x, 0).astype(np.int8)
+        return ok & (evaluate3(self.comp.tree, leaves, len(a)) == 1)
+
+    def _form_value(self, a: np.ndarray, form) -> np.ndarray:
+        out = np.zeros(len(a), np.int64)
+        for t in form.terms:
+            w = np.array([t.fn.weights[r] for r in self.ranks], dtype=np.int64)
+            v = a[:, :, self.seats.index(t.seat)] @ w
+            out += t.coef * (sum(t.fn.weights) * 4 - v if t.complement else v)
+        return out
+
+    def _spot_ways(self, a: np.ndarray) -> list[int]:
+        """Ways to deal the spot cards, per combo: each constrained seat takes
+        ``13 - c``, the unconstrained seats the rest (none may be left over
+        when every seat is constrained)."""
+        spots = 52 - 4 * len(self.ranks)
+        need = 13 - a.sum(axis=1)[:, : len(self.seats)]
+        keys, inv = np.unique(need, axis=0, return_inverse=True)
+        ways = []
+        for row in keys.tolist():
+            u = spots - sum(row)
+            if min(row) < 0 or u < 0 or (u and not self.comp.free):
+                ways.append(0)
+                continue
+            g = factorial(spots) // factorial(u)
+            for x in row:
+                g //= factorial(x)
+            ways.append(g)
+        return [ways[i] for i in inv.reshape(-1).tolist()]
+
+    def make_sampler(self) -> "RankCountSampler":
+        return RankCountSampler(self)
+
+
+def _multinomials(a: np.ndarray) -> np.ndarray:
+    """``prod over ranks of 4! / prod(a!)`` per combo (at most 24**4: int64)."""
+    fact = np.array([1, 1, 2, 6, 24], dtype=np.int64)
+    return (24 // fact[a].prod(axis=2)).prod(axis=1)
+
+
+class RankCountSampler:
+    """Uniform deals from a :class:`RankCountListing`."""
+
+    def __init__(self, listing: RankCountListing) -> None:
+        from .sampling import WideCategorical
+
+        self.listing = listing
+        self.pick = WideCategorical(listing.e_weight)
+        tracked = set(listing.ranks)
+        self.spots = np.array([card(r, s) for r in range(13) if r not in tracked for s in range(4)], dtype=np.int64)
+        self.dest = np.array(list(listing.seats) + [_OPEN], dtype=np.uint8)
+
+    def draw(self, n: int, rng: Rng) -> np.ndarray:
+        L = self.listing
+        combo = L.a[self.pick.draw(n, rng)]  # (n, ranks, parts)
+        owners = np.full((n, 52), _OPEN, dtype=np.uint8)
+        for i, r in enumerate(L.ranks):
+            cards = np.array([card(r, s) for s in range(4)], dtype=np.int64)
+            _deal(owners, rng, cards, combo[:, i, : len(L.seats)], self.dest[: len(L.seats)])
+        need = 13 - (owners[:, :, None] == self.dest[None, None, : len(L.seats)]).sum(axis=1)
+        _deal(owners, rng, self.spots, need, self.dest[: len(L.seats)])
+        free = L.comp.free
+        if len(free) > 1:
+            _deal(owners, rng, np.arange(52), np.full((n, len(free) - 1), 13, np.int64), np.array(free[:-1], np.uint8))
+        if free:
+            owners[owners == _OPEN] = free[-1]
+        return owners

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "examples" / "strong-nt.json"
 PY = sys.executable
 # `truedeal serve` once the CLI wires it; the same click command run as a module until then
-SERVE = [PY, "-m", "truedeal.cli", "serve"] if "serve" in _LazyGroup.lazy else [PY, "-m", "truedeal_worker.serve"]
+SERVE = [PY, "-P", "-m", "truedeal.cli", "serve"] if "serve" in _LazyGroup.lazy else [PY, "-m", "truedeal_worker.serve"]
 TRUEDEAL = [PY, "-m", "truedeal.cli"]
 
 try:
@@ -56,7 +56,8 @@ def _free_port() -> int:
 class Serve:
     """A ``truedeal serve`` subprocess whose stdout lines are read in a thread."""
 
-    def __init__(self, *args: str, env: dict[str, str] | None = None, stderr_path: Path | None = None) -> None:
+    def __init__(self, *args: str, env: dict[str, str] | None = None, stderr_path: Path | None = None,
+                 cwd: Path | None = None) -> None:
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.output: list[str] = []
         self.stderr_path = stderr_path
@@ -64,7 +65,7 @@ class Serve:
         e = dict(os.environ if env is None else env)
         e.pop("TRUEDEAL_REDIS_URL", None)
         e["PYTHONUNBUFFERED"] = "1"
-        self.proc = subprocess.Popen([*SERVE, *args], stdout=subprocess.PIPE, stderr=err, text=True, env=e)
+        self.proc = subprocess.Popen([*SERVE, *args], stdout=subprocess.PIPE, stderr=err, text=True, env=e, cwd=cwd)
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -234,10 +235,89 @@ def test_serve_killed_leaves_no_orphans(tmp_path):
         while len(serve.descendants()) < 4:  # redis, the worker and its 2 pool processes
             assert time.monotonic() < deadline, serve.descendants()
             time.sleep(0.1)
+        # a slow count busy in a helper process: it must not run on alone
+        spec = json.dumps({"north": {"shape": "any 5xxx", "hcp": [10, 15]},
+                           "south": {"shape": "any 5xxx", "hcp": [8, 12]}}).encode()
+        info = json.loads((tmp_path / "data" / "serve.json").read_text())
+        web = info["web"]
+        req = urllib.request.Request(web + "api/count", data=spec, headers={"Content-Type": "application/json"})
+        threading.Thread(target=lambda: _swallow(lambda: urllib.request.urlopen(req, timeout=60)), daemon=True).start()
+        while not any("count_helper" in " ".join(p.cmdline()) for p in _alive(serve.descendants())):
+            assert time.monotonic() < deadline + 30, [p.cmdline() for p in serve.descendants()]
+            time.sleep(0.05)
+        # Stopped, the helper can neither finish its count nor notice that
+        # its stdin closed: only the kernel's parent-death SIGKILL ends it.
+        helper = next(p for p in _alive(serve.descendants()) if "count_helper" in " ".join(p.cmdline()))
+        while sum(helper.cpu_times()[:2]) < 1.5:  # past its start-up: counting
+            assert time.monotonic() < deadline + 60
+            time.sleep(0.05)
+        helper.send_signal(signal.SIGSTOP)
         kids = serve.descendants()
         serve.proc.kill()
         serve.proc.wait(10)
         _assert_all_gone(kids, timeout=30)
+    finally:
+        serve.kill()
+
+
+def _swallow(fn) -> None:
+    try:
+        fn()
+    except Exception:
+        pass
+
+
+def _alive(procs: list) -> list:
+    out = []
+    for p in procs:
+        try:
+            p.cmdline()
+            out.append(p)
+        except psutil.Error:
+            pass
+    return out
+
+
+def test_serve_exit_codes_shadowing_folder_and_quiet_log(tmp_path):
+    """Started in a directory holding a folder named ``truedeal`` (which a
+    plain ``python -m`` would import instead of the package), serve still
+    runs jobs; polling the API leaves no access-log lines; the data-dir lock
+    is held by the children too; and when Redis dies serve exits 1."""
+    cwd = tmp_path / "work"
+    (cwd / "truedeal").mkdir(parents=True)
+    (cwd / "truedeal" / "__init__.py").write_text("raise ImportError('the wrong truedeal')\n")
+    (cwd / "truedeal_web").mkdir()
+    (cwd / "truedeal_web" / "__init__.py").write_text("raise ImportError('the wrong truedeal_web')\n")
+    data = tmp_path / "data"
+    serve = Serve("--port", "0", "--workers", "1", "--data-dir", str(data), stderr_path=tmp_path / "err", cwd=cwd)
+    try:
+        url = serve.wait_for(r"export TRUEDEAL_REDIS_URL=(\S+)").group(1)
+        serve.wait_for(r"ready; press Ctrl-C")
+        info = json.loads((data / "serve.json").read_text())
+        assert info["web_app"] == "truedeal_web"
+        res = _cli("submit", str(SPEC), "-n", "100", "--seed", "shadow", url=url)
+        assert res.returncode == 0, res.stderr
+        job_id = res.stdout.strip()
+        store = jobs.JobStore(jobs.connect(url), jobs.JobSettings())
+        assert _wait_done(store, job_id)["state"] == "done", serve.stderr()
+        for _ in range(20):  # what the page does while a job runs
+            status, _body = _http_get(f"{info['web']}api/jobs/{job_id}")
+            assert status == 200
+        status, body = _http_get(f"{info['web']}api/jobs/{job_id}/deals?download=maybe")
+        assert status == 400 and b"download" in body
+        err = serve.stderr()
+        assert f"GET /api/jobs/{job_id} " not in err, err  # successful polls are not logged
+        assert f"/deals?download=maybe" in err  # errors still are
+        assert "superuser privileges" not in err
+        # the lock on the data dir is inherited by redis-server and the worker
+        lock = str((data / "serve.lock").resolve())
+        for pid in (info["redis_pid"], info["worker_pid"]):
+            fds = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+            assert lock in fds, (pid, fds)
+        # redis-server dies on its own: serve stops everything and exits 1
+        os.kill(info["redis_pid"], signal.SIGKILL)
+        assert serve.proc.wait(90) == 1, serve.stderr()
+        assert "redis-server exited" in serve.stderr()
     finally:
         serve.kill()
 

@@ -313,7 +313,11 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(cli.get_help(click.Context(cli, info_name="truedeal")))
         return 0
     try:
-        cli.main(args=args, prog_name="truedeal", standalone_mode=False)
+        # standalone_mode=False: click *returns* the code of a command that
+        # raised Exit(code) (e.g. serve's 1 when Redis or the worker died)
+        code = cli.main(args=args, prog_name="truedeal", standalone_mode=False)
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.exceptions.Abort:

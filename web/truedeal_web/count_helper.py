@@ -4,7 +4,11 @@
     {"kind": "ok", "value": <Plan.summary()>, "rss": <bytes>}
     {"kind": "too_wide" | "invalid" | "error", "value": "<one line>", "rss": <bytes>}
 
-It exits when stdin closes (its web process is gone).
+It first writes ``{"kind": "ready"}`` once its imports are done (so that a
+count's time limit does not include the interpreter's start), and it exits
+when stdin closes or, on Linux, as soon as its web process dies
+(``PR_SET_PDEATHSIG``): a helper busy with a slow count must not run on
+alone after ``serve`` is killed.
 """
 
 from __future__ import annotations
@@ -23,14 +27,31 @@ def _rss() -> int:
         return 0
 
 
+def _die_with_parent() -> None:
+    """SIGKILL this helper when its parent dies (Linux; a no-op elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent was already gone before prctl
+        os._exit(1)
+
+
 def main() -> None:
     # Ctrl-C in a terminal goes to the whole process group: let the web
     # process decide when this helper ends (it closes stdin or kills it).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with_parent()
     from truedeal.engine import Plan, TooWide
     from truedeal.spec import SpecError, load_spec
 
     out = sys.stdout.buffer
+    out.write(b'{"kind": "ready"}\n')
+    out.flush()
     for line in sys.stdin.buffer:
         line = line.strip()
         if not line:

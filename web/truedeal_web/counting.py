@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import select
 import subprocess
 import sys
@@ -66,48 +67,109 @@ class _Pending:
         self.outcome: _Outcome | None = None
 
 
+class _Spawner:
+    """Starts helper processes from one long-lived thread.
+
+    A helper asks the kernel to kill it when its parent dies
+    (``PR_SET_PDEATHSIG``), but Linux sends that signal when the *thread*
+    that forked it exits -- and a request thread ends with its request.  So
+    every helper is forked from this one daemon thread, which lives as long
+    as the web process."""
+
+    _lock = threading.Lock()
+    _instance: "_Spawner | None" = None
+
+    def __init__(self) -> None:
+        self._jobs: queue.Queue = queue.Queue()
+        threading.Thread(target=self._run, name="count-helper-spawner", daemon=True).start()
+
+    @classmethod
+    def get(cls) -> "_Spawner":
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = cls()
+            return cls._instance
+
+    def _run(self) -> None:
+        while True:
+            fn, box, done = self._jobs.get()
+            try:
+                box.append((True, fn()))
+            except BaseException as exc:  # handed to the caller
+                box.append((False, exc))
+            done.set()
+
+    def call(self, fn: Any) -> Any:
+        """``fn()`` run on the spawner thread; its result or its exception."""
+        box: list = []
+        done = threading.Event()
+        self._jobs.put((fn, box, done))
+        done.wait()
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+
 class _Helper:
     """One helper process."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "truedeal_web.count_helper"],
+        self.proc = _Spawner.get().call(lambda: subprocess.Popen(
+            # -P: a folder named truedeal(_web) in the working directory must not shadow the package
+            [sys.executable, "-P", "-m", "truedeal_web.count_helper"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None,
             env=os.environ.copy(),
             close_fds=True,
-        )
+        ))
         self.uses = 0
         self.rss = 0
         self._buf = b""
+        self.ready = False
+
+    def _line(self, deadline: float) -> bytes | None:
+        """The next line from the helper; None past ``deadline``; b"" if it died."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                return None
+            data = os.read(fd, 65536)
+            if not data:
+                return b""
+            self._buf += data
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def ask(self, spec_json: str, timeout: float) -> tuple[str, Any]:
-        """Send one spec; ``("timeout", None)`` past ``timeout`` seconds."""
+        """Send one spec; ``("timeout", None)`` past ``timeout`` seconds of
+        counting (a new helper's start-up, up to a minute, is not counted)."""
         self.uses += 1
         assert self.proc.stdin is not None and self.proc.stdout is not None
+        if not self.ready:
+            line = self._line(time.monotonic() + max(60.0, timeout))
+            if not line:
+                return "error", f"the counting process did not start (exit code {self.proc.poll()})"
+            self.ready = True
         try:
             self.proc.stdin.write(spec_json.encode() + b"\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return "error", f"the counting process is gone (exit code {self.proc.poll()})"
-        fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return "timeout", None
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
-                return "timeout", None
-            data = os.read(fd, 65536)
-            if not data:
-                return "error", f"the counting process died (exit code {self.proc.wait()})"
-            self._buf += data
-        line, _, self._buf = self._buf.partition(b"\n")
+        line = self._line(time.monotonic() + timeout)
+        if line is None:
+            return "timeout", None
+        if not line:
+            return "error", f"the counting process died (exit code {self.proc.wait()})"
         reply = json.loads(line)
         self.rss = int(reply.get("rss", 0))
         return reply["kind"], reply.get("value")

@@ -207,14 +207,15 @@ class EmbeddedRedis:
             "--logfile", str(self.log),
         ]
 
-    def start(self, timeout: float = 120.0) -> None:
+    def start(self, timeout: float = 120.0, keep_fds: tuple[int, ...] = ()) -> None:
         major = int(self.version.split(".")[0]) if self.version[:1].isdigit() else 0
         if major and major < 7 and (self.data_dir / "appendonlydir").is_dir():
             raise ServeError(f"{self.data_dir} holds a Redis 7 AOF (appendonlydir/), which redis-server {self.version} "
                              f"({self.binary}) cannot read; pass --redis-server with a Redis >= 7")
         if self.socket.exists():
             self.socket.unlink()
-        self.proc = _spawn(self.argv(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = _spawn(self.argv(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           pass_fds=keep_fds)
         import redis
 
         client = redis.Redis(unix_socket_path=str(self.socket), socket_connect_timeout=2, socket_timeout=10)
@@ -265,12 +266,16 @@ class WorkerProcess:
         self.proc: subprocess.Popen | None = None
 
     def argv(self) -> list[str]:
-        return [sys.executable, "-m", "truedeal.cli", "worker", "-c", str(self.concurrency), "-l", self.loglevel]
+        # -P: a folder named truedeal in the working directory must not shadow the installed package
+        return [sys.executable, "-P", "-m", "truedeal.cli", "worker", "-c", str(self.concurrency), "-l", self.loglevel]
 
-    def start(self) -> None:
+    def start(self, keep_fds: tuple[int, ...] = ()) -> None:
+        """Start it; ``keep_fds`` are inherited (the data-dir lock: it is
+        then held until the worker and its pool have exited too)."""
         # Celery's banner (stdout) goes to the log; its log lines (stderr) to ours.
         with self.log.open("ab") as out:
-            self.proc = _spawn(self.argv(), env=self.env, stdin=subprocess.DEVNULL, stdout=out, stderr=None)
+            self.proc = _spawn(self.argv(), env=self.env, stdin=subprocess.DEVNULL, stdout=out, stderr=None,
+                               pass_fds=keep_fds)
 
     def stop(self, grace: float, hurry: Callable[[], int]) -> None:
         """Warm shutdown (SIGTERM to the main process: running tasks finish);
@@ -358,8 +363,10 @@ class Service:
     """Redis, the worker and the web server, started and stopped in order."""
 
     def __init__(self, host: str, port: int, workers: int, data_dir: Path | None, redis_binary: str | None,
-                 loglevel: str, shutdown_grace: float, appendfsync: str) -> None:
+                 loglevel: str, shutdown_grace: float, appendfsync: str, request_timeout: float = 30.0,
+                 max_threads: int = 64) -> None:
         self.host, self.port, self.workers = host, port, workers
+        self.request_timeout, self.max_threads = request_timeout, max_threads
         self.loglevel = loglevel
         self.shutdown_grace = shutdown_grace
         self.appendfsync = appendfsync
@@ -418,7 +425,9 @@ class Service:
         binary, origin = find_redis_server(self.redis_binary)
         data_dir = self._data_dir()
         switch = _Switch()
-        from werkzeug.serving import get_sockaddr, make_server, select_address_family
+        from werkzeug.serving import get_sockaddr, select_address_family
+
+        from .webserver import make_web_server
 
         # Bind first, ourselves (werkzeug would sys.exit on a busy port).
         family = select_address_family(self.host, self.port)
@@ -428,14 +437,18 @@ class Service:
             sock.bind(get_sockaddr(self.host, self.port, family))
             sock.listen(128)
             self.port = sock.getsockname()[1]
-            self.server = make_server(self.host, self.port, switch, threaded=True, fd=sock.fileno())
+            self.server = make_web_server(self.host, self.port, switch, fd=sock.fileno(),
+                                          max_threads=self.max_threads, timeout=self.request_timeout)
         except OSError as exc:
             raise ServeError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
         finally:
             sock.close()  # the server holds its own duplicate
 
         self.redis = EmbeddedRedis(binary, data_dir, self._socket_dir(data_dir), self.appendfsync)
-        self.redis.start()
+        # children inherit the data-dir lock: a new serve cannot take the
+        # directory while an old worker or Redis still runs (e.g. after a SIGKILL)
+        keep = (self.lock_fd,) if self.lock_fd is not None else ()
+        self.redis.start(keep_fds=keep)
         url = self.redis.url
         os.environ["TRUEDEAL_REDIS_URL"] = url  # the web app (in this process) and the worker read it
         where = "deleted at exit" if not self.keep_data else "kept"
@@ -443,7 +456,7 @@ class Service:
              f"appendfsync {self.appendfsync}; data in {data_dir}, {where})")
 
         self.worker = WorkerProcess(self.workers, dict(os.environ), data_dir / "worker.log", self.loglevel)
-        self.worker.start()
+        self.worker.start(keep_fds=keep)
         _say(f"workers  {self.workers} process{'es' if self.workers != 1 else ''} "
              f"(truedeal worker -c {self.workers}, pid {self.worker.proc.pid}; banner in {self.worker.log})")
 
@@ -540,8 +553,13 @@ class Service:
               help="Seconds the worker's running tasks get to finish at shutdown before a cold shutdown.")
 @click.option("-l", "--loglevel", type=click.Choice(["debug", "info", "warning", "error", "critical"], case_sensitive=False),
               default="warning", show_default=True, help="Worker log level (its log goes to stderr).")
+@click.option("--request-timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
+              help="Seconds a web connection may stay silent before it is closed.")
+@click.option("--max-threads", type=click.IntRange(min=1), default=64, show_default=True,
+              help="Web requests served at once (more wait their turn).")
 def serve_command(host: str, port: int, workers: int | None, data_dir: Path | None, redis_binary: str | None,
-                  appendfsync: str, shutdown_grace: float, loglevel: str) -> None:
+                  appendfsync: str, shutdown_grace: float, loglevel: str, request_timeout: float,
+                  max_threads: int) -> None:
     """Run the whole job service on this machine: web app, workers, embedded Redis.
 
     No server needs to be installed: Redis is the redis-server that the
@@ -549,7 +567,7 @@ def serve_command(host: str, port: int, workers: int | None, data_dir: Path | No
     the web app are the ones a cluster runs.  Ctrl-C stops everything.
     """
     service = Service(host, port, workers or os.cpu_count() or 1, data_dir, redis_binary, loglevel.lower(),
-                      shutdown_grace, appendfsync)
+                      shutdown_grace, appendfsync, request_timeout, max_threads)
     code = service.run()
     if code:
         raise click.exceptions.Exit(code)

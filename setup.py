@@ -1,7 +1,8 @@
 """Build hook for the optional compiled kernel (everything else is in pyproject.toml).
 
-``truedeal._kernel`` is optional: without a C compiler (or without
-``unsigned __int128``) the build skips it, the package still installs, and
+``truedeal._kernel`` and ``truedeal._sampler`` are optional: without a C
+compiler (or without ``unsigned __int128``) the build skips them, the package
+still installs, and
 :mod:`truedeal.kernel` falls back to the numpy path, saying so once.
 """
 
@@ -14,6 +15,12 @@ setup(
             sources=["shared/truedeal/_kernel.c"],
             optional=True,  # a failed compile is a warning, not an install failure
             extra_compile_args=["-O3"],
-        )
+        ),
+        Extension(
+            "truedeal._sampler",  # the sampler's draws and fill (truedeal.kernel.sampler())
+            sources=["shared/truedeal/_sampler.c"],
+            optional=True,
+            extra_compile_args=["-O3"],
+        ),
     ]
 )

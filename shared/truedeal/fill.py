@@ -23,6 +23,7 @@ import numpy as np
 
 from .cards import card
 from .enumeration import Layout
+from .kernel import sampler as _compiled
 from .randomness import Rng
 
 _OPEN = 255
@@ -43,7 +44,14 @@ def _deal(owners: np.ndarray, rng: Rng, cards: np.ndarray, counts: np.ndarray, d
     choice among the cards in ``cards`` whose owner is ``take``.
 
     counts: (n, k) int; dest: (k,) owner codes.  Rows must have enough cards.
+    The compiled deal (:func:`truedeal.kernel.sampler`) does the same with the
+    same bytes; the numpy code below is the reference.
     """
+    k = _compiled()
+    if k is not None:
+        k.deal(rng.bits, owners, np.ascontiguousarray(cards, np.int64), np.ascontiguousarray(counts, np.int64),
+               np.ascontiguousarray(dest, np.uint8), take)
+        return
     n, m = len(owners), len(cards)
     need = counts.sum(axis=1)
     width = int(need.max(initial=0))

@@ -6,7 +6,12 @@ and the numpy path (tests/test_kernel.py):
 * :func:`format_numbers` - deal numbers as decimal lines (the ``numbers`` format);
 * :func:`pbn_deal_strings` - PBN ``Deal`` values, one 70-byte line per deal;
 * deal-number encode / decode live in :mod:`truedeal.dealnumber`
-  (``encode_batch`` / ``decode_batch`` use the kernel when it is loaded).
+  (``encode_batch`` / ``decode_batch`` use the kernel when it is loaded);
+* the sampler's hot path (``truedeal._sampler``, see :func:`sampler`): the
+  integer draws of :class:`truedeal.randomness.Rng`, the categorical searches
+  of :mod:`truedeal.sampling` and the deal of :mod:`truedeal.fill`, consuming
+  the seeded stream byte for byte as their numpy forms do
+  (tests/test_kernel_sampler.py).
 
 The kernel is built by ``pip install`` when a C compiler is present; it is
 optional.  Without it (or with ``TRUEDEAL_NO_KERNEL=1`` in the environment,
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from functools import cache
 from types import ModuleType
 
@@ -28,6 +34,8 @@ from .cards import N_CARDS, RANKS, SEATS
 __all__ = [
     "PBN_LEN",
     "native",
+    "sampler",
+    "numpy_only",
     "missing_reason",
     "note_if_missing",
     "format_numbers",
@@ -56,9 +64,44 @@ def native() -> ModuleType | None:
     return _kernel
 
 
+_numpy_only = False
+
+
+@cache
+def _load_sampler() -> ModuleType | None:
+    global _missing
+    if native() is None:  # disabled, or the build has no compiler: the same reason
+        return None
+    try:
+        from . import _sampler
+    except ImportError as exc:
+        _missing = f"partly built (no sampler: {exc})"
+        return None
+    return _sampler
+
+
+def sampler() -> ModuleType | None:
+    """The compiled sampler module, or None: not built, disabled by
+    TRUEDEAL_NO_KERNEL, or inside :func:`numpy_only`.  Callers then run their
+    numpy reference code, which draws the same bytes into the same deals."""
+    return None if _numpy_only else _load_sampler()
+
+
+@contextmanager
+def numpy_only():
+    """Run the block on the numpy reference path of the sampler (to compare
+    the two in one process: tests and benchmarks).  Not thread-safe."""
+    global _numpy_only
+    saved, _numpy_only = _numpy_only, True
+    try:
+        yield
+    finally:
+        _numpy_only = saved
+
+
 def missing_reason() -> str | None:
     """Why the kernel is not in use, or None when it is."""
-    return None if native() is not None else _missing
+    return None if native() is not None and _load_sampler() is not None else _missing
 
 
 def note_if_missing() -> None:

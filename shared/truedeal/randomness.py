@@ -13,6 +13,8 @@ Two bit sources:
 On top of the bits, :class:`Rng` draws integers below a bound with no modulo
 bias: Lemire's multiply-shift with rejection on 16- or 32-bit words for small
 bounds, bit-mask rejection for 64-bit bounds and Python integers of any size.
+The compiled sampler (:func:`truedeal.kernel.sampler`) makes the same draws
+from the same bytes; the numpy code here is the reference and the fallback.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import hashlib
 import os
 
 import numpy as np
+
+from .kernel import sampler as _compiled
 
 #: Deals per reproducible chunk.  Changing it changes every seeded stream.
 CHUNK_DEALS = 4096
@@ -81,6 +85,16 @@ class Rng:
         Returns int64.  Bounds below 2**32 use Lemire's method, larger ones
         bit-mask rejection; both reject rather than reduce modulo b.
         """
+        k = _compiled()
+        if k is not None:
+            b = np.ascontiguousarray(bounds, dtype=np.int64)
+            out = np.empty(b.shape, dtype=np.int64)
+            k.below(self.bits, b, out)
+            return out
+        return self.below_numpy(bounds)
+
+    def below_numpy(self, bounds: np.ndarray) -> np.ndarray:
+        """:meth:`below` on numpy alone: the reference implementation."""
         bounds = np.asarray(bounds, dtype=np.int64)
         out = np.empty(bounds.shape, dtype=np.int64)
         flat_b = bounds.reshape(-1)
@@ -153,6 +167,10 @@ class Rng:
             raise ValueError("bound too wide for this shift")
         hi = np.empty(n, dtype=np.int64)
         lo = np.empty(n, dtype=np.uint64)
+        k = _compiled()
+        if k is not None and top + 1 < 1 << 63:
+            k.below_wide(self.bits, top, low_max, shift, hi, lo)
+            return hi, lo
         todo = np.arange(n)
         top_b = np.full(1, top + 1, dtype=np.int64)
         low_mask = np.uint64((1 << shift) - 1) if shift < 64 else np.uint64(0xFFFFFFFFFFFFFFFF)

@@ -24,6 +24,7 @@ import numpy as np
 
 from .enumeration import Listing, prefix_sums
 from .fill import fill_deals
+from .kernel import sampler as _compiled
 from .patterns import PATTERNS
 from .randomness import Rng
 
@@ -40,8 +41,15 @@ class WideCategorical:
         cum = list(accumulate(weights))
         self.cum_hi = np.array([c >> self.shift for c in cum], dtype=np.int64)
         self.cum_lo = np.array([c & mask for c in cum], dtype=np.uint64)
+        self.top = (self.total - 1) >> self.shift
+        self.low_max = (self.total - 1) & mask
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
+        k = _compiled()
+        if k is not None and self.top + 1 < 1 << 63:
+            out = np.empty(n, dtype=np.int64)
+            k.wide_locate(rng.bits, self.top, self.low_max, self.shift, self.cum_hi, self.cum_lo, out)
+            return out
         hi, lo = rng.below_wide(self.total, n, self.shift)
         right = np.searchsorted(self.cum_hi, hi, side="right")
         left = np.searchsorted(self.cum_hi, hi, side="left")
@@ -179,9 +187,14 @@ class Sampler:
         """Split pair feature vectors ``z`` (flat) into the two suits' vectors."""
         lay = self.layout
         key = pair * lay.zsize + z
+        total = self.listing.pair_tables[pair, z]
+        k = _compiled()
+        if k is not None:
+            at = np.empty(len(key), dtype=np.int64)
+            k.locate(rng.bits, self.split_key, self.split_cum, np.ascontiguousarray(key, np.int64), np.ascontiguousarray(total, np.int64), at)
+            return self.split_va[at], self.split_vb[at]
         start = np.searchsorted(self.split_key, key, side="left")
         base = np.where(start > 0, self.split_cum[np.maximum(start - 1, 0)], 0)
-        total = self.listing.pair_tables[pair, z]
         at = np.searchsorted(self.split_cum, base + rng.below(total), side="right")
         va, vb = self.split_va[at], self.split_vb[at]
         return va, vb
@@ -189,9 +202,14 @@ class Sampler:
     def _option(self, col: np.ndarray, v: np.ndarray, rng: Rng) -> np.ndarray:
         """Index into the global option arrays, weighted by F within (column, v)."""
         key = col * self.layout.zsize + v
+        total = self.listing.g[col, v]
+        k = _compiled()
+        if k is not None:
+            at = np.empty(len(key), dtype=np.int64)
+            k.locate(rng.bits, self.opt_key, self.opt_cum, np.ascontiguousarray(key, np.int64), np.ascontiguousarray(total, np.int64), at)
+            return at
         start = np.searchsorted(self.opt_key, key, side="left")
         base = np.where(start > 0, self.opt_cum[np.maximum(start - 1, 0)], 0)
-        total = self.listing.g[col, v]
         return np.searchsorted(self.opt_cum, base + rng.below(total), side="right")
 
     # ------------------------------------------------------------------ public

@@ -1,0 +1,512 @@
+/* truedeal._sampler: the sampler's hot path (integer draws, categorical
+ * searches, the partial Fisher-Yates deal) in C.
+ *
+ * The seeded stream is a published contract, so every function here consumes
+ * the random bytes in exactly the order, and in exactly the amounts, of its
+ * numpy reference (truedeal/randomness.py, sampling.py, fill.py) and returns
+ * the same draws; tests/test_kernel_sampler.py checks it byte for byte.  The
+ * bytes still come from the Python bit source (``bits.read(n)``): SHAKE-256
+ * is hashlib's, and a read of n bytes here is a read of n bytes there.
+ *
+ * Arrays arrive as C-contiguous buffers (the wrappers in truedeal/kernel.py
+ * check dtypes and shapes): int64 unless said otherwise.
+ *
+ *   below(bits, bounds, out)                      Rng.below
+ *   below_wide(bits, top, low_max, shift, hi, lo) Rng.below_wide
+ *   wide_locate(bits, top, low_max, shift, cum_hi, cum_lo, out)
+ *                                                 WideCategorical.draw
+ *   locate(bits, keys, cum, qkey, total, out)     Sampler._split / _option
+ *   deal(bits, owners u8, cards, counts, dest u8, take)   fill._deal
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCARDS 52
+
+/* ------------------------------------------------------------ the bytes */
+
+/* Read exactly n bytes from the Python bit source into dst (n may be 0:
+ * then nothing is read, as numpy's read(0) consumes nothing either). */
+static int read_bits(PyObject *bits, size_t n, uint8_t *dst) {
+    if (!n) return 0;
+    PyObject *r = PyObject_CallMethod(bits, "read", "n", (Py_ssize_t)n);
+    if (!r) return -1;
+    Py_buffer v;
+    if (PyObject_GetBuffer(r, &v, PyBUF_SIMPLE) < 0) {
+        Py_DECREF(r);
+        return -1;
+    }
+    int ok = (size_t)v.len == n;
+    if (ok) memcpy(dst, v.buf, n);
+    PyBuffer_Release(&v);
+    Py_DECREF(r);
+    if (!ok) {
+        PyErr_SetString(PyExc_RuntimeError, "bit source returned the wrong number of bytes");
+        return -1;
+    }
+    return 0;
+}
+
+static inline uint64_t le(const uint8_t *p, int nbytes) {
+    uint64_t x = 0;
+    for (int i = nbytes - 1; i >= 0; i--) x = x << 8 | p[i];
+    return x;
+}
+
+/* ------------------------------------------------------------ integer draws */
+
+/* Lemire's multiply-shift on `bits`-bit words (16 or 32) for the bounds
+ * b[idx[0..cnt)], all below 2**bits; results into out[idx[k]].  Mirrors
+ * Rng._lemire: one read for every index, then the rejected ones, in index
+ * order, again (its recursion is these rounds). */
+static int lemire(PyObject *bits, const int64_t *b, int64_t *out, int64_t *idx, size_t cnt, int nbits) {
+    int w = nbits / 8;
+    uint64_t span = (uint64_t)1 << nbits, mask = span - 1;
+    uint8_t *buf = malloc(cnt * w + 1);
+    if (!buf) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    while (cnt) {
+        if (read_bits(bits, cnt * w, buf) < 0) {
+            free(buf);
+            return -1;
+        }
+        size_t bad = 0;
+        for (size_t k = 0; k < cnt; k++) {
+            int64_t i = idx[k];
+            uint64_t bi = (uint64_t)b[i];
+            uint64_t m = le(buf + k * w, w) * bi; /* < 2**(2 nbits) <= 2**64 */
+            out[i] = (int64_t)(m >> nbits);
+            uint64_t low = m & mask;
+            if (low < bi && low < (span - bi) % bi) idx[bad++] = i;
+        }
+        cnt = bad;
+    }
+    free(buf);
+    return 0;
+}
+
+/* Bit-mask rejection on 64-bit words (Rng._below64) for b[idx[0..cnt)]. */
+static int below64(PyObject *bits, const int64_t *b, int64_t *out, int64_t *idx, size_t cnt) {
+    uint8_t *buf = malloc(cnt * 8 + 1);
+    if (!buf) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    while (cnt) {
+        if (read_bits(bits, cnt * 8, buf) < 0) {
+            free(buf);
+            return -1;
+        }
+        size_t left = 0;
+        for (size_t k = 0; k < cnt; k++) {
+            int64_t i = idx[k];
+            uint64_t bm1 = (uint64_t)b[i] - 1;
+            int nb = bm1 ? 64 - __builtin_clzll(bm1) : 0;
+            uint64_t r = le(buf + 8 * k, 8) & (((uint64_t)1 << nb) - 1); /* nb <= 63 */
+            if (r < (uint64_t)b[i])
+                out[i] = (int64_t)r;
+            else
+                idx[left++] = i;
+        }
+        cnt = left;
+    }
+    free(buf);
+    return 0;
+}
+
+/* Rng.below: one uniform integer in [0, b[i]) per bound, same bytes. */
+static int below(PyObject *bits, const int64_t *b, int64_t *out, size_t n) {
+    if (!n) return 0;
+    int64_t mn = b[0], mx = b[0];
+    for (size_t i = 1; i < n; i++) {
+        if (b[i] < mn) mn = b[i];
+        if (b[i] > mx) mx = b[i];
+    }
+    if (mn < 1) {
+        PyErr_SetString(PyExc_ValueError, "bounds must be >= 1");
+        return -1;
+    }
+    int64_t *idx = malloc(n * sizeof *idx);
+    if (!idx) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int rc;
+    if (mx < (1 << 16)) {
+        for (size_t i = 0; i < n; i++) idx[i] = (int64_t)i;
+        rc = lemire(bits, b, out, idx, n, 16);
+    } else {
+        size_t ns = 0; /* the small bounds first (all of them, retries included), then the big */
+        for (size_t i = 0; i < n; i++)
+            if (b[i] < ((int64_t)1 << 32)) idx[ns++] = (int64_t)i;
+        rc = lemire(bits, b, out, idx, ns, 32);
+        if (!rc && ns < n) {
+            size_t nb = 0;
+            for (size_t i = 0; i < n; i++)
+                if (b[i] >= ((int64_t)1 << 32)) idx[nb++] = (int64_t)i;
+            rc = below64(bits, b, out, idx, nb);
+        }
+    }
+    free(idx);
+    return rc;
+}
+
+/* Rng.below_wide: n integers r < bound, bound - 1 = top * 2**shift + low_max,
+ * as (hi, lo) = (r >> shift, r & (2**shift - 1)). */
+static int below_wide(PyObject *bits, int64_t top, uint64_t low_max, int shift, int64_t *hi, uint64_t *lo, size_t n) {
+    if (top < 0 || top == INT64_MAX || shift < 0 || shift > 64) {
+        PyErr_SetString(PyExc_ValueError, "bound too wide for this shift");
+        return -1;
+    }
+    uint64_t low_mask = shift == 64 ? ~(uint64_t)0 : ((uint64_t)1 << shift) - 1;
+    size_t cnt = n;
+    int64_t *todo = malloc((n + 1) * sizeof *todo), *bnd = malloc((n + 1) * sizeof *bnd), *h = malloc((n + 1) * sizeof *h);
+    uint8_t *buf = malloc(n * 8 + 1);
+    int rc = 0;
+    if (!todo || !bnd || !h || !buf) {
+        PyErr_NoMemory();
+        rc = -1;
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        todo[i] = (int64_t)i;
+        bnd[i] = top + 1;
+    }
+    while (cnt) {
+        if ((rc = below(bits, bnd, h, cnt)) < 0) goto done;
+        if (shift && (rc = read_bits(bits, cnt * 8, buf)) < 0) goto done;
+        size_t left = 0;
+        for (size_t k = 0; k < cnt; k++) {
+            uint64_t low = shift ? le(buf + 8 * k, 8) & low_mask : 0;
+            if (h[k] < top || low <= low_max) {
+                hi[todo[k]] = h[k];
+                lo[todo[k]] = low;
+            } else {
+                todo[left++] = todo[k];
+            }
+        }
+        cnt = left;
+    }
+done:
+    free(todo);
+    free(bnd);
+    free(h);
+    free(buf);
+    return rc;
+}
+
+/* ------------------------------------------------------------ searches */
+
+/* numpy.searchsorted(a, x, side="left"): the first i with a[i] >= x. */
+static inline size_t lower(const int64_t *a, size_t n, int64_t x) {
+    size_t l = 0, r = n;
+    while (l < r) {
+        size_t m = (l + r) / 2;
+        if (a[m] < x) l = m + 1;
+        else r = m;
+    }
+    return l;
+}
+
+/* numpy.searchsorted(a, x, side="right"): the first i with a[i] > x. */
+static inline size_t upper(const int64_t *a, size_t n, int64_t x) {
+    size_t l = 0, r = n;
+    while (l < r) {
+        size_t m = (l + r) / 2;
+        if (a[m] <= x) l = m + 1;
+        else r = m;
+    }
+    return l;
+}
+
+/* ------------------------------------------------------------ the deal */
+
+/* fill._deal: give row r's counts[r, k] cards to dest[k], a uniform choice
+ * among the cards of `cards` (in that order) that row r's owner array marks
+ * `take`; the partial Fisher-Yates draws all positions of all rows in one
+ * Rng.below call, position-major, as the numpy path does. */
+static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards, size_t m, const int64_t *counts,
+                size_t K, const uint8_t *dest, uint8_t take) {
+    if (!n || !K) return 0;
+    int64_t width = 0;
+    for (size_t r = 0; r < n; r++) {
+        int64_t need = 0;
+        for (size_t k = 0; k < K; k++) need += counts[r * K + k];
+        if (need > width) width = need;
+    }
+    if (width <= 0) return 0;
+    if ((size_t)width > m) {
+        PyErr_SetString(PyExc_ValueError, "deal: a row needs more cards than it has");
+        return -1;
+    }
+    uint8_t *lists = malloc(n * m + 1);
+    int64_t *length = malloc(n * sizeof *length);
+    int64_t *bnd = NULL, *draw = NULL;
+    int rc = -1;
+    if (!lists || !length) goto nomem;
+    int all = 1, full = 1;
+    for (size_t r = 0; r < n && all; r++)
+        for (size_t c = 0; c < m; c++)
+            if (owners[r * NCARDS + cards[c]] != take) {
+                all = 0;
+                break;
+            }
+    int64_t S = 0;
+    for (size_t r = 0; r < n; r++) {
+        uint8_t *l = lists + r * m;
+        const uint8_t *o = owners + r * NCARDS;
+        size_t a = 0;
+        if (all) {
+            for (size_t c = 0; c < m; c++) l[c] = (uint8_t)cards[c];
+            a = m;
+        } else { /* the available cards first, then the rest, each in card order */
+            for (size_t c = 0; c < m; c++)
+                if (o[cards[c]] == take) l[a++] = (uint8_t)cards[c];
+            size_t b = a;
+            for (size_t c = 0; c < m; c++)
+                if (o[cards[c]] != take) l[b++] = (uint8_t)cards[c];
+        }
+        length[r] = (int64_t)a;
+        int64_t need = 0;
+        for (size_t k = 0; k < K; k++) need += counts[r * K + k];
+        if (need != length[r]) full = 0;
+    }
+    /* When every row's blocks take all its cards the last block needs no shuffle. */
+    for (size_t r = 0; r < n; r++) {
+        int64_t need = 0;
+        for (size_t k = 0; k < K; k++) need += counts[r * K + k];
+        int64_t sh = full ? need - counts[r * K + K - 1] : need;
+        if (sh > S) S = sh;
+    }
+    size_t steps = (size_t)S;
+    bnd = malloc((steps * n + 1) * sizeof *bnd);
+    draw = malloc((steps * n + 1) * sizeof *draw);
+    if (!bnd || !draw) goto nomem;
+    for (size_t i = 0; i < steps; i++)
+        for (size_t r = 0; r < n; r++) {
+            int64_t x = length[r] - (int64_t)i;
+            bnd[i * n + r] = x > 1 ? x : 1;
+        }
+    if (below(bits, bnd, draw, steps * n) < 0) goto out;
+    for (size_t r = 0; r < n; r++) {
+        uint8_t *l = lists + r * m;
+        for (size_t i = 0; i < steps; i++) {
+            size_t j = i + (size_t)draw[i * n + r];
+            uint8_t t = l[i];
+            l[i] = l[j];
+            l[j] = t;
+        }
+        uint8_t *o = owners + r * NCARDS;
+        size_t k = 0;
+        int64_t end = counts[r * K];
+        for (int64_t p = 0; p < width; p++) {
+            while (k < K && end <= p) { /* block = how many block ends are <= p */
+                k++;
+                if (k < K) end += counts[r * K + k];
+            }
+            if (k < K) o[l[p]] = dest[k];
+        }
+    }
+    rc = 0;
+    goto out;
+nomem:
+    PyErr_NoMemory();
+out:
+    free(lists);
+    free(length);
+    free(bnd);
+    free(draw);
+    return rc;
+}
+
+/* ------------------------------------------------------------ Python glue */
+
+/* Parse helper: a buffer whose size must be a multiple of `item`. */
+static int sized(Py_buffer *v, size_t item, size_t *n, const char *what) {
+    if (v->len % item) {
+        PyErr_Format(PyExc_ValueError, "%s: buffer size is not a multiple of %zu", what, item);
+        return -1;
+    }
+    *n = (size_t)v->len / item;
+    return 0;
+}
+
+static PyObject *s_below(PyObject *self, PyObject *args) {
+    PyObject *bits;
+    Py_buffer b, out;
+    if (!PyArg_ParseTuple(args, "Oy*w*", &bits, &b, &out)) return NULL;
+    size_t n, no;
+    int rc = sized(&b, 8, &n, "below");
+    if (!rc) rc = sized(&out, 8, &no, "below");
+    if (!rc && n != no) {
+        PyErr_SetString(PyExc_ValueError, "below: bounds and out differ in size");
+        rc = -1;
+    }
+    if (!rc) rc = below(bits, b.buf, out.buf, n);
+    PyBuffer_Release(&b);
+    PyBuffer_Release(&out);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *s_below_wide(PyObject *self, PyObject *args) {
+    PyObject *bits;
+    long long top;
+    unsigned long long low_max;
+    int shift;
+    Py_buffer hi, lo;
+    if (!PyArg_ParseTuple(args, "OLKiw*w*", &bits, &top, &low_max, &shift, &hi, &lo)) return NULL;
+    size_t n, n2;
+    int rc = sized(&hi, 8, &n, "below_wide");
+    if (!rc) rc = sized(&lo, 8, &n2, "below_wide");
+    if (!rc && n != n2) {
+        PyErr_SetString(PyExc_ValueError, "below_wide: hi and lo differ in size");
+        rc = -1;
+    }
+    if (!rc) rc = below_wide(bits, top, low_max, shift, hi.buf, lo.buf, n);
+    PyBuffer_Release(&hi);
+    PyBuffer_Release(&lo);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* WideCategorical.draw: r = below_wide(...), then the first i whose
+ * cumulative total exceeds r (high keys, then low bits on a tie). */
+static PyObject *s_wide_locate(PyObject *self, PyObject *args) {
+    PyObject *bits;
+    long long top;
+    unsigned long long low_max;
+    int shift;
+    Py_buffer ch, cl, out;
+    if (!PyArg_ParseTuple(args, "OLKiy*y*w*", &bits, &top, &low_max, &shift, &ch, &cl, &out)) return NULL;
+    size_t nc, nc2, n;
+    int64_t *hi = NULL;
+    uint64_t *lo = NULL;
+    int rc = sized(&ch, 8, &nc, "wide_locate");
+    if (!rc) rc = sized(&cl, 8, &nc2, "wide_locate");
+    if (!rc) rc = sized(&out, 8, &n, "wide_locate");
+    if (!rc && nc != nc2) {
+        PyErr_SetString(PyExc_ValueError, "wide_locate: cum_hi and cum_lo differ in size");
+        rc = -1;
+    }
+    if (!rc) {
+        hi = malloc((n + 1) * 8);
+        lo = malloc((n + 1) * 8);
+        if (!hi || !lo) {
+            PyErr_NoMemory();
+            rc = -1;
+        }
+    }
+    if (!rc) rc = below_wide(bits, top, low_max, shift, hi, lo, n);
+    if (!rc) {
+        const int64_t *cum_hi = ch.buf;
+        const uint64_t *cum_lo = cl.buf;
+        int64_t *o = out.buf;
+        for (size_t r = 0; r < n; r++) {
+            size_t right = upper(cum_hi, nc, hi[r]), left = lower(cum_hi, nc, hi[r]);
+            o[r] = (int64_t)right;
+            for (size_t i = left; i < right; i++)
+                if (lo[r] < cum_lo[i]) {
+                    o[r] = (int64_t)i;
+                    break;
+                }
+        }
+    }
+    free(hi);
+    free(lo);
+    PyBuffer_Release(&ch);
+    PyBuffer_Release(&cl);
+    PyBuffer_Release(&out);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Sampler._split / _option: within the run of `keys` equal to qkey[r], the
+ * entry whose cumulative weight first exceeds base + below(total[r]). */
+static PyObject *s_locate(PyObject *self, PyObject *args) {
+    PyObject *bits;
+    Py_buffer kb, cb, qb, tb, ob;
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*w*", &bits, &kb, &cb, &qb, &tb, &ob)) return NULL;
+    size_t nk, nc, n, nt, no;
+    int64_t *r = NULL;
+    int rc = sized(&kb, 8, &nk, "locate");
+    if (!rc) rc = sized(&cb, 8, &nc, "locate");
+    if (!rc) rc = sized(&qb, 8, &n, "locate");
+    if (!rc) rc = sized(&tb, 8, &nt, "locate");
+    if (!rc) rc = sized(&ob, 8, &no, "locate");
+    if (!rc && (nk != nc || n != nt || n != no)) {
+        PyErr_SetString(PyExc_ValueError, "locate: sizes differ");
+        rc = -1;
+    }
+    if (!rc && !(r = malloc((n + 1) * 8))) {
+        PyErr_NoMemory();
+        rc = -1;
+    }
+    if (!rc) rc = below(bits, tb.buf, r, n);
+    if (!rc) {
+        const int64_t *keys = kb.buf, *cum = cb.buf, *q = qb.buf;
+        int64_t *o = ob.buf;
+        for (size_t i = 0; i < n; i++) {
+            size_t start = lower(keys, nk, q[i]);
+            int64_t base = start ? cum[start - 1] : 0;
+            o[i] = (int64_t)upper(cum, nc, base + r[i]);
+        }
+    }
+    free(r);
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&cb);
+    PyBuffer_Release(&qb);
+    PyBuffer_Release(&tb);
+    PyBuffer_Release(&ob);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *s_deal(PyObject *self, PyObject *args) {
+    PyObject *bits;
+    Py_buffer ob, cb, kb, db;
+    int take;
+    if (!PyArg_ParseTuple(args, "Ow*y*y*y*i", &bits, &ob, &cb, &kb, &db, &take)) return NULL;
+    size_t n, m, nk, K = (size_t)db.len;
+    int rc = sized(&ob, NCARDS, &n, "deal");
+    if (!rc) rc = sized(&cb, 8, &m, "deal");
+    if (!rc) rc = sized(&kb, 8, &nk, "deal");
+    if (!rc && nk != n * K) {
+        PyErr_SetString(PyExc_ValueError, "deal: counts must be (n, len(dest))");
+        rc = -1;
+    }
+    if (!rc) {
+        const int64_t *cards = cb.buf;
+        for (size_t c = 0; c < m && !rc; c++)
+            if (cards[c] < 0 || cards[c] >= NCARDS) {
+                PyErr_SetString(PyExc_ValueError, "deal: cards must be 0..51");
+                rc = -1;
+            }
+    }
+    if (!rc) rc = deal(bits, ob.buf, n, cb.buf, m, kb.buf, K, db.buf, (uint8_t)take);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&cb);
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&db);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"below", s_below, METH_VARARGS, "below(bits, bounds i8, out i8): Rng.below, same bytes."},
+    {"below_wide", s_below_wide, METH_VARARGS, "below_wide(bits, top, low_max, shift, hi i8, lo u8): Rng.below_wide."},
+    {"wide_locate", s_wide_locate, METH_VARARGS,
+     "wide_locate(bits, top, low_max, shift, cum_hi i8, cum_lo u8, out i8): WideCategorical.draw."},
+    {"locate", s_locate, METH_VARARGS, "locate(bits, keys, cum, qkey, total, out): Sampler._split/_option's search."},
+    {"deal", s_deal, METH_VARARGS, "deal(bits, owners u8 (n,52), cards i8, counts i8 (n,K), dest u8 (K,), take): fill._deal."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_sampler", "truedeal compiled sampler", -1, methods};
+
+PyMODINIT_FUNC PyInit__sampler(void) { return PyModule_Create(&moddef); }

@@ -20,7 +20,6 @@ from web_support import (
     REDIS_URL,
     ServerThread,
     Worker,
-    format_one_in,
     scoped_namespace,
     worker_available,
 )
@@ -188,14 +187,14 @@ def test_live_probability_matches_api_count(browser, server):
     d = browser
     d.get(server.url + "/")
     o = settled(d, {})  # nothing constrained: every deal
-    assert o["text"] == "1 deal in 1"
+    assert o["text"] == "1 in 1 (100%)"
 
     fill_seat(d, "north", hcp=(15, 17), shape="any 4333 + any 4432 + any 5332")
     o = settled(d, NT)
     api = post_count(server.url, NT)
-    assert o["text"] == "1 deal in " + format_one_in(api["one_in"]) == "1 deal in 20.55"
+    assert o["text"] == api["odds"] == "1 in 21 (4.87%)"
     assert float(o["one_in"]) == api["one_in"]
-    assert json.loads(d.find_element(By.ID, "spec-json").get_attribute("textContent")) == NT
+    assert json.loads(d.find_element(By.ID, "spec-json").get_attribute("value")) == NT
     assert d.find_element(By.ID, "submit").is_enabled()
 
     # a second seat: still the API's number
@@ -203,7 +202,7 @@ def test_live_probability_matches_api_count(browser, server):
     spec2 = {**NT, "west": {"spades": [6, 13]}}
     o = settled(d, spec2)
     api2 = post_count(server.url, spec2)
-    assert o["text"] == "1 deal in " + format_one_in(api2["one_in"])
+    assert o["text"] == api2["odds"]
     assert float(o["one_in"]) == api2["one_in"]
 
     # an impossible spec is flagged before submission
@@ -229,7 +228,7 @@ def test_live_probability_matches_api_count(browser, server):
     set_field(d, "east-shape", "")
     fill_seat(d, "west", spades=("", ""))
     o = settled(d, NT)
-    assert o["text"] == "1 deal in 20.55"
+    assert o["text"] == "1 in 21 (4.87%)"
 
 
 def test_submit_job_progress_diagrams_and_downloads(browser, server, worker, downloads):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from typing import Any, Iterator
 
 import redis
@@ -20,7 +21,11 @@ from flask import Blueprint, Response, current_app, request
 from pydantic import ValidationError
 from truedeal import jobs as jobs_mod
 from truedeal.formats import WRITERS
+from truedeal.odds import odds_of_summary
 from truedeal.spec import DuplicateKey, Spec, SpecError, load_spec, strict_json
+
+from truedeal.engine import MAX_DEALS
+from truedeal.jobs.store import MAX_FIRST_BOARD
 
 from .counting import Counter, CountFailed
 from .models import DEAL_FORMATS, CountResult, JobRequest, JobStatus
@@ -38,7 +43,10 @@ MEDIA_TYPES = {
     "text": "text/plain; charset=utf-8",
     "lin": "text/plain; charset=utf-8",
 }
-EXTENSIONS = {"numbers": "txt", "pbn": "pbn", "json": "jsonl", "text": "txt", "lin": "lin"}
+#: File name endings of downloads (numbers and text are both plain text: told apart by name).
+EXTENSIONS = {"numbers": "numbers.txt", "pbn": "pbn", "json": "jsonl", "text": "txt", "lin": "lin"}
+#: Values of ``download`` that mean yes / no.
+_YES, _NO = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -53,9 +61,41 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _body_bytes() -> bytes:
+    """The raw body, at most ``MAX_CONTENT_LENGTH`` bytes; 413 past it.
+
+    A chunked body has no Content-Length, and werkzeug's limited stream then
+    simply stops at the limit: one more read tells a body that fits from
+    one that was cut."""
+    limit = current_app.config.get("MAX_CONTENT_LENGTH")
+    raw = request.get_data(cache=False)  # 413 at once when Content-Length is over the limit
+    if limit is not None and len(raw) >= limit:
+        try:
+            more = request.stream.read(1)
+        except Exception:  # werkzeug raises RequestEntityTooLarge past the limit
+            more = b"x"
+        if more or len(raw) > limit:
+            raise Problem(413, f"the request body is too large (at most {limit:,} bytes)")
+    return raw
+
+
+def _json_content_type() -> None:
+    """415 when the body is declared as something other than JSON
+    (application/json or a +json type; no Content-Type at all is read as
+    JSON).  This refuses the types a browser form may send across sites
+    (text/plain, form encodings) without a CORS preflight."""
+    mime = (request.mimetype or "").lower()
+    if mime and mime != "application/json" and not mime.endswith("+json"):
+        shown = request.content_type or "none"
+        raise Problem(415, f"send the body as application/json (Content-Type was {shown[:60]})",
+                      kind="unsupported-media-type", title="Unsupported Media Type")
+
+
 def json_body() -> Any:
-    """The request body parsed as JSON (whatever the Content-Type); 400 if it is not JSON."""
-    raw = request.get_data(cache=False)  # 413 past MAX_CONTENT_LENGTH
+    """The request body parsed as JSON; 415 unless it is declared as JSON,
+    413 past the size limit, 400 if it is not JSON."""
+    _json_content_type()
+    raw = _body_bytes()
     if not raw.strip():
         raise Problem(400, "the request body is empty; send a JSON object", kind="invalid-json", title="Invalid JSON")
     try:
@@ -87,17 +127,53 @@ def parse_spec(data: Any, pointer: str = "") -> Spec:
         return load_spec(data)
     except SpecError as e:
         raise Problem(422, str(e), kind="invalid-spec", title="Invalid spec",
-                      errors=[{"detail": str(e), "pointer": pointer}]) from None
+                      errors=[{"detail": str(e), "pointer": pointer + spec_pointer(str(e))}]) from None
+
+
+def spec_pointer(message: str) -> str:
+    """JSON Pointer (RFC 6901) of the field a SpecError line names:
+    ``"north.hcp: range [17, 15] is reversed"`` -> ``"/north/hcp"``; ``""``
+    when the line names no field."""
+    head, sep, _ = message.partition(":")
+    if not sep or not re.fullmatch(r"[A-Za-z_][\w]*(\.[\w]+)*", head.strip()):
+        return ""
+    return "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in head.strip().split("."))
+
+
+def _humane(e: dict[str, Any]) -> str:
+    """A pydantic error said as a person would ("ask for at least 1 deal")."""
+    kind, ctx, loc = e.get("type", ""), e.get("ctx") or {}, tuple(e.get("loc", ()))
+    field = str(loc[0]) if loc else ""
+    if kind == "extra_forbidden":
+        return "unknown field (fields are constraints, count, seed, format, first_board)"
+    if field == "count" and kind in ("greater_than_equal", "less_than_equal", "int_type"):
+        return f"ask for a whole number of deals from 1 to {MAX_DEALS:,}"
+    if field == "seed":
+        return "give text (1 to 1000 characters) or a whole number, which is used as its decimal text"
+    if field == "first_board" and kind in ("greater_than_equal", "less_than_equal", "int_type"):
+        return f"the first board is a whole number from 1 to {MAX_FIRST_BOARD:,}"
+    if kind == "greater_than_equal":
+        return f"must be at least {ctx.get('ge')}"
+    if kind == "less_than_equal":
+        return f"must be at most {ctx.get('le')}"
+    if kind == "int_type":
+        return "must be a whole number"
+    if kind == "missing":
+        return "this field is required"
+    return str(e.get("msg", "invalid value")).removeprefix("Value error, ")
 
 
 def _pydantic_problem(err: ValidationError) -> Problem:
-    items = []
+    items, seen = [], set()
     for e in err.errors(include_url=False):
         loc = [str(x) for x in e.get("loc", ())]
+        if loc[:1] == ["seed"]:
+            loc = ["seed"]  # not pydantic's union branches (seed.str, seed.int)
+        if tuple(loc) in seen:
+            continue
+        seen.add(tuple(loc))
         where = ".".join(loc)
-        msg = e.get("msg", "invalid value")
-        if e.get("type") == "extra_forbidden":
-            msg = "unknown field (fields are constraints, count, seed, format, first_board)"
+        msg = _humane(e)
         items.append({"detail": f"{where}: {msg}" if where else msg, "pointer": "/" + "/".join(loc) if loc else ""})
     detail = items[0]["detail"] if items else "invalid request"
     if len(items) > 1:
@@ -111,6 +187,7 @@ def count_result(spec: Spec, summary: dict[str, Any]) -> dict[str, Any]:
     deals = out.get("deals")
     out.update(
         spec=spec.canonical(),
+        odds=odds_of_summary(summary),
         exact=deals is not None,
         deals=deals,
         deals_text=None if deals is None else str(deals),
@@ -150,7 +227,16 @@ def _guard() -> None:
     st = state()
     who = None
     if request.endpoint != "api.openapi":
-        who = st.api_keys.authenticate()
+        addr = request.remote_addr or "?"
+        limiter = st.auth_failures
+        if limiter is not None:
+            limiter.check(addr)
+        try:
+            who = st.api_keys.authenticate()
+        except Problem:
+            if limiter is not None:
+                limiter.failed(addr)
+            raise
     if st.rate_limiter is not None:
         st.rate_limiter.hit("key:" + who if who else "addr:" + (request.remote_addr or "?"))
 
@@ -195,47 +281,29 @@ def _not_found(exc: Exception, job_id: str) -> Problem:
 
 
 def job_view(status: dict[str, Any]) -> dict[str, Any]:
-    """A :class:`JobStatus` dict from ``JobStore.status``."""
-    p = status["progress"]
-    e, d = p["enumeration"], p["drawing"]
-    units = e["total"] + d["total"]
-    if status["state"] == "done":
-        fraction = 1.0
-    else:
-        fraction = (e["done"] + d["done"]) / units if units else 0.0
+    """A :class:`JobStatus` dict from ``JobStore.status`` (the words of
+    :func:`truedeal.jobs.public_status`, which ``truedeal status --json``
+    prints too), with links and the count result in API form."""
+    backend = _jobs()
+    try:
+        workers = backend.store.workers_alive()
+    except redis.exceptions.RedisError:
+        workers = None
+    view = jobs_mod.public_status(status, workers)
     spec = load_spec(status["spec"])
     summary = status.get("count") or state().counter.cached(spec)
     jid = status["id"]
     base = f"/api/jobs/{jid}"
-    view = {
-        "id": jid,
-        "state": status["state"],
-        "count": status["n"],
-        "seed": status["seed"],
-        "seed_generated": bool(status.get("seed_generated")),
-        "format": status.get("format") or "pbn",
-        "first_board": status.get("first_board") or 1,
-        "constraints": spec.canonical(),
-        "progress": {
-            "done": d["deals_done"],
-            "total": d["deals_total"],
-            "fraction": round(min(1.0, max(0.0, fraction)), 6),
-            "enumeration": {"done": e["done"], "total": e["total"]},
-            "drawing": d,
-        },
-        "result": count_result(spec, summary) if summary else None,
-        "error": status.get("error"),
-        "created": status.get("created"),
-        "started": status.get("started"),
-        "updated": status.get("updated"),
-        "finished": status.get("finished"),
-        "links": {
+    view.update(
+        constraints=spec.canonical(),
+        result=count_result(spec, summary) if summary else None,
+        links={
             "self": base,
             "deals": f"{base}/deals",
             "pbn": f"{base}/deals?format=pbn",
             "numbers": f"{base}/deals?format=numbers",
         },
-    }
+    )
     return JobStatus.model_validate(view).model_dump(mode="json")
 
 
@@ -327,18 +395,25 @@ def cancel_job(job_id: str) -> Response:
     return _status_response(status)
 
 
-def _nonneg(name: str, default: int | None) -> int | None:
+def _nonneg(name: str, default: int | None, cap: int) -> int | None:
+    """Query parameter ``name`` as an integer >= 0, capped at ``cap`` (any
+    larger value means the same: past the end)."""
     raw = request.args.get(name)
     if raw is None or raw == "":
         return default
-    try:
-        value = int(raw, 10)
-    except ValueError:
-        value = -1
-    if value < 0 or len(raw) > 12:
+    if not re.fullmatch(r"\+?[0-9]+", raw.strip()):
         raise Problem(400, f"{name} must be an integer >= 0, got {raw[:40]!r}", kind="invalid-parameter",
                       title="Invalid parameter")
-    return value
+    digits = raw.strip().lstrip("+").lstrip("0") or "0"
+    return cap if len(digits) > len(str(cap)) else min(int(digits), cap)
+
+
+def _download() -> bool:
+    raw = request.args.get("download", "").strip().lower()
+    if raw not in _YES + _NO:
+        raise Problem(400, f"download must be 1 or 0 (true/false), got {raw[:40]!r}", kind="invalid-parameter",
+                      title="Invalid parameter")
+    return raw in _YES
 
 
 @bp.get("/jobs/<job_id>/deals")
@@ -349,9 +424,9 @@ def job_deals(job_id: str) -> Response:
     if fmt is not None and fmt not in DEAL_FORMATS:
         raise Problem(400, f"unknown format {fmt[:40]!r} (choose from {', '.join(DEAL_FORMATS)})",
                       kind="invalid-parameter", title="Invalid parameter")
-    offset = _nonneg("offset", 0)
-    limit = _nonneg("limit", None)
-    download = request.args.get("download", "") not in ("", "0", "false", "no")
+    offset = _nonneg("offset", 0, MAX_DEALS)
+    limit = _nonneg("limit", None, MAX_DEALS)
+    download = _download()
     backend = _jobs()
     store = backend.store
     job = None
@@ -362,6 +437,12 @@ def job_deals(job_id: str) -> Response:
     except jobs_mod.JobNotFound as e:
         raise _not_found(e, job_id) from None
     except jobs_mod.JobNotReady as e:
+        if job is not None and job.state == jobs_mod.CANCELLED:
+            raise Problem(410, "this job was cancelled: its deals were discarded and will never exist",
+                          kind="job-cancelled", title="Job cancelled", job_id=job_id, state=job.state) from None
+        if job is not None and job.state == jobs_mod.FAILED:
+            raise Problem(410, f"this job failed, so it has no deals: {job.error or 'no reason recorded'}",
+                          kind="job-failed", title="Job failed", job_id=job_id, state=job.state) from None
         raise Problem(409, str(e), kind="job-not-ready", title="Deals not ready", job_id=job_id,
                       state=None if job is None else job.state) from None
     except jobs_mod.JobInputError as e:

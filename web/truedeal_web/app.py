@@ -20,7 +20,7 @@ from flask import Flask
 from . import problems
 from .config import WebConfig
 from .counting import Counter
-from .security import ApiKeys, RateLimiter
+from .security import ApiKeys, AuthFailureLimiter, RateLimiter
 
 logger = logging.getLogger("truedeal.web")
 
@@ -67,11 +67,15 @@ class WebState:
             logger.warning("job endpoints disabled: %s", exc)
             self.jobs = None
         self.rate_limiter = None
-        if config.rate_limit:
+        self.auth_failures: AuthFailureLimiter | None = None
+        if config.rate_limit or self.api_keys.required:
             from truedeal.jobs import connect
 
             client = self.jobs.store.r if self.jobs else connect(config.redis_url)
-            self.rate_limiter = RateLimiter(client, config.key_prefix, *config.rate_limit)
+            if config.rate_limit:
+                self.rate_limiter = RateLimiter(client, config.key_prefix, *config.rate_limit)
+            if self.api_keys.required:
+                self.auth_failures = AuthFailureLimiter(client, config.key_prefix, *config.auth_failures)
 
 
 def create_app(config: WebConfig | Mapping[str, Any] | None = None) -> Flask:

@@ -11,6 +11,8 @@ TRUEDEAL_API_KEYS          comma-separated keys; when set, ``/api/*``       (non
                            requires ``Authorization: Bearer <key>``
 TRUEDEAL_RATE_LIMIT        ``N/second|minute|hour`` per API key (or client  (none)
                            address) on ``/api/*``, counted in Redis
+TRUEDEAL_AUTH_FAILURES     wrong API keys allowed per client address, as    20/minute
+                           ``N/second|minute|hour``; then 429
 TRUEDEAL_MAX_BODY          largest request body, bytes                      65536
 TRUEDEAL_COUNT_TIMEOUT     seconds one count may take before it is given up 20
 TRUEDEAL_COUNT_PROCESSES   counts that may run at once (each in its own     2
@@ -64,13 +66,13 @@ def _float(env: Mapping[str, str], name: str, default: float, minimum: float) ->
     return value
 
 
-def parse_rate(text: str | None) -> tuple[int, int] | None:
+def parse_rate(text: str | None, name: str = "TRUEDEAL_RATE_LIMIT") -> tuple[int, int] | None:
     """``"60/minute"`` -> ``(60, 60)`` (requests, window seconds); None/"" -> None."""
     if text is None or not str(text).strip():
         return None
     m = _RATE_RE.match(str(text))
     if not m or int(m.group(1)) < 1:
-        raise ConfigError(f"TRUEDEAL_RATE_LIMIT must look like 60/minute (or /second, /hour), got {text!r}")
+        raise ConfigError(f"{name} must look like 60/minute (or /second, /hour), got {text!r}")
     return int(m.group(1)), _PERIODS[m.group(2).lower()]
 
 
@@ -84,6 +86,7 @@ class WebConfig:
     max_job_deals: int = 100_000_000
     api_keys: tuple[str, ...] = ()
     rate_limit: tuple[int, int] | None = None
+    auth_failures: tuple[int, int] = (20, 60)
     max_body: int = 64 * 1024
     count_timeout: float = 20.0
     count_processes: int = 2
@@ -102,6 +105,7 @@ class WebConfig:
             max_job_deals=min(_int(env, "TRUEDEAL_MAX_JOB_DEALS", cls.max_job_deals, 1), MAX_DEALS),
             api_keys=keys,
             rate_limit=parse_rate(env.get("TRUEDEAL_RATE_LIMIT")),
+            auth_failures=parse_rate(env.get("TRUEDEAL_AUTH_FAILURES"), "TRUEDEAL_AUTH_FAILURES") or (20, 60),
             max_body=_int(env, "TRUEDEAL_MAX_BODY", cls.max_body, 1024),
             count_timeout=_float(env, "TRUEDEAL_COUNT_TIMEOUT", cls.count_timeout, 0.1),
             count_processes=_int(env, "TRUEDEAL_COUNT_PROCESSES", cls.count_processes, 1),
@@ -115,6 +119,8 @@ class WebConfig:
             changes["api_keys"] = tuple(k.strip() for k in changes["api_keys"].split(",") if k.strip())
         if "rate_limit" in changes and (changes["rate_limit"] is None or isinstance(changes["rate_limit"], str)):
             changes["rate_limit"] = parse_rate(changes["rate_limit"])
+        if isinstance(changes.get("auth_failures"), str):
+            changes["auth_failures"] = parse_rate(changes["auth_failures"], "TRUEDEAL_AUTH_FAILURES")
         if "max_job_deals" in changes:
             changes["max_job_deals"] = min(int(changes["max_job_deals"]), MAX_DEALS)
         return dataclasses.replace(self, **changes)

@@ -7,11 +7,12 @@ CLI and the workers validate with.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from truedeal.engine import MAX_DEALS
 from truedeal.formats import FORMATS
+from truedeal.jobs.store import MAX_FIRST_BOARD
 from truedeal.spec import Spec
 
 #: Job states, in life-cycle order (mirrors truedeal.jobs.STATES).
@@ -50,6 +51,7 @@ class CountResult(BaseModel):
     deals_estimate_stderr: Optional[float] = None
     probability: float = Field(description="Probability that a random deal satisfies the spec.")
     probability_exact: Optional[str] = Field(None, description="The exact probability as a fraction 'p/q'.")
+    odds: str = Field(description="The probability as a player reads it: '1 in 291 (0.343%)' ('about ...' for an estimate).")
     one_in: Optional[float] = Field(description="1 deal in `one_in` satisfies the spec; null when none does.")
     cases: Optional[int] = Field(description="Cases in Pavlicek's listing (suit pattern x A-K-Q-J holding of each constrained seat).")
     method: str
@@ -79,12 +81,26 @@ class JobRequest(BaseModel):
         strict=True, ge=1, le=MAX_DEALS,
         description="Number of deals. Above the server's configured maximum the answer is 413.",
     )
-    seed: Optional[str] = Field(
-        None, min_length=1, max_length=1000,
-        description="Seed of a reproducible stream; without one the server picks a random seed and reports it.",
+    seed: Optional[Union[StrictStr, StrictInt]] = Field(
+        None,
+        description=(
+            "Seed of a reproducible stream (1 to 1000 characters); an integer is used as its decimal text, so 3 and "
+            "\"3\" give the same deals. Without one the server picks a random seed and reports it."
+        ),
     )
     format: Format = Field("pbn", description="Default format of the deals endpoint for this job.")
-    first_board: int = Field(1, strict=True, ge=1, description="Board number of the first deal.")
+    first_board: int = Field(1, strict=True, ge=1, le=MAX_FIRST_BOARD, description="Board number of the first deal.")
+
+    @field_validator("seed")
+    @classmethod
+    def _seed_text(cls, v: str | int | None) -> str | None:
+        """The seed as text: an integer becomes its decimal digits."""
+        if v is None:
+            return None
+        text = str(v) if isinstance(v, int) else v
+        if not 1 <= len(text) <= 1000:
+            raise ValueError("the seed must be 1 to 1000 characters")
+        return text
 
 
 class PhaseProgress(BaseModel):
@@ -129,6 +145,7 @@ class JobStatus(BaseModel):
     progress: Progress
     result: Optional[CountResult] = Field(description="The spec's exact count and probability, once known.")
     error: Optional[str] = Field(description="Why the job failed or was cancelled.")
+    note: Optional[str] = Field(None, description="A warning about the job, e.g. that no worker has been seen to run it.")
     created: str
     started: Optional[str]
     updated: Optional[str]

@@ -101,3 +101,46 @@ class RateLimiter:
                 limit=self.limit,
                 window_seconds=self.window,
             )
+
+
+class AuthFailureLimiter:
+    """Wrong API keys, counted per client address in Redis (fixed window):
+    past ``limit`` failures in ``window`` seconds, the address gets 429
+    before its key is even looked at, so keys cannot be guessed at speed.
+    A right key does not reset the count (a guesser may hold one key).
+    If Redis cannot be reached the request is let through, as above."""
+
+    def __init__(self, client: redis.Redis, prefix: str, limit: int = 20, window: int = 60) -> None:
+        self.r = client
+        self.prefix = prefix
+        self.limit = limit
+        self.window = window
+
+    def _key(self, addr: str) -> str:
+        return f"{self.prefix}authfail:{hashlib.sha256(addr.encode()).hexdigest()[:32]}"
+
+    def check(self, addr: str) -> None:
+        """429 when ``addr`` has used up its failures."""
+        try:
+            pipe = self.r.pipeline(transaction=False)
+            pipe.get(self._key(addr))
+            pipe.ttl(self._key(addr))
+            used, ttl = pipe.execute()
+        except redis.exceptions.RedisError as exc:
+            logger.warning("API key failures not limited (Redis unreachable): %s", exc)
+            return
+        if used is not None and int(used) >= self.limit:
+            retry = max(1, int(ttl)) if ttl and int(ttl) > 0 else self.window
+            raise Problem(429, f"too many wrong API keys from this address; try again in {retry} s",
+                          kind="rate-limited", headers={"Retry-After": str(retry)},
+                          limit=self.limit, window_seconds=self.window)
+
+    def failed(self, addr: str) -> None:
+        """Count one wrong key from ``addr``."""
+        try:
+            pipe = self.r.pipeline(transaction=True)
+            pipe.incr(self._key(addr))
+            pipe.expire(self._key(addr), self.window, nx=True)
+            pipe.execute()
+        except redis.exceptions.RedisError as exc:
+            logger.warning("API key failure not counted (Redis unreachable): %s", exc)

@@ -4,10 +4,10 @@
 (function () {
   "use strict";
 
-  var SEATS = ["north", "east", "south", "west"];
-  var SUITS = ["spades", "hearts", "diamonds", "clubs"];
+  var L = window.TruedealLogic; // static/logic.js: the DOM-free part, tested under node
+  var SEATS = L.SEATS;
+  var SUITS = L.SUITS;
   var SYMBOLS = { spades: "\u2660", hearts: "\u2665", diamonds: "\u2666", clubs: "\u2663" };
-  var LIMITS = { hcp: 37, spades: 13, hearts: 13, diamonds: 13, clubs: 13 };
   var DEBOUNCE_MS = 250;
   var POLL_MS = 400;
 
@@ -48,43 +48,41 @@
     return (err && err.message) || String(err);
   }
 
-  // "1 deal in N": thousands separators, scientific past 1e15, two decimals below 100
-  function formatOneIn(x) {
-    if (x === null || x === undefined) return null;
-    if (x >= 1e15) return x.toExponential(3);
-    if (x >= 100) return Math.round(x).toLocaleString("en-US");
-    return String(Math.round(x * 100) / 100);
-  }
-
   function groupDigits(s) {
     return s.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
   }
 
   // ------------------------------------------------------------------ the spec
 
-  function readNumber(el) {
-    var raw = el.value.trim();
-    if (raw === "") return null;
-    var n = Number(raw);
-    return Number.isFinite(n) ? n : raw; // the server names what is wrong
+  function input(seat, field, bound) {
+    var fs = $("seat-" + seat);
+    return bound ? fs.querySelector('[data-field="' + field + '"][data-bound="' + bound + '"]')
+                 : fs.querySelector('[data-field="' + field + '"]');
+  }
+
+  function readFields() {
+    var fields = {};
+    SEATS.forEach(function (seat) {
+      fields[seat] = { shape: input(seat, "shape").value };
+      ["hcp"].concat(SUITS).forEach(function (field) {
+        fields[seat][field] = [input(seat, field, "min").value, input(seat, field, "max").value];
+      });
+    });
+    return fields;
+  }
+
+  function writeFields(fields) {
+    SEATS.forEach(function (seat) {
+      input(seat, "shape").value = fields[seat].shape;
+      ["hcp"].concat(SUITS).forEach(function (field) {
+        input(seat, field, "min").value = fields[seat][field][0];
+        input(seat, field, "max").value = fields[seat][field][1];
+      });
+    });
   }
 
   function buildSpec() {
-    var spec = {};
-    SEATS.forEach(function (seat) {
-      var fs = $("seat-" + seat);
-      var out = {};
-      ["hcp"].concat(SUITS).forEach(function (field) {
-        var lo = readNumber(fs.querySelector('[data-field="' + field + '"][data-bound="min"]'));
-        var hi = readNumber(fs.querySelector('[data-field="' + field + '"][data-bound="max"]'));
-        if (lo === null && hi === null) return;
-        out[field] = [lo === null ? 0 : lo, hi === null ? LIMITS[field] : hi];
-      });
-      var shape = fs.querySelector('[data-field="shape"]').value.trim();
-      if (shape) out.shape = shape;
-      if (Object.keys(out).length) spec[seat] = out;
-    });
-    return spec;
+    return L.specFromFields(readFields());
   }
 
   // ------------------------------------------------------------------ live count
@@ -107,7 +105,7 @@
 
   function scheduleCount() {
     var spec = buildSpec();
-    $("spec-json").textContent = JSON.stringify(spec, null, 1);
+    if (document.activeElement !== $("spec-json")) $("spec-json").value = JSON.stringify(spec, null, 1);
     var key = JSON.stringify(spec);
     if (key === scheduledKey) return;
     scheduledKey = key;
@@ -141,12 +139,21 @@
       } else {
         detail = "about " + c.deals_estimate.toPrecision(4) + " deals fit (estimate: " + c.method + ")";
       }
-      setOdds("ok", "1 deal in " + formatOneIn(c.one_in), detail);
+      setOdds("ok", L.oddsLine(c), detail);
     }).catch(function (err) {
       if (seq !== countSeq || (err && err.name === "AbortError")) return;
       if (!(err && err.status === 422)) scheduledKey = null; // let the next edit retry
       $("probability").dataset.spec = key;
       $("probability").dataset.oneIn = "";
+      var type = (err && err.problem && err.problem.type) || "";
+      if (/count-timeout$/.test(type)) {
+        // too slow for a web request, but the workers have no such limit: dealing stays possible
+        setOdds("slow", "Too slow to count here",
+                "The workers can still deal it: press Deal, the count comes with the job.");
+        specOk = true;
+        updateSubmit();
+        return;
+      }
       setOdds(err && err.status === 422 ? "invalid" : "error", "–", "", problemText(err));
     });
   }
@@ -164,7 +171,13 @@
   function submit(ev) {
     ev.preventDefault();
     if (!specOk || submitting) return;
-    var body = { constraints: buildSpec(), count: Number($("deal-count").value) };
+    var count = Number($("deal-count").value);
+    if (!Number.isInteger(count) || count < 1) {
+      showJobPanel();
+      $("job-error").textContent = "Ask for at least 1 deal (a whole number).";
+      return;
+    }
+    var body = { constraints: buildSpec(), count: count };
     var seed = $("seed").value;
     if (seed.trim()) body.seed = seed;
     submitting = true;
@@ -214,8 +227,7 @@
     var prog = s.progress;
     $("job-progress").value = prog.fraction;
     $("job-progress").dataset.fraction = String(prog.fraction);
-    $("job-progress-text").textContent = Math.floor(prog.fraction * 100) + "% \u00b7 " +
-      prog.done.toLocaleString("en-US") + " of " + prog.total.toLocaleString("en-US") + " deals";
+    $("job-progress-text").textContent = L.progressText(s);
     $("job-state").textContent = s.state;
     $("job-state").dataset.state = s.state;
     $("job-error").textContent = s.error || "";
@@ -266,7 +278,7 @@
     var base = s.links.deals;
     var short = s.id.slice(0, 8);
     setDownload("download-pbn", base + "?format=pbn&download=1", "truedeal-" + short + ".pbn");
-    setDownload("download-numbers", base + "?format=numbers&download=1", "truedeal-" + short + ".txt");
+    setDownload("download-numbers", base + "?format=numbers&download=1", "truedeal-" + short + ".numbers.txt");
     setDownload("download-lin", base + "?format=lin&download=1", "truedeal-" + short + ".lin");
     $("downloads").hidden = false;
     fetch(base + "?format=json&limit=" + previewDeals, { headers: headers() }).then(function (resp) {
@@ -291,7 +303,9 @@
   // "N:AKQ.T98.. E.. S.. W.." (North first) -> hand element
   function handEl(seat, holding) {
     var box = el("div", "hand hand-" + seat);
-    box.appendChild(el("div", "seat-name", seat.charAt(0).toUpperCase() + seat.slice(1)));
+    var name = el("div", "seat-name", seat.charAt(0).toUpperCase() + seat.slice(1) + " ");
+    name.appendChild(el("span", "hcp", L.handHcp(holding) + " HCP"));
+    box.appendChild(name);
     holding.split(".").forEach(function (cards, i) {
       var line = el("div", "holding");
       line.appendChild(el("span", "suit suit-" + SUITS[i], SYMBOLS[SUITS[i]]));
@@ -310,6 +324,7 @@
     center.appendChild(el("div", "board", "Board " + d.board));
     center.appendChild(el("div", "dealer", "Dealer " + d.dealer));
     center.appendChild(el("div", "vul", "Vul " + d.vulnerable));
+    if (d.number) center.appendChild(el("div", "number", "Deal " + d.number));
     box.appendChild(handEl("north", hands[0]));
     box.appendChild(handEl("west", hands[3]));
     box.appendChild(center);
@@ -321,7 +336,8 @@
   // ------------------------------------------------------------------ wiring
 
   form.addEventListener("input", function (ev) {
-    if (ev.target && (ev.target.id === "deal-count" || ev.target.id === "seed" || ev.target.id === "api-key")) {
+    if (ev.target && (ev.target.id === "deal-count" || ev.target.id === "seed" || ev.target.id === "api-key" ||
+                      ev.target.id === "spec-json" || ev.target.id === "spec-file")) {
       if (ev.target.id === "api-key") { scheduledKey = null; scheduleCount(); }
       return;
     }
@@ -336,10 +352,44 @@
     k.addEventListener("change", function () { sessionStorage.setItem("truedeal-api-key", k.value); });
   }
 
+  // the spec panel: paste or load a spec, then use it
+  function useSpec(text) {
+    var fields;
+    try {
+      fields = L.fieldsFromSpec(JSON.parse(text));
+    } catch (e) {
+      $("spec-json-error").textContent = "Not a spec: " + e.message;
+      return;
+    }
+    $("spec-json-error").textContent = "";
+    writeFields(fields);
+    scheduleCount();
+  }
+  $("spec-apply").addEventListener("click", function () { useSpec($("spec-json").value); });
+  $("spec-file").addEventListener("change", function () {
+    var f = $("spec-file").files[0];
+    if (f) f.text().then(useSpec);
+  });
+  Array.prototype.forEach.call(document.querySelectorAll("button.balanced"), function (b) {
+    b.addEventListener("click", function () {
+      input(b.dataset.seat, "shape").value = L.BALANCED;
+      scheduleCount();
+    });
+  });
+  $("print").addEventListener("click", function () { window.print(); });
+
+  // ?job=ID: show the job under the spec, count and seed it was made from
+  function restoreForm(status) {
+    try { writeFields(L.fieldsFromSpec(status.constraints)); } catch (e) { /* the job stands on its own */ }
+    $("deal-count").value = status.count;
+    $("seed").value = status.seed_generated ? "" : status.seed;
+    scheduleCount();
+  }
+
   scheduleCount();
   var resume = new URLSearchParams(window.location.search).get("job");
   if (resume && /^[0-9a-f]{32}$/.test(resume)) {
-    api("GET", "/api/jobs/" + resume).then(function (r) { startJob(r.data); })
+    api("GET", "/api/jobs/" + resume).then(function (r) { restoreForm(r.data); startJob(r.data); })
       .catch(function (err) { showJobPanel(); $("job-error").textContent = problemText(err); });
   }
 })();

@@ -1,0 +1,139 @@
+"""The page's logic (static/logic.js), run by a real JavaScript engine (node),
+checked against the Python spec model and independent counts; and the markup
+and stylesheet the page needs (presets, help, editable spec, print view,
+sticky odds on a phone).  The browser test (test_web_e2e.py) drives the whole
+page where chromium is installed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from truedeal.spec import load_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+STATIC = ROOT / "web" / "truedeal_web" / "static"
+NODE = shutil.which("node") or shutil.which("nodejs")
+HCP_OF = {"A": 4, "K": 3, "Q": 2, "J": 1}
+
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+
+def js(calls: list[tuple[str, list]]) -> list:
+    """Results of ``TruedealLogic.<name>(*args)`` for each call, in node."""
+    script = (f"const L = require({json.dumps(str(STATIC / 'logic.js'))});\n"
+              f"const calls = {json.dumps(calls)};\n"
+              "process.stdout.write(JSON.stringify(calls.map(([f, a]) => L[f](...a))));\n")
+    out = subprocess.run([NODE, "-e", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def fields(**seats) -> dict:
+    out = {}
+    for seat, values in seats.items():
+        f = {k: ["", ""] for k in ("hcp", "spades", "hearts", "diamonds", "clubs")}
+        f["shape"] = ""
+        f.update(values)
+        out[seat] = f
+    return out
+
+
+@needs_node
+def test_full_ranges_are_not_sent():
+    """Typing 0 in a minimum box (or 0..top) constrains nothing: no field is sent."""
+    got = js([
+        ("specFromFields", [fields(north={"hcp": ["0", ""]})]),
+        ("specFromFields", [fields(north={"hcp": ["0", "37"], "spades": ["", "13"]})]),
+        ("specFromFields", [fields(north={"hcp": ["0", "36"], "spades": ["5", ""]})]),
+        ("specFromFields", [fields(east={"hcp": ["", "10"], "shape": " any 4333 "})]),
+    ])
+    assert got[0] == {} and got[1] == {}
+    assert got[2] == {"north": {"hcp": [0, 36], "spades": [5, 13]}}
+    assert got[3] == {"east": {"hcp": [0, 10], "shape": "any 4333"}}
+    for spec in got:  # and each is a valid spec the server reads the same way
+        assert load_spec(spec).canonical() == spec
+
+
+@needs_node
+@pytest.mark.parametrize("spec", [
+    {"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}},
+    {"N": {"hcp": 12}, "s": {"spades": 5, "clubs": [0, 2]}, "west": {"shape": "any 5xxx - 5xxx"}},
+    {"east": {"diamonds": [6, 13], "clubs": 6}, "west": {"spades": 9}},
+])
+def test_a_job_or_pasted_spec_fills_the_form(spec):
+    """``?job=ID`` and the spec panel put a spec back in the form: reading the
+    form again gives the spec the server would use."""
+    canonical = load_spec(spec).canonical()
+    back, from_canonical = js([
+        ("specFromFields", [js([("fieldsFromSpec", [spec])])[0]]),
+        ("specFromFields", [js([("fieldsFromSpec", [canonical])])[0]]),
+    ])
+    assert load_spec(back).canonical() == canonical
+    assert from_canonical == canonical
+
+
+@needs_node
+def test_spec_the_form_cannot_show_is_refused_with_a_line():
+    script = (f"const L = require({json.dumps(str(STATIC / 'logic.js'))});\n"
+              "for (const s of [[1], {nort: {}}, {north: {hcpp: 3}}, {north: {hcp: [1, 2, 3]}}]) {\n"
+              "  try { L.fieldsFromSpec(s); console.log('accepted'); } catch (e) { console.log(e.message); }\n}\n")
+    out = subprocess.run([NODE, "-e", script], capture_output=True, text=True, timeout=60).stdout.splitlines()
+    assert "accepted" not in out and len(out) == 4
+    assert "nort" in out[1] and "hcpp" in out[2]
+
+
+@needs_node
+def test_progress_names_the_phase():
+    def status(state, e=(0, 0), d=(0, 0), deals=(0, 20_000), note=None):
+        return {"state": state, "note": note, "error": None,
+                "progress": {"done": deals[0], "total": deals[1],
+                             "enumeration": {"done": e[0], "total": e[1]},
+                             "drawing": {"done": d[0], "total": d[1], "deals_done": deals[0], "deals_total": deals[1]}}}
+
+    got = js([("progressText", [s]) for s in (
+        status("queued", note="no worker has been seen"),
+        status("enumerating", e=(3, 8)),
+        status("drawing", e=(8, 8), d=(1, 5), deals=(4096, 20_000)),
+        status("done", e=(8, 8), d=(5, 5), deals=(20_000, 20_000)),
+    )])
+    assert got[0].startswith("Queued") and "no worker has been seen" in got[0]
+    assert got[1] == "Listing the cases: 3 of 8 parts" and "deals" not in got[1]
+    assert got[2] == "Dealing: 4,096 of 20,000 deals"
+    assert got[3] == "Done: 20,000 of 20,000 deals"
+
+
+@needs_node
+def test_hand_points_match_an_independent_count():
+    out = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "truedeal.cli", "generate", "{}", "-n", "25",
+                          "--seed", "page hcp", "--format", "json"], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    hands = [h for line in out.stdout.splitlines() for h in json.loads(line)["deal"][2:].split()]
+    want = [sum(HCP_OF.get(c, 0) for c in hand) for hand in hands]
+    assert js([("handHcp", [h]) for h in hands]) == want
+    assert sum(want) == 40 * 25
+
+
+def test_page_markup_for_new_users():
+    from truedeal_web import WebConfig, create_app
+
+    app = create_app(WebConfig.from_env({}, redis_url="redis://127.0.0.1:1/0"))
+    try:
+        html = app.test_client().get("/").get_data(as_text=True)
+    finally:
+        app.extensions["truedeal"].counter.close()
+    assert html.index("logic.js") < html.index("app.js")
+    assert re.search(r'<textarea id="spec-json"', html) and 'id="spec-apply"' in html and 'id="spec-file"' in html
+    assert html.count('class="balanced preset"') == 4 and 'id="shape-help"' in html
+    assert 'placeholder="any 4333 + any 5332"' not in html  # a placeholder that looked like a value
+    assert 'id="print"' in html
+    css = (STATIC / "app.css").read_text()
+    phone = css[css.index("@media (max-width: 720px)"):]
+    assert "position: sticky" in phone.split("}\n}")[0] and '"center" "north"' in phone
+    assert "@media print" in css
+    # the shape box has a row of its own: the balanced pattern (30 characters) fits in it
+    assert re.search(r"\.row input\.shape \{[^}]*flex: 1 1 100%", css)

@@ -1,0 +1,113 @@
+// truedeal page logic with no DOM: form values <-> spec, progress wording,
+// hand points. Loaded by the page before app.js (window.TruedealLogic) and
+// by the tests under node (module.exports), so the same code is tested.
+(function (root) {
+  "use strict";
+
+  var SEATS = ["north", "east", "south", "west"];
+  var SUITS = ["spades", "hearts", "diamonds", "clubs"];
+  var LIMITS = { hcp: 37, spades: 13, hearts: 13, diamonds: 13, clubs: 13 };
+  var FIELDS = ["hcp"].concat(SUITS);
+  var HCP = { A: 4, K: 3, Q: 2, J: 1 };
+  var BALANCED = "any 4333 + any 4432 + any 5332";
+
+  function readNumber(raw) {
+    raw = raw === undefined || raw === null ? "" : String(raw).trim();
+    if (raw === "") return null;
+    var n = Number(raw);
+    return Number.isFinite(n) ? n : raw; // the server names what is wrong
+  }
+
+  // {north: {hcp: ["15", "17"], spades: ["", ""], ..., shape: "..."}, ...} -> spec.
+  // A range that allows every value ([0, 37] for points, [0, 13] for a suit)
+  // constrains nothing and is left out: sending it would only slow the count.
+  function specFromFields(fields) {
+    var spec = {};
+    SEATS.forEach(function (seat) {
+      var f = fields[seat] || {};
+      var out = {};
+      FIELDS.forEach(function (field) {
+        var pair = f[field] || ["", ""];
+        var lo = readNumber(pair[0]);
+        var hi = readNumber(pair[1]);
+        if (lo === null && hi === null) return;
+        lo = lo === null ? 0 : lo;
+        hi = hi === null ? LIMITS[field] : hi;
+        if (lo === 0 && hi === LIMITS[field]) return;
+        out[field] = [lo, hi];
+      });
+      var shape = (f.shape || "").trim();
+      if (shape) out.shape = shape;
+      if (Object.keys(out).length) spec[seat] = out;
+    });
+    return spec;
+  }
+
+  var ALIASES = { n: "north", e: "east", s: "south", w: "west" };
+
+  // spec (as the API answers it, or as a user pastes it) -> form values;
+  // throws Error with a one-line message for what the form cannot show.
+  function fieldsFromSpec(spec) {
+    if (spec === null || typeof spec !== "object" || Array.isArray(spec)) throw new Error("a spec is a JSON object");
+    var fields = {};
+    SEATS.forEach(function (seat) { fields[seat] = { shape: "" }; FIELDS.forEach(function (f) { fields[seat][f] = ["", ""]; }); });
+    Object.keys(spec).forEach(function (key) {
+      var seat = ALIASES[key.toLowerCase()] || key.toLowerCase();
+      if (SEATS.indexOf(seat) < 0) throw new Error("unknown seat " + JSON.stringify(key) + " (the form has north, east, south, west)");
+      var s = spec[key] || {};
+      Object.keys(s).forEach(function (field) {
+        var v = s[field];
+        if (field === "shape") { fields[seat].shape = String(v); return; }
+        if (FIELDS.indexOf(field) < 0) throw new Error(seat + "." + field + ": the form has no such field");
+        if (typeof v === "number") v = [v, v];
+        if (!Array.isArray(v) || v.length !== 2) throw new Error(seat + "." + field + ": expected a number or [min, max]");
+        fields[seat][field] = [String(v[0]), String(v[1])];
+      });
+    });
+    return fields;
+  }
+
+  function group(n) {
+    return Number(n).toLocaleString("en-US");
+  }
+
+  // The progress line, naming the phase the job is in.
+  function progressText(s) {
+    var p = s.progress, e = p.enumeration, d = p.drawing;
+    switch (s.state) {
+      case "queued":
+        return "Queued: waiting for a worker" + (s.note ? " (" + s.note + ")" : "");
+      case "enumerating":
+        return "Listing the cases: " + group(e.done) + " of " + group(e.total) + " parts";
+      case "drawing":
+        return "Dealing: " + group(p.done) + " of " + group(p.total) + " deals";
+      case "done":
+        return "Done: " + group(p.total) + " of " + group(p.total) + " deals";
+      case "cancelled":
+        return "Cancelled after " + group(p.done) + " of " + group(p.total) + " deals";
+      default:
+        return "Failed" + (s.error ? ": " + s.error : "");
+    }
+  }
+
+  // High-card points of one hand written "AKQ.T98.J2.-" (PBN, suits by dots).
+  function handHcp(holding) {
+    var total = 0;
+    for (var i = 0; i < holding.length; i++) total += HCP[holding.charAt(i).toUpperCase()] || 0;
+    return total;
+  }
+
+  // What the probability box says for a count result from the API.
+  function oddsLine(c) {
+    if (!c.possible) return "No deal fits";
+    return c.odds;
+  }
+
+  var api = {
+    SEATS: SEATS, SUITS: SUITS, LIMITS: LIMITS, BALANCED: BALANCED,
+    specFromFields: specFromFields, fieldsFromSpec: fieldsFromSpec,
+    progressText: progressText, handHcp: handHcp, oddsLine: oddsLine
+  };
+  if (typeof module !== "undefined" && module.exports) module.exports = api;
+  else root.TruedealLogic = api;
+})(this);

@@ -555,3 +555,18 @@ def test_watchdog_requeues_then_gives_up(unit_store):
     assert rep.failed == [job.id]
     assert "no progress" in st.get(job.id).error
     st.delete(job.id)
+
+
+def test_plan_cache_is_bounded_by_memory():
+    """Past its memory bound a worker keeps only the plan in use (a worker that
+    built an 800 MB plan must not also keep the ones before it, nor keep it
+    once another spec comes)."""
+    roomy = jobs.PlanCache(maxsize=4, max_rss=1 << 50)
+    for spec in (STRONG_NT, NINE_SPADES):
+        roomy.get(load_spec(spec).canonical_json())
+    assert len(roomy) == 2
+    tight = jobs.PlanCache(maxsize=4, max_rss=1)  # every process is over 1 byte
+    a = tight.get(load_spec(STRONG_NT).canonical_json())
+    assert tight.get(load_spec(STRONG_NT).canonical_json()) is a  # the plan in use stays
+    tight.get(load_spec(NINE_SPADES).canonical_json())
+    assert len(tight) == 1

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
+import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -29,12 +31,27 @@ from .store import (
 # --------------------------------------------------------------------------- plans
 
 
+def _rss() -> int:
+    """Resident memory of this process in bytes (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 class PlanCache:
     """Built :class:`~truedeal.engine.Plan` objects by canonical spec JSON,
-    least recently used first out (one per worker process)."""
+    least recently used first out (one per worker process).
 
-    def __init__(self, maxsize: int = 4) -> None:
+    Bounded by count (``maxsize``) and by memory: once the process holds more
+    than ``max_rss`` bytes, every plan but the one just asked for is dropped,
+    so a worker that built one huge plan (hundreds of MB) does not also keep
+    older ones, and drops the huge one as soon as another spec comes."""
+
+    def __init__(self, maxsize: int = 4, max_rss: int = 512 * 1024 * 1024) -> None:
         self.maxsize = maxsize
+        self.max_rss = max_rss
         self._plans: OrderedDict[str, Plan] = OrderedDict()
 
     def get(self, spec_json: str, progress: Callable[[int, int], None] | None = None) -> Plan:
@@ -44,11 +61,22 @@ class PlanCache:
         if plan is not None:
             self._plans.move_to_end(spec_json)
             return plan
+        if self._plans and _rss() > self.max_rss:
+            self._keep_only(None)  # make room before building
         plan = Plan.build(load_spec(spec_json), progress)
         self._plans[spec_json] = plan
         while len(self._plans) > self.maxsize:
             self._plans.popitem(last=False)
+        if len(self._plans) > 1 and _rss() > self.max_rss:
+            self._keep_only(spec_json)
         return plan
+
+    def _keep_only(self, spec_json: str | None) -> None:
+        keep = self._plans.get(spec_json) if spec_json is not None else None
+        self._plans.clear()
+        if keep is not None:
+            self._plans[spec_json] = keep
+        gc.collect()  # listings hold reference cycles: give their memory back now
 
     def __len__(self) -> int:
         return len(self._plans)

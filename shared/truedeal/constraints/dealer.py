@@ -31,7 +31,7 @@ from .dealer_expr import FUNCTIONS, RANKS, SEATS, ExprParser, describe
 from .dealer_lex import ScriptError, Token, tokenize
 
 __all__ = [
-    "ScriptError", "Script", "Statement", "parse_script", "parse_program", "parse_condition", "load_program", "is_script",
+    "ScriptError", "Script", "Statement", "parse_script", "parse_program", "parse_condition", "parse_number", "load_program", "is_script",
 ]  # fmt: skip
 
 STATEMENTS = frozenset(
@@ -337,6 +337,17 @@ def parse_condition(text: str) -> ir.Cond:
     if p.tok.kind != "eof":
         raise p.error(p.tok, f"unexpected {describe(p.tok)} after the condition")
     return cond
+
+
+def parse_number(text: str) -> ir.Num:
+    """One expression (no statements, no variables) as a number, e.g.
+    ``"hcp(north) + hcp(south)"``; a condition reads as 1 or 0.  Raises
+    :class:`ScriptError`."""
+    p = ExprParser(tokenize(text))
+    num = fold.as_num(p.expression())
+    if p.tok.kind != "eof":
+        raise p.error(p.tok, f"unexpected {describe(p.tok)} after the expression")
+    return num
 
 
 def _read(source) -> str:

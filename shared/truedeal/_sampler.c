@@ -17,6 +17,8 @@
  *                                                 WideCategorical.draw
  *   locate(bits, keys, cum, qkey, total, out)     Sampler._split / _option
  *   deal(bits, owners u8, cards, counts, dest u8, take)   fill._deal
+ *   fill(bits, roles, n_pat, owners u8, lengths, masks u16, free_to_shape)
+ *                                                 fill.fill_deals
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -324,6 +326,130 @@ out:
     return rc;
 }
 
+
+/* ------------------------------------------------------------ the fill */
+
+#define OPEN 255
+#define SHAPE 254
+
+/* The layout's roles, as fill.fill_deals reads them (see s_fill). */
+typedef struct {
+    size_t n_rank, n_pat, n_shape, n_pooled, n_free;
+    const uint8_t *rank_seat, *shape_seat, *pooled, *free;
+    const int64_t *rank_pat, *shape_pat; /* pattern position, or -1 */
+    int64_t n_tr[4], tr[4][13], n_sp[4], sp[4][13];
+} Roles;
+
+/* fill.fill_deals, stage by stage, with the same deal calls in the same
+ * order (so the same bytes); lengths (n, n_pat, 4), masks (n, 4, n_rank)
+ * uint16, fts (n, 4). */
+static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const int64_t *lengths, const uint16_t *masks,
+                const int64_t *fts) {
+    size_t K = L->n_rank + 1 > L->n_shape ? L->n_rank + 1 : L->n_shape;
+    if (L->n_free > K) K = L->n_free;
+    if (L->n_pooled > K) K = L->n_pooled;
+    int64_t *counts = malloc((n * K + 1) * sizeof *counts);
+    if (!counts) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int rc = -1;
+    uint8_t dest[8];
+    int64_t suit[13], all_spots[NCARDS], all[NCARDS];
+    size_t n_all_spots = 0;
+    memset(owners, OPEN, n * NCARDS);
+#define LEN(r, pat, s) lengths[((r) * L->n_pat + (size_t)(pat)) * 4 + (s)]
+#define MASK(r, s, i) masks[((r) * 4 + (s)) * L->n_rank + (i)]
+    for (size_t r = 0; r < n; r++)
+        for (size_t i = 0; i < L->n_rank; i++)
+            for (int s = 0; s < 4; s++)
+                for (int64_t t = 0; t < L->n_tr[s]; t++)
+                    if (MASK(r, s, i) >> t & 1) owners[r * NCARDS + L->tr[s][t]] = L->rank_seat[i];
+    for (int s = 0; s < 4; s++) {
+        size_t m = 0;
+        for (int64_t t = 0; t < L->n_tr[s]; t++) suit[m++] = L->tr[s][t];
+        for (int64_t t = 0; t < L->n_sp[s]; t++) suit[m++] = L->sp[s][t];
+        /* 1. spots of the patterned rank seats (and, with a pool, of the shape-only seats) */
+        size_t k = 0, k1 = L->n_pooled && L->n_shape; /* k1: the blocks of this deal */
+        for (size_t i = 0; i < L->n_rank; i++) k1 += L->rank_pat[i] >= 0;
+        uint16_t lowbits = (uint16_t)((1u << L->n_tr[s]) - 1);
+        for (size_t i = 0; i < L->n_rank; i++) {
+            if (L->rank_pat[i] < 0) continue;
+            for (size_t r = 0; r < n; r++)
+                counts[r * k1 + k] = LEN(r, L->rank_pat[i], s) - __builtin_popcount(MASK(r, s, i) & lowbits);
+            dest[k++] = L->rank_seat[i];
+        }
+        if (L->n_pooled && L->n_shape) {
+            for (size_t r = 0; r < n; r++) {
+                int64_t tot = 0;
+                for (size_t j = 0; j < L->n_shape; j++) tot += LEN(r, L->shape_pat[j], s);
+                counts[r * k1 + k] = tot - fts[r * 4 + s];
+            }
+            dest[k++] = SHAPE;
+        }
+        if (k && deal(bits, owners, n, L->sp[s], (size_t)L->n_sp[s], counts, k, dest, OPEN) < 0)
+            goto out;
+        if (!L->n_shape) continue;
+        for (size_t r = 0; r < n; r++)
+            for (size_t j = 0; j < L->n_shape; j++) counts[r * L->n_shape + j] = LEN(r, L->shape_pat[j], s);
+        if (!L->n_pooled) { /* without a pool the shape-only seats take any open cards of the suit */
+            if (deal(bits, owners, n, suit, m, counts, L->n_shape, L->shape_seat, OPEN) < 0) goto out;
+            continue;
+        }
+        /* 2. free honours for the shape-only seats, 3. split among them */
+        int any = 0;
+        for (size_t r = 0; r < n && !any; r++) any = fts[r * 4 + s] != 0;
+        if (any) {
+            int64_t *c1 = malloc((n + 1) * sizeof *c1);
+            if (!c1) {
+                PyErr_NoMemory();
+                goto out;
+            }
+            for (size_t r = 0; r < n; r++) c1[r] = fts[r * 4 + s];
+            uint8_t d1 = SHAPE;
+            int e = deal(bits, owners, n, L->tr[s], (size_t)L->n_tr[s], c1, 1, &d1, OPEN);
+            free(c1);
+            if (e < 0) goto out;
+        }
+        if (L->n_shape == 1) {
+            for (size_t r = 0; r < n; r++)
+                for (size_t c = 0; c < m; c++)
+                    if (owners[r * NCARDS + suit[c]] == SHAPE) owners[r * NCARDS + suit[c]] = L->shape_seat[0];
+        } else if (deal(bits, owners, n, suit, m, counts, L->n_shape, L->shape_seat, SHAPE) < 0) {
+            goto out;
+        }
+    }
+    /* 4. the pooled seats take their spot cards from the pool */
+    for (int s = 0; s < 4; s++)
+        for (int64_t t = 0; t < L->n_sp[s]; t++) all_spots[n_all_spots++] = L->sp[s][t];
+    if (L->n_pooled) {
+        for (size_t r = 0; r < n; r++)
+            for (size_t j = 0; j < L->n_pooled; j++) {
+                int64_t held = 0;
+                for (int c = 0; c < NCARDS; c++) held += owners[r * NCARDS + c] == L->pooled[j];
+                counts[r * L->n_pooled + j] = 13 - held;
+            }
+        if (deal(bits, owners, n, all_spots, n_all_spots, counts, L->n_pooled, L->pooled, OPEN) < 0) goto out;
+    }
+    /* 5. the unconstrained seats share the rest */
+    if (L->n_free > 1) {
+        for (int c = 0; c < NCARDS; c++) all[c] = c;
+        for (size_t r = 0; r < n * (L->n_free - 1); r++) counts[r] = 13;
+        if (deal(bits, owners, n, all, NCARDS, counts, L->n_free - 1, L->free, OPEN) < 0) goto out;
+    }
+    if (L->n_free) {
+        uint8_t last = L->free[L->n_free - 1];
+        for (size_t c = 0; c < n * NCARDS; c++)
+            if (owners[c] == OPEN) owners[c] = last;
+    }
+    rc = 0;
+out:
+    free(counts);
+    return rc;
+#undef LEN
+#undef MASK
+}
+
 /* ------------------------------------------------------------ Python glue */
 
 /* Parse helper: a buffer whose size must be a multiple of `item`. */
@@ -497,6 +623,80 @@ static PyObject *s_deal(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* The roles tuple's buffers into L (0 on success; views to release after). */
+static int roles_arrays(PyObject *roles, Roles *L, Py_buffer *views) {
+    /* roles = (rank_seat u8, rank_pat i8, shape_seat u8, shape_pat i8, pooled u8, free u8, tracked i8 (4,13), n_tracked i8 (4,), spots i8 (4,13), n_spots i8 (4,)) */
+    if (!PyTuple_Check(roles) || PyTuple_GET_SIZE(roles) != 10) {
+        PyErr_SetString(PyExc_TypeError, "fill: roles must be a 10-tuple");
+        return -1;
+    }
+    for (int i = 0; i < 10; i++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(roles, i), &views[i], PyBUF_C_CONTIGUOUS) < 0) {
+            for (int j = 0; j < i; j++) PyBuffer_Release(&views[j]);
+            return -1;
+        }
+    }
+    L->rank_seat = views[0].buf;
+    L->n_rank = (size_t)views[0].len;
+    L->rank_pat = views[1].buf;
+    L->shape_seat = views[2].buf;
+    L->n_shape = (size_t)views[2].len;
+    L->shape_pat = views[3].buf;
+    L->pooled = views[4].buf;
+    L->n_pooled = (size_t)views[4].len;
+    L->free = views[5].buf;
+    L->n_free = (size_t)views[5].len;
+    int bad = views[1].len != 8 * views[0].len || views[3].len != 8 * views[2].len || views[6].len != 8 * 52 ||
+              views[7].len != 32 || views[8].len != 8 * 52 || views[9].len != 32 || L->n_rank > 7 || L->n_shape > 4 ||
+              L->n_free > 4 || L->n_pooled > 4;
+    for (size_t i = 0; i < L->n_rank && !bad; i++) bad = L->rank_pat[i] >= (int64_t)L->n_pat;
+    for (size_t i = 0; i < L->n_shape && !bad; i++) bad = L->shape_pat[i] < 0 || L->shape_pat[i] >= (int64_t)L->n_pat;
+    const int64_t *tr = views[6].buf, *ntr = views[7].buf, *sp = views[8].buf, *nsp = views[9].buf;
+    for (int s = 0; s < 4 && !bad; s++) {
+        L->n_tr[s] = ntr[s];
+        L->n_sp[s] = nsp[s];
+        bad = ntr[s] < 0 || nsp[s] < 0 || ntr[s] + nsp[s] != 13;
+        for (int t = 0; t < 13 && !bad; t++) {
+            L->tr[s][t] = tr[s * 13 + t];
+            L->sp[s][t] = sp[s * 13 + t];
+            bad = L->tr[s][t] < 0 || L->tr[s][t] >= NCARDS || L->sp[s][t] < 0 || L->sp[s][t] >= NCARDS;
+        }
+    }
+    if (bad) {
+        for (int j = 0; j < 10; j++) PyBuffer_Release(&views[j]);
+        PyErr_SetString(PyExc_ValueError, "fill: malformed roles");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *s_fill(PyObject *self, PyObject *args) {
+    PyObject *bits, *roles;
+    Py_buffer ob, lb, mb, fb, views[10];
+    Py_ssize_t n_pat;
+    if (!PyArg_ParseTuple(args, "OOnw*y*y*y*", &bits, &roles, &n_pat, &ob, &lb, &mb, &fb)) return NULL;
+    Roles L;
+    L.n_pat = n_pat < 0 ? 0 : (size_t)n_pat;
+    int rc = roles_arrays(roles, &L, views);
+    int got_roles = rc == 0;
+    size_t n = 0;
+    if (!rc) rc = sized(&ob, NCARDS, &n, "fill");
+    if (!rc && (lb.len != (Py_ssize_t)(n * L.n_pat * 32) || mb.len != (Py_ssize_t)(n * 8 * L.n_rank) ||
+                fb.len != (Py_ssize_t)(n * 32))) {
+        PyErr_SetString(PyExc_ValueError, "fill: lengths, masks or free_to_shape have the wrong size");
+        rc = -1;
+    }
+    if (!rc) rc = fill(bits, ob.buf, n, &L, lb.buf, mb.buf, fb.buf);
+    if (got_roles)
+        for (int j = 0; j < 10; j++) PyBuffer_Release(&views[j]);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&lb);
+    PyBuffer_Release(&mb);
+    PyBuffer_Release(&fb);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"below", s_below, METH_VARARGS, "below(bits, bounds i8, out i8): Rng.below, same bytes."},
     {"below_wide", s_below_wide, METH_VARARGS, "below_wide(bits, top, low_max, shift, hi i8, lo u8): Rng.below_wide."},
@@ -504,6 +704,8 @@ static PyMethodDef methods[] = {
      "wide_locate(bits, top, low_max, shift, cum_hi i8, cum_lo u8, out i8): WideCategorical.draw."},
     {"locate", s_locate, METH_VARARGS, "locate(bits, keys, cum, qkey, total, out): Sampler._split/_option's search."},
     {"deal", s_deal, METH_VARARGS, "deal(bits, owners u8 (n,52), cards i8, counts i8 (n,K), dest u8 (K,), take): fill._deal."},
+    {"fill", s_fill, METH_VARARGS,
+     "fill(bits, roles, n_pat, owners u8 (n,52), lengths i8 (n,n_pat,4), masks u16 (n,4,n_rank), free_to_shape i8 (n,4)): fill.fill_deals."},
     {NULL, NULL, 0, NULL},
 };
 

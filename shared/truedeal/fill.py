@@ -84,15 +84,40 @@ def _deal(owners: np.ndarray, rng: Rng, cards: np.ndarray, counts: np.ndarray, d
     owners[r, lists[p, r]] = dest[block[p, r]]
 
 
+def _roles(layout: Layout) -> tuple:
+    """The layout's roles as the compiled fill reads them (see _sampler.c), cached on the layout."""
+    roles = getattr(layout, "_fill_roles", None)
+    if roles is None:
+        pat_pos = {s: i for i, s in enumerate(layout.patterned)}
+        honours, spots, _ = _card_sets(layout)
+        tracked, n_tracked = np.zeros((4, 13), np.int64), np.array([len(h) for h in honours], np.int64)
+        spot, n_spots = np.zeros((4, 13), np.int64), np.array([len(x) for x in spots], np.int64)
+        for s in range(4):
+            tracked[s, : len(honours[s])], spot[s, : len(spots[s])] = honours[s], spots[s]
+        u8 = lambda seats: np.array(seats, np.uint8)  # noqa: E731
+        roles = (u8(layout.rank_seats), np.array([pat_pos.get(s, -1) for s in layout.rank_seats], np.int64),
+                 u8(layout.shape_only), np.array([pat_pos[s] for s in layout.shape_only], np.int64),
+                 u8(layout.pooled), u8(layout.free), tracked, n_tracked, spot, n_spots)
+        layout._fill_roles = roles
+    return roles
+
+
 def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_shape: np.ndarray, rng: Rng) -> np.ndarray:
     """Complete ``n`` deals.
 
     lengths: (n, n_patterned, 4) suit lengths of the patterned seats;
     masks: (n, 4, n_rank) masks of the rank seats per suit (bit j: the j-th tracked rank);
     free_to_shape: (n, 4) free tracked cards the shape-only seats take per suit.
-    Returns an (n, 52) uint8 owners array.
+    Returns an (n, 52) uint8 owners array.  The compiled fill does the same
+    deals in the same order from the same bytes; the numpy code is the reference.
     """
     n = len(lengths)
+    k = _compiled()
+    if k is not None:
+        owners = np.empty((n, 52), dtype=np.uint8)
+        k.fill(rng.bits, _roles(layout), len(layout.patterned), owners, np.ascontiguousarray(lengths, np.int64),
+               np.ascontiguousarray(masks, np.uint16), np.ascontiguousarray(free_to_shape, np.int64))
+        return owners
     owners = np.full((n, 52), _OPEN, dtype=np.uint8)
     hcp_seats = layout.rank_seats
     honours, spots, all_spots = _card_sets(layout)

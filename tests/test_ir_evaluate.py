@@ -306,3 +306,40 @@ def test_ifelse_on_numbers():
 def test_bad_owners_shape_is_refused():
     with pytest.raises(ValueError, match="shape"):
         evaluate_cond(np.zeros((3, 13), dtype=np.uint8), ir.TRUE)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [ir.weights(999_999_999, *([999_999_999] * 12)), ir.weights(-5, 3, 0, 7), ir.weights(40_000, 1, 1), ir.LOSERS,
+     ir.LENGTH, ir.one_rank(12)],
+    ids=["huge", "negative", "wide", "losers", "length", "deuce"],
+)  # fmt: skip
+def test_features_follow_the_local_function_card_by_card(fn):
+    """Independent reference: :meth:`ir.LocalFn.value` on each holding, in plain
+    Python.  The scales cover the evaluator's accumulator widths (int16, int32
+    and int64) and negative weights."""
+    owners = random_owners(200, seed=13)
+    for seat in (0, 3):
+        for suits in (ir.ALL_SUITS, (2,), (0, 3)):
+            expected = []
+            for row in owners:
+                total = 0
+                for s in suits:
+                    held = {r for r in range(13) if row[4 * r + s] == seat}
+                    total += fn.value(len(held), held)
+                expected.append(total)
+            assert feature_values(owners, _feat(seat, suits, fn)).tolist() == expected, (seat, suits)
+
+
+def test_batches_longer_than_one_block_agree_with_plain_sums():
+    """The evaluator transposes the deals in blocks of rows; a batch spanning
+    several blocks (and a partial last one) gives the same HCP and lengths as
+    :mod:`truedeal.evaluate`'s direct sums, on every deal."""
+    from truedeal import evaluate as plain
+
+    owners = random_owners(20_011, seed=17)
+    for seat in range(4):
+        assert feature_values(owners, _feat(seat, ir.ALL_SUITS, ir.HCP)).tolist() == plain.hcp(owners, seat).tolist()
+        lengths = plain.lengths(owners, seat)
+        for s in range(4):
+            assert feature_values(owners, _feat(seat, (s,), ir.LENGTH)).tolist() == lengths[:, s].tolist()

@@ -84,27 +84,54 @@ class _Evaluator:
         self.rng = rng
         self.cache: dict = {}
 
-    def held(self, seat: int, suit: int) -> np.ndarray:
-        """(n, 13) bool: does ``seat`` hold each rank (ace first) of ``suit``."""
-        key = ("held", seat, suit)
+    def columns(self) -> np.ndarray:
+        """``(52, n)``: the owners card by card.  Each card's column is then
+        contiguous, which makes the per-card comparisons below ~10x faster
+        than strided reads of ``owners``."""
+        if "cols" not in self.cache:
+            self.cache["cols"] = _by_card(self.owners)
+        return self.cache["cols"]
+
+    def holds(self, seat: int, rank: int, suit: int) -> np.ndarray:
+        """bool per deal: does ``seat`` hold this card."""
+        return self.columns()[4 * rank + suit] == seat
+
+    def length(self, seat: int, suit: int) -> np.ndarray:
+        key = ("length", seat, suit)
         if key not in self.cache:
-            self.cache[key] = self.owners[:, suit::4] == seat
+            n = np.zeros(self.n, dtype=np.int8)  # at most 13
+            for rank in range(13):
+                n += self.holds(seat, rank, suit)
+            self.cache[key] = n
         return self.cache[key]
 
-    def local(self, seat: int, suit: int, fn: ir.LocalFn) -> np.ndarray:
-        held = self.held(seat, suit)
-        if fn.kind == "weights":
-            return held.astype(np.int64) @ np.asarray(fn.weights, dtype=np.int64)
-        length = held.sum(axis=1, dtype=np.int64)
-        if fn.kind == "length":
-            return length
-        return _losers(length, held[:, 0], held[:, 1], held[:, 2])
+    def weights_sum(self, seat: int, suits: tuple[int, ...], weights: tuple[int, ...]) -> np.ndarray:
+        """``sum(weights[rank])`` over the cards of ``suits`` the seat holds,
+        accumulated in the narrowest integer type that cannot overflow."""
+        bound = sum(abs(w) for w in weights) * len(suits)
+        dtype = np.int16 if bound < 2**15 else np.int32 if bound < 2**31 else np.int64
+        total = np.zeros(self.n, dtype=dtype)
+        for s in suits:
+            for rank, w in enumerate(weights):
+                if w == 1:
+                    total += self.holds(seat, rank, s)
+                elif w:
+                    total += self.holds(seat, rank, s) * dtype(w)
+        return total
+
+    def losers(self, seat: int, suit: int) -> np.ndarray:
+        a, k, q = (self.holds(seat, rank, suit) for rank in range(3))
+        return _losers(self.length(seat, suit), a, k, q)
 
     def feature(self, f: ir.Feature) -> np.ndarray:
         if f not in self.cache:
-            total = np.zeros(self.n, dtype=np.int64)
-            for s in f.suits:
-                total += self.local(f.seat, s, f.fn)
+            if f.fn.kind == "weights":
+                total = self.weights_sum(f.seat, f.suits, f.fn.weights).astype(np.int64)
+            else:
+                part = self.length if f.fn.kind == "length" else self.losers
+                total = np.zeros(self.n, dtype=np.int64)
+                for s in f.suits:
+                    total += part(f.seat, s)
             self.cache[f] = total
         return self.cache[f]
 
@@ -190,8 +217,17 @@ class _Evaluator:
         table = np.zeros((14, 14, 14), dtype=bool)  # by (spades, hearts, diamonds); clubs follow
         for s, h, d, _ in c.patterns:
             table[s, h, d] = True
-        ln = [self.feature(ir.Feature(c.seat, (k,), ir.LENGTH)) for k in range(3)]
-        return table[ln[0], ln[1], ln[2]]
+        return table[self.length(c.seat, 0), self.length(c.seat, 1), self.length(c.seat, 2)]
+
+
+def _by_card(owners: np.ndarray, block: int = 8192) -> np.ndarray:
+    """``owners`` transposed to ``(52, n)``, contiguous.  Done in blocks of
+    rows so that each block stays in cache (a plain transpose copy of a tall
+    uint8 array is several times slower)."""
+    out = np.empty((52, len(owners)), dtype=owners.dtype)
+    for i in range(0, len(owners), block):
+        out[:, i : i + block] = owners[i : i + block].T
+    return out
 
 
 def _losers(length: np.ndarray, a: np.ndarray, k: np.ndarray, q: np.ndarray) -> np.ndarray:

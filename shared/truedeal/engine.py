@@ -110,10 +110,9 @@ class Plan:
                 return cls._build_union(spec, program, *split, progress, t0)
             except TooWide:
                 pass  # the branches are too wide too: list the whole, relaxed
-        attempts = [((), compile_program(program))]
-        attempts += [(seats, compile_program(relax(program, seats))) for seats in _relaxations(program)]
         wide: TooWide | None = None
-        for seats, comp in attempts:
+        for seats, whole in [((), False), *_relaxations(program)]:
+            comp = compile_program(relax(program, seats, whole) if seats else program)
             try:
                 listing = build_listing(comp, progress)
             except TooWide as exc:
@@ -122,7 +121,7 @@ class Plan:
                 if listing is None:
                     continue
             plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
-            plan.relaxed = _relaxed_parts(comp, seats)
+            plan.relaxed = _relaxed_parts(comp, seats, whole)
             if not plan.exact:
                 plan.acceptance = plan._pilot_acceptance() if listing.total else 0.0
                 if plan.acceptance and plan.acceptance < MIN_ACCEPTANCE:
@@ -262,22 +261,23 @@ class Plan:
         batch = max(64, int(n / max(self.acceptance, MIN_ACCEPTANCE) * 1.1))
         while have < n:
             owners = self.sampler.draw(min(batch, 200_000), rng)
-            owners = owners[self._checks(owners)]
+            owners = owners[self._checks(owners, rng)]
             kept.append(owners)
             have += len(owners)
         return np.concatenate(kept)[:n]
 
     def _pilot_acceptance(self) -> float:
         owners = self.sampler.draw(PILOT_DRAWS, Rng(SeededBits("truedeal/pilot")))
-        return float(self._checks(owners).mean())
+        return float(self._checks(owners, Rng(SeededBits("truedeal/pilot-rnd"))).mean())
 
-    def _checks(self, owners: np.ndarray) -> np.ndarray:
-        """Which drawn deals meet the parts the listing does not hold."""
+    def _checks(self, owners: np.ndarray, rng: Rng) -> np.ndarray:
+        """Which drawn deals meet the parts the listing does not hold.  A
+        script's ``rnd`` draws from a generator seeded by ``rng``'s stream."""
         if self.program is None:
             return satisfies(owners, self.rejected)
         from .constraints.evaluate import evaluate_cond
 
-        return evaluate_cond(owners, self.program.condition)
+        return evaluate_cond(owners, self.program.condition, np.random.default_rng(rng.words64(4)))
 
     def chunk(self, index: int, seed: str | None, size: int = CHUNK_DEALS) -> np.ndarray:
         """Deals of chunk ``index``: the full chunk when seeded (so that it is
@@ -390,18 +390,20 @@ def _reads(x, seats: set[int]) -> bool:
     return _reads_honours(x, seats, reader=_reads)
 
 
-def relax(program: ir.Program, seats: tuple[int, ...]) -> ir.Program:
+def relax(program: ir.Program, seats: tuple[int, ...], whole: bool = False) -> ir.Program:
     """``program`` with every comparison that reads the honours of ``seats``
-    left to rejection (a wider spec, listed exactly)."""
-    return ir.Program(condition=_relax(program.condition, set(seats)), predeal=program.predeal)
+    (with ``whole``, anything of theirs, shapes included) left to rejection:
+    a wider spec, listed exactly."""
+    return ir.Program(condition=_relax(program.condition, set(seats), whole), predeal=program.predeal)
 
 
-def _relax(c: ir.Cond, seats: set[int]):
+def _relax(c: ir.Cond, seats: set[int], whole: bool):
     if isinstance(c, (ir.And, ir.Or)):
-        return type(c)(tuple(_relax(x, seats) for x in c.items))
+        return type(c)(tuple(_relax(x, seats, whole) for x in c.items))
     if isinstance(c, ir.Not):
-        return ir.Not(_relax(c.item, seats))
-    if isinstance(c, ir.Compare) and _reads_honours(c, seats):
+        return ir.Not(_relax(c.item, seats, whole))
+    reads = _reads(c, seats) if whole else _reads_honours(c, seats)
+    if isinstance(c, (ir.Compare, ir.ShapeIn)) and reads:
         return ir.Compare("==", ir.OpaqueNum("relaxed"), ir.Linear())
     return c
 
@@ -426,16 +428,19 @@ def _reads_honours(x, seats: set[int], reader=None) -> bool:
 
 
 def _relaxations(program: ir.Program):
-    """Seat sets whose honour comparisons may go to rejection, fewest first."""
-    seats = sorted({s for s in range(4) if _reads_honours(program.condition, {s})})
-    for k in range(1, len(seats) + 1):
-        yield from itertools.combinations(seats, k)
+    """``(seats, whole)``: seat sets whose honour comparisons (then, with
+    ``whole``, all their conditions) may go to rejection, fewest first."""
+    for whole, reads in ((False, _reads_honours), (True, _reads)):
+        seats = sorted({s for s in range(4) if reads(program.condition, {s})})
+        for k in range(1, len(seats) + 1):
+            for subset in itertools.combinations(seats, k):
+                yield subset, whole
 
 
-def _relaxed_parts(comp: Compiled, seats: tuple[int, ...]) -> tuple[str, ...]:
+def _relaxed_parts(comp: Compiled, seats: tuple[int, ...], whole: bool) -> tuple[str, ...]:
     parts = []
     if seats:
-        parts.append("the honour conditions of " + ", ".join(SEAT_NAMES[s] for s in seats))
+        parts.append(("the conditions of " if whole else "the honour conditions of ") + ", ".join(SEAT_NAMES[s] for s in seats))
     if not seats and not comp.exact:
         parts.append("the parts no listing can hold (e.g. tricks, rnd, products)")
     return tuple(parts)

@@ -5,8 +5,9 @@
  * the random bytes in exactly the order, and in exactly the amounts, of its
  * numpy reference (truedeal/randomness.py, sampling.py, fill.py) and returns
  * the same draws; tests/test_kernel_sampler.py checks it byte for byte.  The
- * bytes still come from the Python bit source (``bits.read(n)``): SHAKE-256
- * is hashlib's, and a read of n bytes here is a read of n bytes there.
+ * bytes still come from the Python bit source (``bits.readinto`` or
+ * ``bits.read``): SHAKE-256 is hashlib's, and a read of n bytes here is a
+ * read of n bytes there.
  *
  * Arrays arrive as C-contiguous buffers (the wrappers in truedeal/kernel.py
  * check dtypes and shapes): int64 unless said otherwise.
@@ -31,10 +32,34 @@
 /* ------------------------------------------------------------ the bytes */
 
 /* Read exactly n bytes from the Python bit source into dst (n may be 0:
- * then nothing is read, as numpy's read(0) consumes nothing either). */
+ * then nothing is read, as numpy's read(0) consumes nothing either).  A
+ * source with readinto (SeededBits) writes straight into dst; read(n) and
+ * readinto of n bytes take the same bytes off the stream. */
 static int read_bits(PyObject *bits, size_t n, uint8_t *dst) {
     if (!n) return 0;
-    PyObject *r = PyObject_CallMethod(bits, "read", "n", (Py_ssize_t)n);
+    static PyObject *s_readinto = NULL, *s_read = NULL;
+    if (!s_readinto && !(s_readinto = PyUnicode_InternFromString("readinto"))) return -1;
+    if (!s_read && !(s_read = PyUnicode_InternFromString("read"))) return -1;
+    int has = PyObject_HasAttr(bits, s_readinto);
+    if (has) {
+        PyObject *mv = PyMemoryView_FromMemory((char *)dst, (Py_ssize_t)n, PyBUF_WRITE);
+        if (!mv) return -1;
+        PyObject *r = PyObject_CallMethodOneArg(bits, s_readinto, mv);
+        Py_DECREF(mv);
+        if (!r) return -1;
+        Py_ssize_t got = PyLong_AsSsize_t(r);
+        Py_DECREF(r);
+        if (got == -1 && PyErr_Occurred()) return -1;
+        if ((size_t)got != n) {
+            PyErr_SetString(PyExc_RuntimeError, "bit source filled the wrong number of bytes");
+            return -1;
+        }
+        return 0;
+    }
+    PyObject *size = PyLong_FromSize_t(n);
+    if (!size) return -1;
+    PyObject *r = PyObject_CallMethodOneArg(bits, s_read, size);
+    Py_DECREF(size);
     if (!r) return -1;
     Py_buffer v;
     if (PyObject_GetBuffer(r, &v, PyBUF_SIMPLE) < 0) {
@@ -58,6 +83,29 @@ static inline uint64_t le(const uint8_t *p, int nbytes) {
     return x;
 }
 
+
+/* ------------------------------------------------------------ scratch */
+
+/* Work arrays, one slot per use, kept and grown across calls: fresh large
+ * mallocs here would be fresh pages, zeroed by the kernel at every call.
+ * Safe under the GIL, which every caller holds; the slots are distinct for
+ * functions that call one another (deal -> below -> lemire). */
+enum { S_LEMIRE, S_B64, S_IDX, S_W_TODO, S_W_BND, S_W_H, S_W_BUF, S_LISTS, S_LENGTH, S_BND, S_DRAW,
+       S_COUNTS, S_C1, S_LOC_R, S_WL_HI, S_WL_LO, N_SLOTS };
+static void *slot_buf[N_SLOTS];
+static size_t slot_cap[N_SLOTS];
+
+static void *grab(int slot, size_t bytes) {
+    if (bytes > slot_cap[slot]) {
+        size_t cap = bytes + bytes / 2 + 64;
+        void *p = realloc(slot_buf[slot], cap);
+        if (!p) return NULL;
+        slot_buf[slot] = p;
+        slot_cap[slot] = cap;
+    }
+    return slot_buf[slot];
+}
+
 /* ------------------------------------------------------------ integer draws */
 
 /* Lemire's multiply-shift on `bits`-bit words (16 or 32) for the bounds
@@ -67,14 +115,13 @@ static inline uint64_t le(const uint8_t *p, int nbytes) {
 static int lemire(PyObject *bits, const int64_t *b, int64_t *out, int64_t *idx, size_t cnt, int nbits) {
     int w = nbits / 8;
     uint64_t span = (uint64_t)1 << nbits, mask = span - 1;
-    uint8_t *buf = malloc(cnt * w + 1);
+    uint8_t *buf = grab(S_LEMIRE, cnt * w + 1);
     if (!buf) {
         PyErr_NoMemory();
         return -1;
     }
     while (cnt) {
         if (read_bits(bits, cnt * w, buf) < 0) {
-            free(buf);
             return -1;
         }
         size_t bad = 0;
@@ -88,20 +135,18 @@ static int lemire(PyObject *bits, const int64_t *b, int64_t *out, int64_t *idx, 
         }
         cnt = bad;
     }
-    free(buf);
     return 0;
 }
 
 /* Bit-mask rejection on 64-bit words (Rng._below64) for b[idx[0..cnt)]. */
 static int below64(PyObject *bits, const int64_t *b, int64_t *out, int64_t *idx, size_t cnt) {
-    uint8_t *buf = malloc(cnt * 8 + 1);
+    uint8_t *buf = grab(S_B64, cnt * 8 + 1);
     if (!buf) {
         PyErr_NoMemory();
         return -1;
     }
     while (cnt) {
         if (read_bits(bits, cnt * 8, buf) < 0) {
-            free(buf);
             return -1;
         }
         size_t left = 0;
@@ -117,7 +162,6 @@ static int below64(PyObject *bits, const int64_t *b, int64_t *out, int64_t *idx,
         }
         cnt = left;
     }
-    free(buf);
     return 0;
 }
 
@@ -133,7 +177,7 @@ static int below(PyObject *bits, const int64_t *b, int64_t *out, size_t n) {
         PyErr_SetString(PyExc_ValueError, "bounds must be >= 1");
         return -1;
     }
-    int64_t *idx = malloc(n * sizeof *idx);
+    int64_t *idx = grab(S_IDX, n * sizeof *idx);
     if (!idx) {
         PyErr_NoMemory();
         return -1;
@@ -154,7 +198,6 @@ static int below(PyObject *bits, const int64_t *b, int64_t *out, size_t n) {
             rc = below64(bits, b, out, idx, nb);
         }
     }
-    free(idx);
     return rc;
 }
 
@@ -167,8 +210,8 @@ static int below_wide(PyObject *bits, int64_t top, uint64_t low_max, int shift, 
     }
     uint64_t low_mask = shift == 64 ? ~(uint64_t)0 : ((uint64_t)1 << shift) - 1;
     size_t cnt = n;
-    int64_t *todo = malloc((n + 1) * sizeof *todo), *bnd = malloc((n + 1) * sizeof *bnd), *h = malloc((n + 1) * sizeof *h);
-    uint8_t *buf = malloc(n * 8 + 1);
+    int64_t *todo = grab(S_W_TODO, (n + 1) * 8), *bnd = grab(S_W_BND, (n + 1) * 8), *h = grab(S_W_H, (n + 1) * 8);
+    uint8_t *buf = grab(S_W_BUF, n * 8 + 1);
     int rc = 0;
     if (!todo || !bnd || !h || !buf) {
         PyErr_NoMemory();
@@ -195,10 +238,6 @@ static int below_wide(PyObject *bits, int64_t top, uint64_t low_max, int shift, 
         cnt = left;
     }
 done:
-    free(todo);
-    free(bnd);
-    free(h);
-    free(buf);
     return rc;
 }
 
@@ -246,8 +285,8 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
         PyErr_SetString(PyExc_ValueError, "deal: a row needs more cards than it has");
         return -1;
     }
-    uint8_t *lists = malloc(n * m + 1);
-    int64_t *length = malloc(n * sizeof *length);
+    uint8_t *lists = grab(S_LISTS, n * m + 1);
+    int64_t *length = grab(S_LENGTH, n * sizeof *length);
     int64_t *bnd = NULL, *draw = NULL;
     int rc = -1;
     if (!lists || !length) goto nomem;
@@ -266,12 +305,18 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
         if (all) {
             for (size_t c = 0; c < m; c++) l[c] = (uint8_t)cards[c];
             a = m;
-        } else { /* the available cards first, then the rest, each in card order */
-            for (size_t c = 0; c < m; c++)
-                if (o[cards[c]] == take) l[a++] = (uint8_t)cards[c];
-            size_t b = a;
-            for (size_t c = 0; c < m; c++)
-                if (o[cards[c]] != take) l[b++] = (uint8_t)cards[c];
+        } else { /* the available cards first, then the rest, each in card order (branch-free) */
+            uint8_t rest[NCARDS];
+            size_t b = 0;
+            for (size_t c = 0; c < m; c++) {
+                uint8_t card = (uint8_t)cards[c];
+                size_t av = o[card] == take;
+                l[a] = card;
+                rest[b] = card;
+                a += av;
+                b += 1 - av;
+            }
+            memcpy(l + a, rest, b);
         }
         length[r] = (int64_t)a;
         int64_t need = 0;
@@ -286,8 +331,8 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
         if (sh > S) S = sh;
     }
     size_t steps = (size_t)S;
-    bnd = malloc((steps * n + 1) * sizeof *bnd);
-    draw = malloc((steps * n + 1) * sizeof *draw);
+    bnd = grab(S_BND, (steps * n + 1) * sizeof *bnd);
+    draw = grab(S_DRAW, (steps * n + 1) * sizeof *draw);
     if (!bnd || !draw) goto nomem;
     for (size_t i = 0; i < steps; i++)
         for (size_t r = 0; r < n; r++) {
@@ -295,14 +340,18 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
             bnd[i * n + r] = x > 1 ? x : 1;
         }
     if (below(bits, bnd, draw, steps * n) < 0) goto out;
-    for (size_t r = 0; r < n; r++) {
-        uint8_t *l = lists + r * m;
-        for (size_t i = 0; i < steps; i++) {
-            size_t j = i + (size_t)draw[i * n + r];
+    for (size_t i = 0; i < steps; i++) { /* position-major like the draws: reads them in order */
+        const int64_t *d = draw + i * n;
+        for (size_t r = 0; r < n; r++) {
+            uint8_t *l = lists + r * m;
+            size_t j = i + (size_t)d[r];
             uint8_t t = l[i];
             l[i] = l[j];
             l[j] = t;
         }
+    }
+    for (size_t r = 0; r < n; r++) {
+        const uint8_t *l = lists + r * m;
         uint8_t *o = owners + r * NCARDS;
         size_t k = 0;
         int64_t end = counts[r * K];
@@ -319,10 +368,6 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
 nomem:
     PyErr_NoMemory();
 out:
-    free(lists);
-    free(length);
-    free(bnd);
-    free(draw);
     return rc;
 }
 
@@ -348,7 +393,7 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
     size_t K = L->n_rank + 1 > L->n_shape ? L->n_rank + 1 : L->n_shape;
     if (L->n_free > K) K = L->n_free;
     if (L->n_pooled > K) K = L->n_pooled;
-    int64_t *counts = malloc((n * K + 1) * sizeof *counts);
+    int64_t *counts = grab(S_COUNTS, (n * K + 1) * sizeof *counts);
     if (!counts) {
         PyErr_NoMemory();
         return -1;
@@ -400,7 +445,7 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
         int any = 0;
         for (size_t r = 0; r < n && !any; r++) any = fts[r * 4 + s] != 0;
         if (any) {
-            int64_t *c1 = malloc((n + 1) * sizeof *c1);
+            int64_t *c1 = grab(S_C1, (n + 1) * sizeof *c1);
             if (!c1) {
                 PyErr_NoMemory();
                 goto out;
@@ -408,7 +453,6 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
             for (size_t r = 0; r < n; r++) c1[r] = fts[r * 4 + s];
             uint8_t d1 = SHAPE;
             int e = deal(bits, owners, n, L->tr[s], (size_t)L->n_tr[s], c1, 1, &d1, OPEN);
-            free(c1);
             if (e < 0) goto out;
         }
         if (L->n_shape == 1) {
@@ -439,12 +483,10 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
     }
     if (L->n_free) {
         uint8_t last = L->free[L->n_free - 1];
-        for (size_t c = 0; c < n * NCARDS; c++)
-            if (owners[c] == OPEN) owners[c] = last;
+        for (size_t c = 0; c < n * NCARDS; c++) owners[c] = owners[c] == OPEN ? last : owners[c];
     }
     rc = 0;
 out:
-    free(counts);
     return rc;
 #undef LEN
 #undef MASK
@@ -521,8 +563,8 @@ static PyObject *s_wide_locate(PyObject *self, PyObject *args) {
         rc = -1;
     }
     if (!rc) {
-        hi = malloc((n + 1) * 8);
-        lo = malloc((n + 1) * 8);
+        hi = grab(S_WL_HI, (n + 1) * 8);
+        lo = grab(S_WL_LO, (n + 1) * 8);
         if (!hi || !lo) {
             PyErr_NoMemory();
             rc = -1;
@@ -543,8 +585,6 @@ static PyObject *s_wide_locate(PyObject *self, PyObject *args) {
                 }
         }
     }
-    free(hi);
-    free(lo);
     PyBuffer_Release(&ch);
     PyBuffer_Release(&cl);
     PyBuffer_Release(&out);
@@ -569,7 +609,7 @@ static PyObject *s_locate(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "locate: sizes differ");
         rc = -1;
     }
-    if (!rc && !(r = malloc((n + 1) * 8))) {
+    if (!rc && !(r = grab(S_LOC_R, (n + 1) * 8))) {
         PyErr_NoMemory();
         rc = -1;
     }
@@ -583,7 +623,6 @@ static PyObject *s_locate(PyObject *self, PyObject *args) {
             o[i] = (int64_t)upper(cum, nc, base + r[i]);
         }
     }
-    free(r);
     PyBuffer_Release(&kb);
     PyBuffer_Release(&cb);
     PyBuffer_Release(&qb);
@@ -604,6 +643,10 @@ static PyObject *s_deal(PyObject *self, PyObject *args) {
     if (!rc) rc = sized(&kb, 8, &nk, "deal");
     if (!rc && nk != n * K) {
         PyErr_SetString(PyExc_ValueError, "deal: counts must be (n, len(dest))");
+        rc = -1;
+    }
+    if (!rc && m > NCARDS) {
+        PyErr_SetString(PyExc_ValueError, "deal: at most 52 cards");
         rc = -1;
     }
     if (!rc) {

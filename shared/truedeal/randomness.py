@@ -50,17 +50,25 @@ class SeededBits:
         self._pos = 0
 
     def read(self, nbytes: int) -> bytes:
-        out = []
-        while nbytes > 0:
+        out = bytearray(nbytes)
+        self.readinto(out)
+        return bytes(out)
+
+    def readinto(self, out) -> int:
+        """Fill the writable buffer ``out`` with the next ``len(out)`` bytes of
+        the stream (what :meth:`read` would return), without a new bytes object."""
+        view = memoryview(out).cast("B")
+        at, nbytes = 0, len(view)
+        while at < nbytes:
             if self._pos == len(self._buf):
                 self._buf = hashlib.shake_256(self._prefix + self._block.to_bytes(8, "big")).digest(_BLOCK)
                 self._block += 1
                 self._pos = 0
-            take = min(nbytes, len(self._buf) - self._pos)
-            out.append(self._buf[self._pos : self._pos + take])
+            take = min(nbytes - at, len(self._buf) - self._pos)
+            view[at : at + take] = self._buf[self._pos : self._pos + take]
             self._pos += take
-            nbytes -= take
-        return b"".join(out)
+            at += take
+        return nbytes
 
 
 def seed_bytes(seed: str | int | bytes) -> bytes:

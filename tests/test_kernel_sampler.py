@@ -1,0 +1,182 @@
+"""The compiled sampler (truedeal._sampler) against the numpy reference path.
+
+The seeded stream is a published contract: for the same spec and seed the
+compiled path must give byte-identical deals to the numpy code, consuming the
+SHAKE-256 stream in the same order.  Each test runs the same draw twice from
+fresh, equal streams -- once as shipped, once inside ``kernel.numpy_only()``
+(the reference) -- and compares the outputs and then the next bytes of the
+two streams (so a path that read more or fewer bytes is caught even when its
+draws happen to agree).  The whole CLI is also compared against a process
+with TRUEDEAL_NO_KERNEL=1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from truedeal import kernel
+from truedeal.engine import Plan
+from truedeal.randomness import CHUNK_DEALS, Rng, SeededBits
+from truedeal.sampling import WideCategorical
+from truedeal.spec import load_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_constraints_exact import CONDITIONS, _program, _random_predeal  # noqa: E402
+from test_engine import BRUTE_SPECS  # noqa: E402
+
+FORCED = os.environ.get("TRUEDEAL_NO_KERNEL", "") not in ("", "0")
+pytestmark = pytest.mark.skipif(FORCED, reason="TRUEDEAL_NO_KERNEL is set: nothing compiled to compare")
+
+SPEC_FILES = sorted(ROOT.glob("examples/*.json")) + sorted(ROOT.glob("bench/specs/*.json"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiled():
+    """The sampler must be built here (scripts/test.sh builds it): its absence is a failure."""
+    from truedeal import _sampler  # noqa: F401
+
+    assert kernel.sampler() is not None
+
+
+def twice(fn, seed="s", chunk=0):
+    """``fn(rng)`` on the compiled path and on the numpy path, each from a
+    fresh stream (seed, chunk); returns both results and both streams' next bytes."""
+    out = []
+    for reference in (False, True):
+        bits = SeededBits(seed, chunk)
+        if reference:
+            with kernel.numpy_only():
+                result = fn(Rng(bits))
+        else:
+            result = fn(Rng(bits))
+        out.append((result, bits.read(32)))
+    return out
+
+
+def same(a, b) -> bool:
+    if isinstance(a, tuple):
+        return all(same(x, y) for x, y in zip(a, b))
+    a, b = np.asarray(a), np.asarray(b)
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def assert_twice_equal(fn, seed="s", chunk=0):
+    (got, after), (ref, ref_after) = twice(fn, seed, chunk)
+    assert same(got, ref)
+    assert after == ref_after, "the paths consumed different amounts of the stream"
+
+
+# ------------------------------------------------------------------ integer draws
+
+# Bounds near the rejection edges: 2**k + 1 rejects almost half the words.
+EDGES = [1, 2, 3, 52, 2**15 + 1, 2**16 - 1, 2**16, 2**16 + 1, 2**31 + 1, 2**32 - 1, 2**32, 2**32 + 1, 2**62 + 1, 2**63 - 1]
+
+
+@pytest.mark.parametrize("bound", EDGES)
+def test_below_one_bound_many_times(bound):
+    assert_twice_equal(lambda rng: rng.below(np.full(3000, bound, np.int64)), seed=bound)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(EDGES) | st.integers(1, 2**63 - 1) | st.integers(1, 60), min_size=0, max_size=300),
+       st.integers(0, 2**32))
+def test_below_mixed_bounds(bounds, seed):
+    assert_twice_equal(lambda rng: rng.below(np.array(bounds, np.int64).reshape(-1)), seed=seed)
+
+
+def test_below_keeps_shape_and_refuses_zero():
+    assert_twice_equal(lambda rng: rng.below(np.arange(1, 61).reshape(3, 4, 5)))
+    for reference in (False, True):
+        rng = Rng(SeededBits("z"))
+        with pytest.raises(ValueError, match="bounds must be >= 1"):
+            if reference:
+                with kernel.numpy_only():
+                    rng.below(np.array([3, 0]))
+            else:
+                rng.below(np.array([3, 0]))
+
+
+@pytest.mark.parametrize("bound,shift", [(2**40 + 1, 0), (2**70 + 3, 8), (3 * 2**100 + 1, 40), (2**126 - 1, 64), (2**64 + 1, 2), (5, 0)])
+def test_below_wide(bound, shift):
+    assert_twice_equal(lambda rng: rng.below_wide(bound, 2000, shift), seed=str(bound))
+
+
+@pytest.mark.parametrize("weights", [[1, 2, 3], [0, 5, 0, 7], [2**90, 1, 2**91 + 3, 17], [1] * 1000, [10**30 + k for k in range(300)]])
+def test_wide_categorical(weights):
+    cat = WideCategorical(weights)
+    assert_twice_equal(lambda rng: cat.draw(5000, rng), seed=len(weights))
+
+
+# ------------------------------------------------------------------ whole specs
+
+
+def deals_of(plan: Plan, n: int, seed: str, start_chunk: int = 0) -> np.ndarray:
+    return np.concatenate(list(plan.deals(n, seed, start_chunk)))
+
+
+def both_paths(plan: Plan, n: int, seed: str, start_chunk: int = 0):
+    got = deals_of(plan, n, seed, start_chunk)
+    with kernel.numpy_only():
+        ref = deals_of(plan, n, seed, start_chunk)
+    return got, ref
+
+
+@pytest.mark.parametrize("path", SPEC_FILES, ids=lambda p: p.stem)
+def test_spec_files_byte_identical(path):
+    plan = Plan.build(load_spec(str(path)))
+    for seed, n, start in (("club night", CHUNK_DEALS + 37, 0), ("7", 300, 5)):
+        got, ref = both_paths(plan, n, seed, start)
+        assert got.tobytes() == ref.tobytes(), (path.name, seed)
+        assert got.shape == (n, 52)
+
+
+@pytest.mark.parametrize("name", sorted(BRUTE_SPECS))
+def test_engine_specs_byte_identical(name):
+    plan = Plan.build(load_spec(BRUTE_SPECS[name]))
+    got, ref = both_paths(plan, 1500, name)
+    assert got.tobytes() == ref.tobytes()
+
+
+@pytest.mark.parametrize("name", sorted(CONDITIONS))
+def test_programs_with_predeals_byte_identical(name):
+    """The constraint language's forms, unions and predeals (most cards predealt)."""
+    plans = (Plan.build(_program(CONDITIONS[name], _random_predeal(seed, 11))) for seed in range(1, 20))
+    plan = next(p for p in plans if p.possible)
+    got, ref = both_paths(plan, 700, name)
+    assert got.tobytes() == ref.tobytes()
+
+
+def test_chunk_sizes_do_not_change_the_stream():
+    """A chunk cut short gives the first deals of the full chunk, on both paths."""
+    plan = Plan.build(load_spec(str(ROOT / "examples" / "strong-nt.json")))
+    full = plan.chunk(3, "x")
+    for size in (1, 17, 4000):
+        short = plan.chunk(3, "x", size)
+        with kernel.numpy_only():
+            ref = plan.chunk(3, "x", size)
+        assert short.tobytes() == ref.tobytes() == full[:size].tobytes()
+
+
+def test_cli_matches_a_process_without_the_kernel():
+    """The whole CLI, numbers and PBN, with and without TRUEDEAL_NO_KERNEL."""
+    cli = [sys.executable, "-m", "truedeal.cli", "generate"]
+    spec = json.dumps({"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}, "south": {"shape": "5xxx + x5xx"}})
+    for fmt in ("numbers", "pbn"):
+        outs = []
+        for off in ("", "1"):
+            env = {**os.environ, "TRUEDEAL_NO_KERNEL": off}
+            p = subprocess.run([*cli, spec, "-n", "5000", "--seed", "cli", "--format", fmt], capture_output=True, env=env, cwd=ROOT)
+            assert p.returncode == 0, p.stderr
+            outs.append(p.stdout)
+        assert outs[0] == outs[1]
+        assert len(outs[0].splitlines()) >= 5000

@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +38,8 @@ from truedeal.patterns import PATTERNS
 
 endplay_types = pytest.importorskip("endplay.types")
 endplay_eval = pytest.importorskip("endplay.evaluate")
-from endplay.dealer.constraint import ConstraintInterpreter  # noqa: E402
-from endplay.parsers.dealer import DealerParser  # noqa: E402
+from endplay_oracle import directives as _directives  # noqa: E402
+from endplay_oracle import endplay_interpreter  # noqa: E402
 
 SCRIPTS = sorted((Path(__file__).parent / "scripts").glob("*.dlr"))
 N_DEALS = 2000
@@ -132,43 +131,6 @@ def test_shapes_agree_with_the_pattern_index():
 
 
 # ----------------------------------------------------- corpus against endplay
-
-
-def _directives(text: str, key: str) -> list[str]:
-    return [m.group(1).strip() for m in re.finditer(rf"^#\s*{key}:(.*)$", text, re.MULTILINE)]
-
-
-def endplay_text(text: str) -> str:
-    """The script in endplay's dialect: definitions, scales and conditions only."""
-    script = parse_script(text)
-    parts = []
-    for st in script.statements:
-        piece = text[st.start : st.end]
-        if st.kind in ("define", "condition"):
-            parts.append(piece)
-        elif st.kind == "bare":
-            parts.append("condition " + piece)
-        elif st.kind == "altcount":  # endplay wants "altcount N w, w, w"
-            nums = re.findall(r"\d+", piece)
-            parts.append(f"altcount {nums[0]} " + ", ".join(nums[1:]))
-    replacement = _directives(text, "endplay-as")
-    if replacement:
-        parts = [p for p in parts if not p.startswith("condition ")] + ["condition " + replacement[0]]
-    return "\n".join(parts)
-
-
-def endplay_interpreter(text: str):
-    tree = DealerParser().parse_string(endplay_text(text))
-    interp, cond, defined = ConstraintInterpreter(), None, []
-    for node in tree.children:
-        if node.value == "define":
-            interp.set_env(node.first_child.value, node.last_child)
-            defined.append(node.first_child.value)
-        elif node.value == "altcount":
-            interp.set_env(f"pt{node.first_child.value}", [c.value for c in node.children[1:]] + [0] * 13)
-        elif node.value == "condition":
-            cond = node.first_child
-    return interp, cond, defined
 
 
 def _values(owners, value) -> np.ndarray:

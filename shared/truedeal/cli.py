@@ -17,7 +17,7 @@ import click
 
 from . import __version__
 from .cards import D
-from .dealnumber import decode, encode, encode_batch, limbs_to_ints
+from .dealnumber import decode, encode, encode_batch
 from .engine import MAX_DEALS, Impossible, Plan, TooWide, check_count
 from .formats import FORMATS, WRITERS, deal_string, parse_deal
 from .kernel import note_if_missing
@@ -206,7 +206,7 @@ def generate(spec: str, n: int | None, seed: str | None, fmt: str, first_board: 
 
     def batches():
         for owners in plan.deals(n, seed):
-            yield owners, limbs_to_ints(encode_batch(owners))
+            yield owners, encode_batch(owners)  # limbs: the writers format them in the kernel
             if bar is not None:
                 bar.update(len(owners))
 

@@ -4,22 +4,31 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+from .. import kernel
 from .rotation import _check_board
-from .stream import Batch, _boards, _chunked
+from .stream import CHUNK_BOARDS, Batch, _batches, _is_limbs
 
 
 def numbers(batches: Iterable[Batch], first_board: int = 1) -> Iterator[str]:
     """Deal numbers, one decimal integer per line (``"\\n"``-terminated).
 
     ``first_board`` is accepted for interface uniformity and validated but
-    not written.  Every batch must carry its numbers.
+    not written.  Every batch must carry its numbers.  Yields chunks of at
+    most CHUNK_BOARDS lines; limbs are formatted by :func:`truedeal.kernel.format_numbers`.
     """
     _check_board(first_board)
 
     def records() -> Iterator[str]:
-        for b, _seats, num in _boards(batches, first_board):
-            if num is None:
+        for b, owners, nums in _batches(batches, first_board):
+            if not len(owners):
+                continue
+            if nums is None:
                 raise ValueError(f"board {b}: the numbers format needs deal numbers")
-            yield f"{num}\n"
+            for i in range(0, len(owners), CHUNK_BOARDS):  # chunks stay bounded
+                part = nums[i : i + CHUNK_BOARDS]
+                if _is_limbs(part):
+                    yield kernel.format_numbers(part).decode("ascii")
+                else:
+                    yield "".join([f"{int(x)}\n" for x in part])
 
-    return _chunked(records())
+    return records()

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from .. import __version__
+import numpy as np
+
+from .. import __version__, kernel
 from ..cards import SEATS
-from .deal import _holdings, _pbn_deal
 from .rotation import _check_board, vulnerability_of_board
-from .stream import Batch, _boards, _chunked
+from .stream import CHUNK_BOARDS, Batch, _batches, _is_limbs
 
 
 def pbn(
@@ -40,31 +41,39 @@ def pbn(
     if '"' in event or "\n" in event or "\r" in event:
         raise ValueError("event must not contain quotes or line breaks")
 
+    # The 15 tags in order, split around the four that change from board to board.
+    head = f'[Event "{event}"]{nl}[Site "?"]{nl}[Date "?"]{nl}[Board "'
+    players = f'"]{nl}[West "?"]{nl}[North "?"]{nl}[East "?"]{nl}[South "?"]{nl}[Dealer "'
+    tail = f'"]{nl}[Scoring "?"]{nl}[Declarer "?"]{nl}[Contract "?"]{nl}[Result "?"]{nl}'
+
     def records() -> Iterator[str]:
         yield f"% PBN 2.1{nl}% EXPORT{nl}%{nl}"
         if generator:
             yield f'[Generator "truedeal {__version__}"]{nl}'
-        for b, seats, num in _boards(batches, first_board):
-            dealer = (b - 1) % 4
-            tags = [
-                ("Event", event),
-                ("Site", "?"),
-                ("Date", "?"),
-                ("Board", str(b)),
-                ("West", "?"),
-                ("North", "?"),
-                ("East", "?"),
-                ("South", "?"),
-                ("Dealer", SEATS[dealer]),
-                ("Vulnerable", vulnerability_of_board(b)),
-                ("Deal", _pbn_deal(_holdings(seats), dealer)),
-                ("Scoring", "?"),
-                ("Declarer", "?"),
-                ("Contract", "?"),
-                ("Result", "?"),
-            ]
-            if num is not None:
-                tags.append(("DealNumber", str(num)))
-            yield "".join(f'[{k} "{v}"]{nl}' for k, v in tags) + nl
+        for b0, owners, nums in _batches(batches, first_board):
+            for i in range(0, len(owners), CHUNK_BOARDS):  # chunks stay bounded
+                yield "".join(_games(b0 + i, owners[i : i + CHUNK_BOARDS], _texts(nums, i), nl, head, players, tail))
 
-    return _chunked(records())
+    return records()
+
+
+def _texts(nums, i: int) -> list[str] | None:
+    """Decimal deal numbers of boards i.. of a batch (kernel-formatted limbs), or None."""
+    if nums is None:
+        return None
+    part = nums[i : i + CHUNK_BOARDS]
+    if _is_limbs(part):
+        return kernel.format_numbers(part).decode("ascii").split("\n")
+    return [str(int(x)) for x in part]
+
+
+def _games(b0: int, owners, nums: list[str] | None, nl: str, head: str, players: str, tail: str) -> Iterator[str]:
+    """The games of consecutive boards b0.. (Deal values from :func:`truedeal.kernel.pbn_deal_strings`,
+    each starting with its board's dealer)."""
+    dealers = (np.arange(b0 - 1, b0 - 1 + len(owners)) % 4).astype(np.uint8)
+    deals = kernel.pbn_deal_strings(owners, dealers).decode("ascii")
+    for d in range(len(owners)):
+        b = b0 + d
+        number = "" if nums is None else f'[DealNumber "{nums[d]}"]{nl}'
+        yield (f"{head}{b}{players}{SEATS[(b - 1) % 4]}\"]{nl}[Vulnerable \"{vulnerability_of_board(b)}\"]{nl}"
+               f"[Deal \"{deals[kernel.PBN_LEN * d : kernel.PBN_LEN * (d + 1) - 1]}{tail}{number}{nl}")

@@ -1,7 +1,10 @@
 """Streaming machinery shared by the writers: batches in, board records out.
 
 A batch is a pair ``(owners, numbers)`` with ``owners`` a ``(k, 52)`` uint8
-array and ``numbers`` a sequence of ``k`` Python ints or ``None``.
+array and ``numbers`` a sequence of ``k`` Python ints, a ``(k, 2)`` uint64
+array of deal-number limbs ``[hi, lo]`` (as :func:`truedeal.dealnumber.encode_batch`
+returns them; writers that print numbers format these in the compiled kernel)
+or ``None``.
 """
 
 from __future__ import annotations
@@ -23,6 +26,23 @@ CHUNK_BOARDS = 256
 
 def _boards(batches: Iterable[Batch], first_board: int) -> Iterator[tuple[int, list[int], Optional[int]]]:
     """Yield ``(board, seats list, number or None)`` for every deal, validating batches."""
+    for b, owners, nums in _batches(batches, first_board):
+        if _is_limbs(nums):
+            from ..dealnumber import limbs_to_ints
+
+            nums = limbs_to_ints(nums)
+        for d, seats in enumerate(owners.tolist()):
+            yield b + d, seats, (None if nums is None else int(nums[d]))
+
+
+def _is_limbs(nums) -> bool:
+    """Are these numbers a (k, 2) limbs array (rather than ints or None)?"""
+    return isinstance(nums, np.ndarray) and nums.ndim == 2
+
+
+def _batches(batches: Iterable[Batch], first_board: int) -> Iterator[tuple[int, np.ndarray, object]]:
+    """Yield ``(first board, owners, numbers)`` for every batch, validated as
+    :func:`_boards` validates them (for writers that format a batch at once)."""
     b = _check_board(first_board)
     for bi, batch in enumerate(batches):
         try:
@@ -48,9 +68,8 @@ def _boards(batches: Iterable[Batch], first_board: int) -> Iterator[tuple[int, l
                     f"batch {bi}, deal {d} (board {b + d}): each seat must hold 13 cards, got "
                     + ", ".join(f"{SEATS[s]}={int(counts[d, s])}" for s in range(4))
                 )
-        for d, seats in enumerate(owners.tolist()):
-            yield b, seats, (None if nums is None else int(nums[d]))
-            b += 1
+        yield b, owners, nums
+        b += k
 
 
 def _chunked(records: Iterator[str]) -> Iterator[str]:

@@ -3,7 +3,8 @@
 endplay 0.5 needs the ``condition`` keyword, rejects trailing commas in
 action lists and differs from dealer in a few places.  A corpus script that
 differs says so with ``# endplay-differs: why`` and gives the equivalent
-condition in endplay's dialect with ``# endplay-as: ...``.  Shared by the
+condition in endplay's dialect with ``# endplay-as: ...`` (and, for a
+variable, ``# endplay-define: name = ...``).  Shared by the
 tests that check our evaluator and our deals against endplay.
 """
 
@@ -25,9 +26,12 @@ def directives(text: str, key: str) -> list[str]:
 def endplay_text(text: str) -> str:
     """The script in endplay's dialect: definitions, scales and conditions only."""
     script = parse_script(text)
+    overrides = {d.split("=", 1)[0].strip(): d for d in directives(text, "endplay-define")}
     parts = []
     for st in script.statements:
         piece = text[st.start : st.end]
+        if st.kind == "define":
+            piece = overrides.get(piece.split("=", 1)[0].strip(), piece)
         if st.kind in ("define", "condition"):
             parts.append(piece)
         elif st.kind == "bare":

@@ -150,7 +150,7 @@ def test_and_or_flatten_and_words_equal_symbols():
     )
 
 
-def test_precedence_follows_c():
+def test_precedence_follows_c_where_dealer_does():
     # '!' binds tighter than a comparison, as in C and dealer: !hcp(south) > 2 is (!hcp(south)) > 2
     not_s = ir.Not(ir.Compare("!=", lin(hcp(2)), lin(const=0)))
     assert cond("!hcp(south) > 2") == ir.Compare(">", ir.IfElse(not_s, lin(const=1), lin(const=0)), lin(const=2))
@@ -158,6 +158,29 @@ def test_precedence_follows_c():
     assert cond("hcp(north) > 1 || hcp(south) > 1 && hcp(east) > 1") == cond(
         "hcp(north) > 1 || (hcp(south) > 1 && hcp(east) > 1)"
     )
+    assert cond("hcp(north) - 3 - 2 > 0") == cond("(hcp(north) - 3) - 2 > 0")
+    assert cond("hcp(north) ? 1 : 2 || 0") == cond("hcp(north) ? 1 : (2 || 0)")
+    assert cond("hcp(north) ? hcp(south) ? 1 : 2 : 3") == cond("hcp(north) ? (hcp(south) ? 1 : 2) : 3")
+
+
+def _const(text: str) -> int:
+    value = fold.as_num(dict(parse_script(f"x = {text}").variables)["x"])
+    assert value.terms == ()
+    return value.const
+
+
+def test_precedence_of_dealers_grammar_where_it_is_not_c():
+    """dealer's defs.y gives each operator its own %left level, in the order
+    || && == != < <= > >= + - * / %, and ?: the loosest: a higher operator on
+    the right groups first, and ?: chains to the left."""
+    assert _const("3 * 5 / 2") == 3 * (5 // 2)  # C would give 7
+    assert _const("7 / 5 % 3") == 7 // (5 % 3)  # C would give 1
+    assert _const("7 % 5 * 3") == (7 % 5) * 3  # % is highest: as in C
+    assert _const("1 == 2 != 3") == int(1 == int(2 != 3))  # C: (1 == 2) != 3, i.e. 1
+    assert _const("3 < 2 <= 1") == int(3 < int(2 <= 1))  # C: (3 < 2) <= 1, i.e. 1
+    assert _const("0 ? 3 : 1 ? 2 : 0") == 2  # (0 ? 3 : 1) ? 2 : 0; C gives 2 as well
+    assert _const("1 ? 3 : 1 ? 2 : 0") == 2  # (1 ? 3 : 1) ? 2 : 0; C would give 3
+    assert _const("1 ? 0 : 1 ? 2 : 5") == 5  # (1 ? 0 : 1) ? 2 : 5; C would give 0
 
 
 def test_nonlinear_arithmetic_is_arith():

@@ -1,8 +1,14 @@
 """Expressions of the dealer language: a recursive-descent parser to IR values.
 
-Precedence, lowest first (as in dealer's grammar): ``?:`` (right to left),
-``||``/``or``, ``&&``/``and``, ``== !=``, ``< <= > >=``, ``+ -``, ``* / %``,
-then the prefix operators ``!``/``not`` and unary ``-``.  Functions are
+Precedence follows dealer's yacc grammar, which is *not* C's: every binary
+operator has its own level, all left-associative, lowest first ``||``,
+``&&``, ``==``, ``!=``, ``<``, ``<=``, ``>``, ``>=``, ``+``, ``-``, ``*``,
+``/``, ``%``.  An operator of a higher level on the right groups first, so
+``a * b / c`` is ``a * (b / c)`` and ``a / b % c`` is ``a / (b % c)``.
+``?:`` is loosest and left-associative: ``a ? b : c ? d : e`` is
+``(a ? b : c) ? d : e``, while its middle is a whole expression.  The
+prefix ``!``/``not`` (and unary ``-``, which dealer allows on numbers only)
+bind tightest.  Functions are
 resolved while parsing, so an unknown function, a bad seat or an undefined
 variable is a :class:`ScriptError` naming its line and column.  Nothing is
 ever evaluated as code.
@@ -54,14 +60,13 @@ FUNCTIONS = frozenset(SCALE_OF) | frozenset(LOCAL_FNS) | frozenset(SUITS) | froz
 #: Deepest nesting of parentheses and prefix operators (Python's stack is the limit).
 MAX_DEPTH = 40
 
-_BINARY = [  # precedence levels, lowest first
-    {"||": "or", "or": "or"},
-    {"&&": "and", "and": "and"},
-    {"==": "==", "!=": "!="},
-    {"<": "<", "<=": "<=", ">": ">", ">=": ">="},
-    {"+": "+", "-": "-"},
-    {"*": "*", "/": "/", "%": "%"},
-]
+#: Binary operators and their precedence, as dealer's grammar declares them:
+#: one ``%left`` line each, so each its own level (higher binds tighter).
+_BINARY = {
+    "||": (1, "or"), "or": (1, "or"), "&&": (2, "and"), "and": (2, "and"),
+    "==": (3, "=="), "!=": (4, "!="), "<": (5, "<"), "<=": (6, "<="), ">": (7, ">"), ">=": (8, ">="),
+    "+": (9, "+"), "-": (10, "-"), "*": (11, "*"), "/": (12, "/"), "%": (13, "%"),
+}  # fmt: skip
 
 
 class ExprParser:
@@ -117,25 +122,28 @@ class ExprParser:
             self.depth -= 1
 
     def ternary(self):
+        """``cond ? middle : other``, chained to the left as dealer's grammar
+        does: the else branch stops at the next ``?``."""
         start = self.tok
-        cond = self.binary(0)
-        if not self.at("?"):
-            return cond
-        self.advance()
-        then = self.expression()
-        self.expect(":", " in 'a ? b : c'")
-        other = self.expression()
-        return self.fold_at(start, fold.if_else, cond, then, other)
+        value = self.binary(1)
+        while self.at("?"):
+            self.advance()
+            then = self.expression()
+            self.expect(":", " in 'a ? b : c'")
+            other = self.binary(1)
+            value = self.fold_at(start, fold.if_else, value, then, other)
+        return value
 
-    def binary(self, level: int):
-        if level == len(_BINARY):
-            return self.unary()
-        ops = _BINARY[level]
-        left = self.binary(level + 1)
-        while self.tok.kind in ("op", "ident") and self.tok.text in ops:
+    def binary(self, min_level: int):
+        """Precedence climbing: operators of level >= ``min_level``, each left-associative."""
+        left = self.unary()
+        while self.tok.kind in ("op", "ident") and self.tok.text in _BINARY:
+            level, op = _BINARY[self.tok.text]
+            if level < min_level:
+                break
             op_tok = self.advance()
-            right = self.binary(level + 1)
-            left = self.apply(op_tok, ops[op_tok.text], left, right)
+            right = self.binary(level + 1)  # recursion bounded by the 13 levels
+            left = self.apply(op_tok, op, left, right)
         return left
 
     def apply(self, tok: Token, op: str, left, right):

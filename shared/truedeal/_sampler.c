@@ -16,7 +16,8 @@
  *   below_wide(bits, top, low_max, shift, hi, lo) Rng.below_wide
  *   wide_locate(bits, top, low_max, shift, cum_hi, cum_lo, out)
  *                                                 WideCategorical.draw
- *   locate(bits, keys, cum, qkey, total, out)     Sampler._split / _option
+ *   locate(bits, keys, cum, qkey, total, out, starts)
+ *                                                 Sampler._split / _option
  *   deal(bits, owners u8, cards, counts, dest u8, take)   fill._deal
  *   fill(bits, roles, n_pat, owners u8, lengths, masks u16, free_to_shape)
  *                                                 fill.fill_deals
@@ -596,9 +597,9 @@ static PyObject *s_wide_locate(PyObject *self, PyObject *args) {
  * entry whose cumulative weight first exceeds base + below(total[r]). */
 static PyObject *s_locate(PyObject *self, PyObject *args) {
     PyObject *bits;
-    Py_buffer kb, cb, qb, tb, ob;
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*w*", &bits, &kb, &cb, &qb, &tb, &ob)) return NULL;
-    size_t nk, nc, n, nt, no;
+    Py_buffer kb, cb, qb, tb, ob, sb;
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*w*y*", &bits, &kb, &cb, &qb, &tb, &ob, &sb)) return NULL;
+    size_t nk, nc, n, nt, no, ns = (size_t)sb.len / 8;
     int64_t *r = NULL;
     int rc = sized(&kb, 8, &nk, "locate");
     if (!rc) rc = sized(&cb, 8, &nc, "locate");
@@ -617,12 +618,27 @@ static PyObject *s_locate(PyObject *self, PyObject *args) {
     if (!rc) {
         const int64_t *keys = kb.buf, *cum = cb.buf, *q = qb.buf;
         int64_t *o = ob.buf;
+        const int64_t *starts = sb.buf;
         for (size_t i = 0; i < n; i++) {
-            size_t start = lower(keys, nk, q[i]);
-            int64_t base = start ? cum[start - 1] : 0;
-            o[i] = (int64_t)upper(cum, nc, base + r[i]);
+            size_t start = 0, end = 0, at;
+            int table = q[i] >= 0 && (size_t)q[i] + 1 < ns;
+            if (table) {
+                start = (size_t)starts[q[i]];
+                end = (size_t)starts[q[i] + 1];
+                table = start <= end && end <= nc;
+            }
+            if (table) { /* the run of q[i] from the table, searched first */
+                int64_t x = (start ? cum[start - 1] : 0) + r[i];
+                at = start + upper(cum + start, end - start, x);
+                if (at == end) at = upper(cum, nc, x); /* beyond the run: as the full search */
+            } else {
+                start = lower(keys, nk, q[i]);
+                at = upper(cum, nc, (start ? cum[start - 1] : 0) + r[i]);
+            }
+            o[i] = (int64_t)at;
         }
     }
+    PyBuffer_Release(&sb);
     PyBuffer_Release(&kb);
     PyBuffer_Release(&cb);
     PyBuffer_Release(&qb);
@@ -745,7 +761,7 @@ static PyMethodDef methods[] = {
     {"below_wide", s_below_wide, METH_VARARGS, "below_wide(bits, top, low_max, shift, hi i8, lo u8): Rng.below_wide."},
     {"wide_locate", s_wide_locate, METH_VARARGS,
      "wide_locate(bits, top, low_max, shift, cum_hi i8, cum_lo u8, out i8): WideCategorical.draw."},
-    {"locate", s_locate, METH_VARARGS, "locate(bits, keys, cum, qkey, total, out): Sampler._split/_option's search."},
+    {"locate", s_locate, METH_VARARGS, "locate(bits, keys, cum, qkey, total, out, starts): Sampler._split/_option's search; starts[k] = first index of key k (or empty)."},
     {"deal", s_deal, METH_VARARGS, "deal(bits, owners u8 (n,52), cards i8, counts i8 (n,K), dest u8 (K,), take): fill._deal."},
     {"fill", s_fill, METH_VARARGS,
      "fill(bits, roles, n_pat, owners u8 (n,52), lengths i8 (n,n_pat,4), masks u16 (n,4,n_rank), free_to_shape i8 (n,4)): fill.fill_deals."},

@@ -29,6 +29,18 @@ from .patterns import PATTERNS
 from .randomness import Rng
 
 
+#: Largest key space given a dense table of where each key's run starts.
+MAX_START_TABLE = 1 << 21
+
+
+def _starts(keys: np.ndarray, space: int) -> np.ndarray:
+    """``searchsorted(keys, k)`` for every key k below ``space`` and for ``space``
+    itself (so run k is ``[t[k], t[k + 1])``); empty when the space is too large."""
+    if space > MAX_START_TABLE:
+        return np.zeros(0, np.int64)
+    return np.searchsorted(keys, np.arange(space + 1), side="left").astype(np.int64)
+
+
 class WideCategorical:
     """Exact draws of an index with probability ``weights[i] / sum(weights)``,
     for big-integer weights: one uniform integer below the total, located in
@@ -103,6 +115,9 @@ class Sampler:
         self.opt_cum = np.cumsum(np.concatenate([o.weight for o in opts]))
         self.opt_masks = np.concatenate([o.masks for o in opts])
         self.opt_free = np.concatenate([o.free_to_shape for o in opts])
+        # For the compiled search: where each key's run starts (a small dense table, when it is small).
+        self.split_start = _starts(self.split_key, len(listing.pairs) * lay.zsize)
+        self.opt_start = _starts(self.opt_key, len(opts) * lay.zsize)
         # Suit lengths of the patterned seats, per cell: (n_cells, n_pat, 4).
         self.cell_lengths = PATTERNS[listing.cells] if lay.patterned else np.zeros((len(listing.cells), 0, 4), np.int64)
 
@@ -191,7 +206,8 @@ class Sampler:
         k = _compiled()
         if k is not None:
             at = np.empty(len(key), dtype=np.int64)
-            k.locate(rng.bits, self.split_key, self.split_cum, np.ascontiguousarray(key, np.int64), np.ascontiguousarray(total, np.int64), at)
+            k.locate(rng.bits, self.split_key, self.split_cum, np.ascontiguousarray(key, np.int64), np.ascontiguousarray(total, np.int64), at,
+                     self.split_start)
             return self.split_va[at], self.split_vb[at]
         start = np.searchsorted(self.split_key, key, side="left")
         base = np.where(start > 0, self.split_cum[np.maximum(start - 1, 0)], 0)
@@ -206,7 +222,8 @@ class Sampler:
         k = _compiled()
         if k is not None:
             at = np.empty(len(key), dtype=np.int64)
-            k.locate(rng.bits, self.opt_key, self.opt_cum, np.ascontiguousarray(key, np.int64), np.ascontiguousarray(total, np.int64), at)
+            k.locate(rng.bits, self.opt_key, self.opt_cum, np.ascontiguousarray(key, np.int64), np.ascontiguousarray(total, np.int64), at,
+                     self.opt_start)
             return at
         start = np.searchsorted(self.opt_key, key, side="left")
         base = np.where(start > 0, self.opt_cum[np.maximum(start - 1, 0)], 0)

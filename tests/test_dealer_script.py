@@ -308,9 +308,10 @@ ERRORS = [
     ("evalcontract", 1, 1, "not supported"),
     ("condition " + "(" * 50 + "1" + ")" * 50, 1, 51, "nested too deeply"),
     ("condition " + "!" * 60 + "hcp(north)", 1, 51, "nested too deeply"),
-    ("a = hcp(north) * hcp(south)\n" + "".join(f"a = a * a + 1\n" for _ in range(30)) + "condition a > 0", 32, 11,
-     "too large once its variables are expanded"),
+    ("a0 = hcp(north) * hcp(south)\n" + "".join(f"a{i + 1} = a{i} * a{i} + 1\n" for i in range(30))
+     + "condition a30 > 0", 32, 11, "too large once its variables are expanded"),
     ("north = 3", 1, 1, "is a keyword"),
+    ("x = 1\ncondition x\n  x = 2", 3, 3, "variable 'x' is already defined"),
 ]
 
 
@@ -336,7 +337,8 @@ def test_no_code_is_evaluated():
 
 
 def test_shared_variables_stay_cheap():
-    text = "a = hcp(north) * hcp(south)\n" + "a = a * a + 1\n" * 10 + "condition a > 0"
+    text = "a0 = hcp(north) * hcp(south)\n" + "".join(f"a{i + 1} = a{i} * a{i} + 1\n" for i in range(10))
+    text += "condition a10 > 0"
     assert fold.tree_size(parse_program(text).condition) > 2**10  # many uses, one parse
 
 
@@ -366,3 +368,15 @@ def test_is_script(tmp_path):
     assert is_script("hcp(north) >= 12 && shape(north, any 4333)")
     assert not is_script('{"north": {"hcp": [15, 17]}}')
     assert is_script(SCRIPTS[0])
+
+
+def test_repeated_settings_and_actions_as_dealer_keeps_them():
+    """dealer's defs.y: ``if (!maxproduce) maxproduce = $2`` keeps the first
+    ``produce``/``generate``; ``actionlist = $2`` keeps the last ``action``;
+    ``dealer`` and ``vulnerable`` are plain assignments (the last wins)."""
+    p = parse_program(
+        "produce 10\ngenerate 100\nproduce 20\ngenerate 200\ndealer north\ndealer west\n"
+        "vulnerable NS\nvulnerable all\naction printall\naction printpbn, average hcp(north)\n"
+    )
+    assert (p.produce, p.generate, p.dealer, p.vulnerable) == (10, 100, 3, "all")
+    assert [a.style or a.kind for a in p.actions] == ["printpbn", "average"]

@@ -5,16 +5,17 @@ A script is a list of statements, in any order:
 * ``condition EXPR``, or a bare ``EXPR`` (BBO's dialect).  As in dealer, the
   last condition given wins;
 * ``name = EXPR``: a variable, substituted where it is used later (it may hold
-  a number or a condition);
+  a number or a condition; as in dealer, a name is defined once);
 * ``predeal north SAK, HQJ2[, south D5432 ...]``; ``produce N``; ``generate N``;
-  ``dealer SEAT``; ``vulnerable none|NS|EW|all``;
+  ``dealer SEAT``; ``vulnerable none|NS|EW|all``.  As in dealer, the first
+  ``produce``/``generate`` counts and the last of the others;
 * ``pointcount 13 9 6 4 2 1`` (the scale ``hcp`` reads from then on) and
   ``altcount N w...`` (the scale of ``ptN`` and its named alias from then on);
 * ``action A, B, ...``: ``printall``, ``print(SEAT, ...)``, ``printew``,
   ``printpbn``, ``printcompact [EXPR]``, ``printoneline [EXPR]``,
   ``printes ITEMS`` (also ``printes(ITEMS)``), ``average ["label"] EXPR``,
   ``frequency ["label"] (EXPR, lo, hi[, EXPR, lo, hi])``; a trailing comma is
-  allowed.
+  allowed.  As in dealer, the last ``action`` statement is the one kept.
 
 Expressions are parsed by :mod:`.dealer_expr`.  See docs/dealer-scripts.md.
 """
@@ -147,6 +148,8 @@ class _ScriptParser(ExprParser):
             raise self.error(name, f"'{name.text}' is a keyword and cannot be a variable")
         if name.text in FUNCTIONS:
             raise self.error(name, f"'{name.text}' is a function and cannot be a variable")
+        if name.text in self.env:  # dealer refuses a second definition too
+            raise self.error(name, f"variable '{name.text}' is already defined")
         self.advance()  # '='
         self.env[name.text] = self.expression()
 
@@ -162,10 +165,12 @@ class _ScriptParser(ExprParser):
         return sign * tok.value
 
     def st_produce(self, tok: Token) -> None:
-        self.fields["produce"] = self.number("a number of deals after 'produce'")
+        n = self.number("a number of deals after 'produce'")
+        self.fields.setdefault("produce", n)  # dealer keeps the first one
 
     def st_generate(self, tok: Token) -> None:
-        self.fields["generate"] = self.number("a number of deals after 'generate'")
+        n = self.number("a number of deals after 'generate'")
+        self.fields.setdefault("generate", n)  # dealer keeps the first one
 
     def st_dealer(self, tok: Token) -> None:
         self.fields["dealer"] = self.seat()
@@ -225,7 +230,7 @@ class _ScriptParser(ExprParser):
 
     # ---------------------------------------------------------------- actions
     def st_action(self, tok: Token) -> None:
-        self.actions.append(self.action())
+        self.actions = [self.action()]  # as in dealer, a later 'action' statement replaces the list
         while self.at(","):
             self.advance()
             if not (self.tok.kind == "ident" and self.tok.text in ACTIONS):

@@ -227,7 +227,7 @@ def test_settings_predeal_and_actions():
         "predeal north SAK, HQJ2, south D5\npredeal east CT\n"
         'condition hcp(north) > 10\naction printall, print(north, south), average "hn" hcp(north),\n'
         '   frequency "s" (spades(north), 0, 13), frequency (hcp(north), 0, 37, hcp(south), -1, 37),\n'
-        '   printes "a", hcp(north), \\n, printcompact hcp(south), printoneline,\n'
+        '   printes "a", hcp(north), \\n, printcompact(hcp(south)), printoneline,\n'
     )
     assert (program.generate, program.produce, program.dealer, program.vulnerable) == (5000, 12, 3, "ew")
     north = sorted([card(0, 0), card(1, 0), card(2, 1), card(3, 1), card(12, 1)])
@@ -312,6 +312,9 @@ ERRORS = [
      + "condition a30 > 0", 32, 11, "too large once its variables are expanded"),
     ("north = 3", 1, 1, "is a keyword"),
     ("x = 1\ncondition x\n  x = 2", 3, 3, "variable 'x' is already defined"),
+    # as in dealer, printoneline takes an argument only in parentheses: here the list ends and
+    # 'hcp(north)' starts a bare condition, which the comma cannot follow
+    ("action printoneline hcp(north), printall", 1, 31, "unexpected ','"),
 ]
 
 

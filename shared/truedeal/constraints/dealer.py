@@ -12,7 +12,7 @@ A script is a list of statements, in any order:
 * ``pointcount 13 9 6 4 2 1`` (the scale ``hcp`` reads from then on) and
   ``altcount N w...`` (the scale of ``ptN`` and its named alias from then on);
 * ``action A, B, ...``: ``printall``, ``print(SEAT, ...)``, ``printew``,
-  ``printpbn``, ``printcompact [EXPR]``, ``printoneline [EXPR]``,
+  ``printpbn``, ``printcompact[(EXPR)]``, ``printoneline[(EXPR)]``,
   ``printes ITEMS`` (also ``printes(ITEMS)``), ``average ["label"] EXPR``,
   ``frequency ["label"] (EXPR, lo, hi[, EXPR, lo, hi])``; a trailing comma is
   allowed.  As in dealer, the last ``action`` statement is the one kept.
@@ -246,8 +246,7 @@ class _ScriptParser(ExprParser):
         if name == "print":
             return ir.Action("print", style="print", seats=self.seat_list())
         if name in ("printcompact", "printoneline"):
-            same_line = self.tok.line == tok.line and self.starts_expression()
-            return ir.Action("print", style=name, expr=self.expression() if same_line else None)
+            return ir.Action("print", style=name, expr=self.optional_argument(name))
         if name == "printes":
             return ir.Action("print", style="printes", items=self.printes_items())
         if name == "average":
@@ -256,6 +255,16 @@ class _ScriptParser(ExprParser):
         if name == "frequency":
             return self.frequency()
         return ir.Action("print", style=name)
+
+    def optional_argument(self, name: str):
+        """dealer's ``printcompact(EXPR)``: an argument only in parentheses (a
+        ``(`` right after the action, even on the next line, opens it)."""
+        if not self.at("("):
+            return None
+        self.advance()
+        expr = self.expression()
+        self.expect(")", f" to close '{name}('")
+        return expr
 
     def starts_expression(self) -> bool:
         t = self.tok

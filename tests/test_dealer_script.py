@@ -383,3 +383,11 @@ def test_repeated_settings_and_actions_as_dealer_keeps_them():
     )
     assert (p.produce, p.generate, p.dealer, p.vulnerable) == (10, 100, 3, "all")
     assert [a.style or a.kind for a in p.actions] == ["printpbn", "average"]
+
+
+def test_pointcount_without_weights_clears_and_weights_may_be_negative():
+    """dealer's grammar: ``POINTCOUNT {clearpointcount()} pointcountargs`` with
+    possibly no numbers, and a number may be ``- NUMBER``."""
+    variables = dict(parse_script("pointcount\nx = hcp(north)\naltcount 3 4, -1 2\ny = pt3(south)").variables)
+    assert variables["x"] == lin((1, ir.Feature(0, ir.ALL_SUITS, ir.weights())))
+    assert variables["y"] == lin((1, ir.Feature(2, ir.ALL_SUITS, ir.weights(4, -1, 2))))

@@ -191,15 +191,21 @@ class _ScriptParser(ExprParser):
         self.scales[f"pt{n}"] = self.weights(tok)
 
     def weights(self, tok: Token) -> tuple[int, ...]:
-        """Up to 13 weights, ace first, with or without commas between them."""
-        out = [self.number("a weight")]
-        while self.tok.kind == "num" or (self.at(",") and self.peek().kind == "num"):
+        """Up to 13 weights, ace first, with or without commas between them.
+        As in dealer, none at all clears the scale and a weight may be negative."""
+        out: list[int] = []
+        while self.at_weight(0) or (out and self.at(",") and self.at_weight(1)):
             if self.at(","):
                 self.advance()
-            out.append(self.number("a weight"))
+            out.append(self.number("a weight", signed=True))
         if len(out) > 13:
             raise self.error(tok, f"'{tok.text}' takes at most 13 weights, got {len(out)}")
         return tuple(out)
+
+    def at_weight(self, k: int) -> bool:
+        """Does a weight (``N`` or ``-N``) start ``k`` tokens ahead?"""
+        t = self.peek(k)
+        return t.kind == "num" or (t.kind == "op" and t.text == "-" and self.peek(k + 1).kind == "num")
 
     # ---------------------------------------------------------------- predeal
     def st_predeal(self, tok: Token) -> None:

@@ -106,7 +106,7 @@ def test_literal_duplicate_key_in_json():
     [
         ({"north": {"hcp": [17, 15]}}, "north.hcp: range [17, 15] is reversed"),
         ({"south": {"shape": "5xx"}}, "south.shape: bad term '5xx' (a term is 4 characters, digits or x)"),
-        ({"northh": {}}, "unknown key 'northh' (keys are north, east, south, west (or N, E, S, W), condition and any_of)"),
+        ({"northh": {}}, "unknown key 'northh' (keys are north, east, south, west (or N, E, S, W), condition, script and any_of)"),
         ({"west": {"spadez": 9}},
          "west.spadez: unknown field (fields are hcp, spades, hearts, diamonds, clubs, shape, controls, losers, points, holds, any_of, not)"),
         ({"W": {"spadez": 9}},
@@ -278,7 +278,7 @@ def test_json_schema_has_descriptions():
     schema = Spec.model_json_schema()
     root = schema["$defs"]["Spec"] if "$ref" in schema else schema  # recursive through any_of
     assert root["additionalProperties"] is False
-    assert set(root["properties"]) == {"north", "east", "south", "west", "condition", "any_of"}
+    assert set(root["properties"]) == {"north", "east", "south", "west", "condition", "script", "any_of"}
     seat = schema["$defs"]["SeatSpec"]
     assert set(seat["properties"]) == set(FIELD_NAMES)
     assert all("description" in v for v in seat["properties"].values())

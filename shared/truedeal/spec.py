@@ -67,7 +67,7 @@ SIMPLE_FIELDS: tuple[str, ...] = ("hcp", *SUIT_NAMES, "shape")
 #: Fields of a suit given as an object, e.g. ``"spades": {"length": [5, 6], "top3": [2, 3]}``.
 SUIT_FIELDS: tuple[str, ...] = ("length", "hcp", "controls", "losers", "top2", "top3", "top4", "top5")
 #: Spec keys besides the seats.
-SPEC_KEYS: tuple[str, ...] = ("condition", "any_of")
+SPEC_KEYS: tuple[str, ...] = ("condition", "script", "any_of")
 
 #: Accepted spellings of each seat -> full seat name.
 _SEAT_KEYS: dict[str, str] = {}
@@ -76,7 +76,7 @@ for _name, _letter in zip(SEAT_NAMES, SEATS):
     _SEAT_KEYS[_letter] = _name
     _SEAT_KEYS[_letter.lower()] = _name
 
-_SEAT_HINT = "keys are north, east, south, west (or N, E, S, W), condition and any_of"
+_SEAT_HINT = "keys are north, east, south, west (or N, E, S, W), condition, script and any_of"
 _FIELD_HINT = "fields are " + ", ".join(FIELD_NAMES)
 
 
@@ -424,6 +424,12 @@ class Spec(BaseModel):
         description="A condition in the dealer language, e.g. 'hcp(north) + hcp(south) >= 25'; it must hold too.",
         examples=["hcp(north) + hcp(south) >= 25 && spades(north) + spades(south) >= 8"],
     )
+    script: str | None = Field(
+        default=None,
+        max_length=200_000,
+        description="A dealer script (the classic dealer language, BBO's dialect too); its condition and predeal apply.",
+        examples=["hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4333 + any 4432 + any 5332)"],
+    )
     any_of: list["Spec"] | None = Field(
         default=None,
         min_length=1,
@@ -440,6 +446,19 @@ class Spec(BaseModel):
 
             try:
                 parse_condition(text)
+            except ScriptError as exc:
+                raise _fail(str(exc)) from None
+        return text
+
+    @field_validator("script")
+    @classmethod
+    def _check_script(cls, text: str | None) -> str | None:
+        """A dealer script, parsed now so that a bad one is refused at once."""
+        if text is not None:
+            from .constraints.dealer import ScriptError, parse_program
+
+            try:
+                parse_program(text)
             except ScriptError as exc:
                 raise _fail(str(exc)) from None
         return text
@@ -485,7 +504,7 @@ class Spec(BaseModel):
     def is_simple(self) -> bool:
         """True when every seat uses only HCP, suit lengths and shape (the
         first spec language), so that :meth:`constraints` describes it."""
-        return self.condition is None and self.any_of is None and all(s.is_simple() for _, s in self.seats())
+        return self.condition is None and self.script is None and self.any_of is None and all(s.is_simple() for _, s in self.seats())
 
     def program(self):
         """The internal form (:class:`truedeal.constraints.ir.Program`)."""
@@ -513,6 +532,8 @@ class Spec(BaseModel):
         out: dict[str, Any] = {SEAT_NAMES[i]: s.canonical() for i, s in self.seats()}
         if self.condition is not None:
             out["condition"] = self.condition
+        if self.script is not None:
+            out["script"] = self.script
         if self.any_of is not None:
             out["any_of"] = [x.canonical() for x in self.any_of]
         return out

@@ -8,6 +8,8 @@ stream are unchanged.  Richer specs become a condition tree; cards a seat
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..cards import SUIT_NAMES, card
 from ..patterns import PATTERNS
 from . import ir
@@ -33,7 +35,16 @@ def spec_program(spec) -> ir.Program:
     predeal: dict[int, list[int]] = {}
     items = [seat_condition(seat, s, predeal) for seat, s in spec.seats()]
     items += _spec_extras(spec)
-    return ir.Program(
+    script = ir.Program()
+    if spec.script is not None:
+        from .dealer import parse_program
+
+        script = parse_program(spec.script)
+        items.append(script.condition)
+        for seat, cards in script.predeal:
+            predeal.setdefault(seat, []).extend(cards)
+    return replace(
+        script,
         condition=ir.And(tuple(items)),
         predeal=tuple((seat, tuple(cards)) for seat, cards in sorted(predeal.items())),
     )

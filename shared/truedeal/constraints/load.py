@@ -31,12 +31,16 @@ def load_constraints(source: Union[str, bytes, os.PathLike, dict, Spec, ir.Progr
             raise SpecError("spec: not UTF-8 text") from None
     from .dealer import ScriptError, is_script, load_program
 
+    if isinstance(source, str) and not source.strip():
+        raise SpecError("empty spec: give a JSON spec or a dealer script")
     try:
         if not is_script(source):
             return load_spec(source)
-        return load_program(source)
+        load_program(source)  # one line for a bad script, naming the file
+        text = source if "\n" in str(source) or not os.path.isfile(source) else open(source, encoding="utf-8").read()
+        return load_spec({"script": text})
     except ScriptError as exc:
-        raise SpecError(f"script {exc}") from None
+        raise SpecError(f"neither a JSON spec nor a valid dealer script: script {exc}") from None
     except OSError as exc:
         raise SpecError(f"cannot read {source}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:

@@ -170,7 +170,8 @@ def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, 
         plan = _plan_or_fail(store, dispatcher, job, plans, stop)
         if plan is None:
             return "failed"
-        part = build_listing(plan.kept_rules(), stop, part=(k, job.parts))
+        # a program's plan may be a union or a listing by rank counts: one partition, the whole plan
+        part = plan.listing if plan.program is not None else build_listing(plan.kept_rules(), stop, part=(k, job.parts))
     except _Stopped:
         return "stopped"
     except TooWide as exc:

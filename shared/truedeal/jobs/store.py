@@ -333,6 +333,8 @@ def partition_count(spec: Spec, wanted: int) -> int:
     the cells are too many to list, ``wanted`` is used (the worker then
     decides whether the spec can run at all).
     """
+    if not spec.is_simple():  # programs may list branch by branch or by rank counts: one partition
+        return 1
     rules = spec.constraints()
     try:
         cells = len(enumerate_cells(rules, make_layout(rules)))

@@ -10,6 +10,7 @@
  *   decode(limbs: bytes-like n*2 uint64, out: writable n*52 uint8) -> None
  *   format_numbers(limbs: bytes-like n*2 uint64) -> bytes
  *   pbn_deal_strings(owners, first: int 0..3 or bytes-like n uint8) -> bytes
+ *   first_non_deal(owners: bytes-like n*52 uint8) -> int (-1: all are deals)
  *
  * A deal number I (0 <= I < D < 2**96) is the lexicographic rank of the word
  * owners[0..51] among words with 13 of each seat (Pavlicek 7Z68).  With the
@@ -441,6 +442,28 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------ checks */
+
+/* first_non_deal(owners_buf) -> the first row that is not a deal, or -1. */
+static PyObject *k_first_non_deal(PyObject *self, PyObject *args) {
+    Py_buffer src;
+    if (!PyArg_ParseTuple(args, "y*", &src)) return NULL;
+    if (src.len % NCARDS) {
+        PyBuffer_Release(&src);
+        PyErr_SetString(PyExc_ValueError, "first_non_deal: buffer size is not a multiple of 52");
+        return NULL;
+    }
+    Py_ssize_t n = src.len / NCARDS, bad = -1;
+    const uint8_t *in = src.buf;
+    for (Py_ssize_t d = 0; d < n; d++)
+        if (!is_deal(in + d * NCARDS)) {
+            bad = d;
+            break;
+        }
+    PyBuffer_Release(&src);
+    return PyLong_FromSsize_t(bad);
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -449,6 +472,7 @@ static PyMethodDef methods[] = {
     {"format_numbers", k_format_numbers, METH_VARARGS, "format_numbers(limbs_buf) -> bytes: decimal lines."},
     {"pbn_deal_strings", k_pbn_deal_strings, METH_VARARGS,
      "pbn_deal_strings(owners_buf, first) -> bytes: 70-byte PBN Deal values with newline."},
+    {"first_non_deal", k_first_non_deal, METH_VARARGS, "first_non_deal(owners_buf) -> first row that is not a deal, or -1."},
     {NULL, NULL, 0, NULL},
 };
 

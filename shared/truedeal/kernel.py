@@ -39,6 +39,7 @@ __all__ = [
     "missing_reason",
     "note_if_missing",
     "format_numbers",
+    "all_deals",
     "pbn_deal_strings",
 ]
 
@@ -128,11 +129,25 @@ def format_numbers(limbs) -> bytes:
     """
     from .dealnumber import _check_limbs, limbs_to_ints
 
-    a = np.ascontiguousarray(_check_limbs(limbs), dtype=np.uint64)
     k = native()
+    if k is not None and isinstance(limbs, np.ndarray) and limbs.dtype == np.uint64 and limbs.ndim == 2 and limbs.shape[1] == 2:
+        try:  # the kernel checks the range itself; the numpy check below words its error
+            return k.format_numbers(np.ascontiguousarray(limbs))
+        except ValueError:
+            pass
+    a = np.ascontiguousarray(_check_limbs(limbs), dtype=np.uint64)
     if k is not None:
         return k.format_numbers(a)
     return "".join([f"{x}\n" for x in limbs_to_ints(a)]).encode("ascii")
+
+
+def all_deals(owners: np.ndarray) -> bool:
+    """Is every row of an (n, 52) uint8 array a deal (seats 0..3, 13 cards each)?"""
+    k = native()
+    if k is not None:
+        return k.first_non_deal(np.ascontiguousarray(owners, dtype=np.uint8)) < 0
+    counts = np.stack([(owners == s).sum(axis=1) for s in range(4)], axis=1)
+    return bool((counts == 13).all())
 
 
 # ---------------------------------------------------------------------------

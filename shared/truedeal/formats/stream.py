@@ -72,15 +72,12 @@ def _batches(batches: Iterable[Batch], first_board: int) -> Iterator[tuple[int, 
         b += k
 
 
-# Seat s counts in bits 16 s.. of a sum; any other byte lands at bit 56, above them all.
-_PACK = np.array([1 << (16 * s) for s in range(4)] + [1 << 56] * 252, dtype=np.uint64)
-_THIRTEEN_EACH = np.uint64(13 * (1 + (1 << 16) + (1 << 32) + (1 << 48)))
-
-
 def _all_deals(owners: np.ndarray) -> bool:
-    """Quick check that every row of a uint8 batch is a deal (seats 0..3, 13 each);
-    False also for other dtypes (then the caller checks in detail)."""
-    return owners.dtype == np.uint8 and bool((_PACK[owners].sum(axis=1) == _THIRTEEN_EACH).all())
+    """Quick check (compiled) that every row of a uint8 batch is a deal (seats
+    0..3, 13 each); False also for other dtypes (then the caller checks in detail)."""
+    from .. import kernel
+
+    return owners.dtype == np.uint8 and kernel.all_deals(owners)
 
 
 def _chunked(records: Iterator[str]) -> Iterator[str]:

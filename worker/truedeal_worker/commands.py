@@ -27,7 +27,8 @@ from kombu.exceptions import OperationalError
 from truedeal import jobs
 from truedeal.formats import FORMATS, WRITERS
 from truedeal.jobs.precheck import precheck
-from truedeal.spec import SpecError, load_spec
+from truedeal.constraints.load import load_constraints
+from truedeal.spec import SpecError
 
 
 class JobCommandError(click.ClickException):
@@ -105,7 +106,7 @@ def submit_command(spec: str, n: int, seed: str | None, fmt: str, first_board: i
     """
     with _errors():
         source = sys.stdin.read() if spec == "-" else spec
-        parsed = load_spec(source)  # spec errors before touching Redis
+        parsed = load_constraints(source)  # spec or script errors before touching Redis
         store = _store()
         workers = store.workers_alive()
         check = precheck(parsed)

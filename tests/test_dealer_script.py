@@ -205,9 +205,16 @@ def test_variables_substitute_numbers_and_conditions():
     assert program.condition == ir.And((ir.Compare(">=", tot, lin(const=25)), ir.Compare("<=", tot, lin(const=30))))
 
 
-def test_pointcount_and_altcount_redefine_scales_from_then_on():
+def test_pointcount_and_altcount_apply_to_the_whole_script():
+    """dealer fills tblPointcount while parsing and reads it while dealing:
+    the last pointcount is the scale of every hcp(), even one written before it."""
+    c13 = ir.Feature(0, ir.ALL_SUITS, ir.weights(6, 4, 2, 1))
     program = parse_program("a = hcp(north)\npointcount 6 4 2 1\nb = hcp(north)\ncondition a + b > 0")
-    assert program.condition.left == lin(hcp(0), (1, ir.Feature(0, ir.ALL_SUITS, ir.weights(6, 4, 2, 1))))
+    assert program.condition.left == lin((2, c13))
+    program = parse_program("pointcount 1\ncondition hcp(north) > 0\npointcount 6 4 2 1")
+    assert program.condition.left == lin((1, c13))
+    program = parse_program("condition top2(north, hearts) + hcp(south) > 0\naltcount 5 1")
+    assert [f.fn for _, f in program.condition.left.terms] == [ir.weights(1), ir.HCP]
     program = parse_program("pointcount 4, 3, 2, 1, 1\ncondition hcp(north) > 0")
     assert program.condition.left.terms[0][1].fn == ir.weights(4, 3, 2, 1, 1)
     program = parse_program("altcount 5 3 2 1\ncondition top2(north, hearts) + pt5(south) > 0")

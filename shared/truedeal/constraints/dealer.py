@@ -9,8 +9,9 @@ A script is a list of statements, in any order:
 * ``predeal north SAK, HQJ2[, south D5432 ...]``; ``produce N``; ``generate N``;
   ``dealer SEAT``; ``vulnerable none|NS|EW|all``.  As in dealer, the first
   ``produce``/``generate`` counts and the last of the others;
-* ``pointcount 13 9 6 4 2 1`` (the scale ``hcp`` reads from then on) and
-  ``altcount N w...`` (the scale of ``ptN`` and its named alias from then on);
+* ``pointcount 13 9 6 4 2 1`` (the scale ``hcp`` reads) and ``altcount N w...``
+  (the scale of ``ptN`` and its named alias); as in dealer, the last one of
+  each scale applies to the whole script;
 * ``action A, B, ...``: ``printall``, ``print(SEAT, ...)``, ``printew``,
   ``printpbn``, ``printcompact[(EXPR)]``, ``printoneline[(EXPR)]``,
   ``printes ITEMS`` (also ``printes(ITEMS)``), ``average ["label"] EXPR``,
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from ..cards import card
 from . import fold, ir
-from .dealer_expr import FUNCTIONS, RANKS, SEATS, ExprParser, describe
+from .dealer_expr import DEFAULT_SCALES, FUNCTIONS, RANKS, SEATS, ExprParser, describe
 from .dealer_lex import ScriptError, Token, tokenize
 
 __all__ = [
@@ -76,8 +77,15 @@ class Script:
 
 
 class _ScriptParser(ExprParser):
-    def __init__(self, text: str):
-        super().__init__(tokenize(text))
+    """One pass over a script.  ``scales`` fixes the point scales for the
+    whole pass (the second pass of :func:`parse_script`); without it the
+    pass starts from dealer's defaults and records what the script sets in
+    ``scales_set``."""
+
+    def __init__(self, text: str, scales: dict | None = None):
+        super().__init__(tokenize(text), scales=None if scales is None else dict(scales))
+        self.fixed_scales = scales is not None
+        self.scales_set: dict[str, tuple[int, ...]] = {}
         self.fields: dict = {}
         self.predeal: dict[int, list[int]] = {}
         self.owner: dict[int, int] = {}
@@ -179,7 +187,12 @@ class _ScriptParser(ExprParser):
         self.fields["vulnerable"] = self.word(_VULNERABLE, "vulnerability", "none, NS, EW, all")
 
     def st_pointcount(self, tok: Token) -> None:
-        self.scales["hcp"] = self.weights(tok)
+        self.set_scale("hcp", self.weights(tok))
+
+    def set_scale(self, name: str, weights: tuple[int, ...]) -> None:
+        self.scales_set[name] = weights
+        if not self.fixed_scales:
+            self.scales[name] = weights
 
     def st_altcount(self, tok: Token) -> None:
         n_tok = self.tok
@@ -188,7 +201,7 @@ class _ScriptParser(ExprParser):
             raise self.error(n_tok, f"altcount {n}: the scales are numbered 0 to 9")
         if self.at(","):
             self.advance()
-        self.scales[f"pt{n}"] = self.weights(tok)
+        self.set_scale(f"pt{n}", self.weights(tok))
 
     def weights(self, tok: Token) -> tuple[int, ...]:
         """Up to 13 weights, ace first, with or without commas between them.
@@ -340,8 +353,18 @@ class _ScriptParser(ExprParser):
 
 
 def parse_script(text: str) -> Script:
-    """Parse a whole script.  Raises :class:`ScriptError` (one line, with line and column)."""
-    return _ScriptParser(text).script()
+    """Parse a whole script.  Raises :class:`ScriptError` (one line, with line and column).
+
+    dealer fills its point tables while it parses and reads them while it
+    deals, so the last ``pointcount`` (or ``altcount N``) is the scale of
+    every ``hcp`` (``ptN``) in the script, wherever it is written.  A script
+    that sets a scale is therefore parsed twice, the second time with the
+    final scales."""
+    first = _ScriptParser(text)
+    script = first.script()
+    if not first.scales_set:
+        return script
+    return _ScriptParser(text, scales={**DEFAULT_SCALES, **first.scales_set}).script()
 
 
 def parse_program(text: str) -> ir.Program:

@@ -437,29 +437,17 @@ class Spec(BaseModel):
         description="Either/or across seats: a deal fits when it fits at least one of these specs (and the seats above).",
     )
 
-    @field_validator("condition")
+    @field_validator("condition", "script")
     @classmethod
-    def _check_condition(cls, text: str | None) -> str | None:
-        """A dealer expression, parsed now so that a bad one is refused at once."""
+    def _check_dealer_text(cls, text: str | None, info: Any) -> str | None:
+        """A dealer condition or script, parsed now so that a bad one is refused at once."""
         if text is not None:
-            from .constraints.dealer import ScriptError, parse_condition
+            from .constraints import dealer
 
+            parse = dealer.parse_condition if info.field_name == "condition" else dealer.parse_program
             try:
-                parse_condition(text)
-            except ScriptError as exc:
-                raise _fail(str(exc)) from None
-        return text
-
-    @field_validator("script")
-    @classmethod
-    def _check_script(cls, text: str | None) -> str | None:
-        """A dealer script, parsed now so that a bad one is refused at once."""
-        if text is not None:
-            from .constraints.dealer import ScriptError, parse_program
-
-            try:
-                parse_program(text)
-            except ScriptError as exc:
+                parse(text)
+            except dealer.ScriptError as exc:
                 raise _fail(str(exc)) from None
         return text
 

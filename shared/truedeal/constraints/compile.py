@@ -425,29 +425,26 @@ def _arith(op: str, a: ir.Linear, b: ir.Linear) -> ir.Linear:
 
 
 def _and(items: list[Tree]) -> Tree:
-    flat: list[Tree] = []
-    for t in items:
-        if t == ("const", False):
-            return t
-        if t == ("const", True):
-            continue
-        flat.extend(t[1] if t[0] == "and" else [t])
-    if not flat:
-        return ("const", True)
-    return flat[0] if len(flat) == 1 else ("and", tuple(flat))
+    return _flatten("and", items, absorbing=False)
 
 
 def _or(items: list[Tree]) -> Tree:
+    return _flatten("or", items, absorbing=True)
+
+
+def _flatten(kind: str, items: list[Tree], absorbing: bool) -> Tree:
+    """``kind`` of ``items``, nested ones merged and constants folded
+    (``absorbing`` is the constant that decides the whole)."""
     flat: list[Tree] = []
     for t in items:
-        if t == ("const", True):
+        if t == ("const", absorbing):
             return t
-        if t == ("const", False):
+        if t == ("const", not absorbing):
             continue
-        flat.extend(t[1] if t[0] == "or" else [t])
+        flat.extend(t[1] if t[0] == kind else [t])
     if not flat:
-        return ("const", False)
-    return flat[0] if len(flat) == 1 else ("or", tuple(flat))
+        return ("const", not absorbing)
+    return flat[0] if len(flat) == 1 else (kind, tuple(flat))
 
 
 # ------------------------------------------------------------------ assembling

@@ -107,8 +107,20 @@ static void build_tables(void) {
 
 #ifdef __SSE2__
 #include <emmintrin.h>
+/* Cards of seat v in the row's four loads (d holds 4 cards: mask m4).  SSE2
+ * only: a match is -1 in its byte lane, lanes sum to at most 4, and one
+ * sum-of-absolute-differences adds the lanes (no popcount instruction,
+ * which the baseline x86-64 target lacks and libgcc would emulate). */
+static inline int count_eq(__m128i a, __m128i b, __m128i c, __m128i d, __m128i m4, int v) {
+    __m128i x = _mm_set1_epi8((char)v);
+    __m128i s = _mm_add_epi8(_mm_add_epi8(_mm_cmpeq_epi8(a, x), _mm_cmpeq_epi8(b, x)),
+                             _mm_add_epi8(_mm_cmpeq_epi8(c, x), _mm_and_si128(_mm_cmpeq_epi8(d, x), m4)));
+    __m128i t = _mm_sad_epu8(_mm_sub_epi8(_mm_setzero_si128(), s), _mm_setzero_si128());
+    return _mm_cvtsi128_si32(t) + _mm_extract_epi16(t, 4);
+}
+
 /* 1 if the row is a deal: 52 seats 0..3, 13 each.  Three 16-byte loads and
- * the last four bytes; per seat, one compare and a popcount of the mask. */
+ * the last four bytes; 13 cards of each seat 0..3 leave no room for others. */
 static inline int is_deal(const uint8_t *row) {
     __m128i a = _mm_loadu_si128((const __m128i *)row);
     __m128i b = _mm_loadu_si128((const __m128i *)(row + 16));
@@ -116,20 +128,9 @@ static inline int is_deal(const uint8_t *row) {
     uint32_t tail4;
     memcpy(&tail4, row + 48, 4);
     __m128i d = _mm_cvtsi32_si128((int)tail4);
-    for (int seat = 0; seat < 3; seat++) { /* 52 cards: 13, 13, 13 leave 13 for W */
-        __m128i v = _mm_set1_epi8((char)seat);
-        int n = __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, v))) +
-                __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, v))) +
-                __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, v))) +
-                __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(d, v)) & 0xF);
-        if (n != 13) return 0;
-    }
-    __m128i v = _mm_set1_epi8(3); /* and the other 13 are all W, not any byte > 3 */
-    int n = __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, v))) +
-            __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, v))) +
-            __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(c, v))) +
-            __builtin_popcount((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(d, v)) & 0xF);
-    return n == 13;
+    __m128i m4 = _mm_cvtsi32_si128(-1);
+    return count_eq(a, b, c, d, m4, 0) == 13 && count_eq(a, b, c, d, m4, 1) == 13 &&
+           count_eq(a, b, c, d, m4, 2) == 13 && count_eq(a, b, c, d, m4, 3) == 13;
 }
 #else
 /* 1 if the row is a deal: 52 seats 0..3, 13 each (four byte-wide counters) */

@@ -746,3 +746,59 @@ def test_http_layer_errors_are_problems_and_connections_time_out(app):
 def client_ok(port: int) -> bool:
     out = _raw_http(port, b"GET /api/openapi.json HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     return out.startswith(b"HTTP/1.1 200")
+
+
+def test_fast_counts_do_not_wait_behind_slow_ones(make_app):
+    """Two slow counts hold both helpers (stopped, so they cannot finish):
+    fast counts still answer, on the reserved fast lane; and one client
+    cannot hold more than one helper with counts of its own."""
+    import signal
+    import threading
+
+    import psutil
+
+    app = make_app(count_timeout=15.0, count_processes=2)
+    counter = app.extensions["truedeal"].counter
+    slow = [SLOW, {**SLOW, "west": {"hearts": [0, 6]}}]
+    client = app.test_client()
+    # one client, two slow counts: the second is refused at once, the first runs
+    answers = {}
+    t = threading.Thread(target=lambda: answers.setdefault("a", client.post("/api/count", json=slow[0],
+                                                                            environ_base={"REMOTE_ADDR": "10.1.0.1"})))
+    t.start()
+    deadline = time.monotonic() + 60
+    while len(counter.busy_pids()) < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    second = client.post("/api/count", json=slow[1], environ_base={"REMOTE_ADDR": "10.1.0.1"})
+    body = assert_problem(second, 429, "count-busy")
+    assert "previous count" in body["detail"] and second.headers["Retry-After"]
+    # another client takes the second helper
+    t2 = threading.Thread(target=lambda: answers.setdefault("b", client.post("/api/count", json=slow[1],
+                                                                             environ_base={"REMOTE_ADDR": "10.1.0.2"})))
+    t2.start()
+    while len(counter.busy_pids()) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    stopped = []
+    for pid in counter.busy_pids():
+        p = psutil.Process(pid)
+        while sum(p.cpu_times()[:2]) < 1.0:  # past start-up, into the count
+            assert time.monotonic() < deadline, "the slow count never started"
+            time.sleep(0.05)
+        p.send_signal(signal.SIGSTOP)
+        stopped.append(p)
+    try:
+        fast = [{"west": {"spades": n}} for n in range(5, 10)]
+        for spec in fast:
+            r = client.post("/api/count", json=spec, environ_base={"REMOTE_ADDR": "10.1.0.3"})
+            assert r.status_code == 200, r.get_data(as_text=True)
+            assert r.get_json()["deals"] == Plan.build(load_spec(spec)).summary()["deals"]
+    finally:
+        for p in stopped:
+            try:
+                p.send_signal(signal.SIGCONT)
+            except psutil.Error:
+                pass
+        t.join(60)
+        t2.join(60)

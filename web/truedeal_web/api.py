@@ -201,11 +201,22 @@ def count_result(spec: Spec, summary: dict[str, Any]) -> dict[str, Any]:
     return CountResult.model_validate(out).model_dump(mode="json")
 
 
+def _client() -> str:
+    """Who is asking: the API key when keys are on, else the client address."""
+    auth = request.headers.get("Authorization", "")
+    if state().api_keys.required and auth:
+        return "key:" + auth
+    return "addr:" + (request.remote_addr or "?")
+
+
 def _count(spec: Spec) -> dict[str, Any]:
     counter: Counter = state().counter
     try:
-        return counter.summary(spec)
+        return counter.summary(spec, _client())
     except CountFailed as e:
+        if e.kind == "client_busy":
+            raise Problem(429, str(e), kind="count-busy", title="Count already running",
+                          headers={"Retry-After": "2"}) from None
         if e.kind == "too_wide":
             raise Problem(422, f"this spec is too wide to count exactly: {e}", kind="spec-too-wide",
                           title="Spec too wide") from None

@@ -17,6 +17,8 @@ TRUEDEAL_MAX_BODY          largest request body, bytes                      6553
 TRUEDEAL_COUNT_TIMEOUT     seconds one count may take before it is given up 20
 TRUEDEAL_COUNT_PROCESSES   counts that may run at once (each in its own     2
                            process)
+TRUEDEAL_COUNTS_PER_CLIENT counts one client (key or address) may have     1
+                           being built at once; more answer 429
 TRUEDEAL_COUNT_CACHE       count results kept (LRU, per web process)        256
 TRUEDEAL_PREVIEW_DEALS     deals the page shows as diagrams                 8
 ========================== ================================================ ===========
@@ -91,6 +93,7 @@ class WebConfig:
     count_timeout: float = 20.0
     count_processes: int = 2
     count_cache: int = 256
+    counts_per_client: int = 1
     preview_deals: int = 8
 
     @classmethod
@@ -110,6 +113,7 @@ class WebConfig:
             count_timeout=_float(env, "TRUEDEAL_COUNT_TIMEOUT", cls.count_timeout, 0.1),
             count_processes=_int(env, "TRUEDEAL_COUNT_PROCESSES", cls.count_processes, 1),
             count_cache=_int(env, "TRUEDEAL_COUNT_CACHE", cls.count_cache, 1),
+            counts_per_client=_int(env, "TRUEDEAL_COUNTS_PER_CLIENT", cls.counts_per_client, 1),
             preview_deals=_int(env, "TRUEDEAL_PREVIEW_DEALS", cls.preview_deals, 1),
         )
         return config.replace(**overrides) if overrides else config

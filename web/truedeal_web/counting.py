@@ -40,6 +40,12 @@ from truedeal.spec import Spec
 
 logger = logging.getLogger("truedeal.web")
 
+#: A count that finds every pool helper busy runs on the reserved fast-lane
+#: helper, but only for this long: fast counts never wait behind slow ones.
+FAST_LANE_SECONDS = 2.0
+#: How long a count waits for a pool helper before it tries the fast lane.
+POOL_WAIT_SECONDS = 0.2
+
 #: A helper is replaced after this many counts, or when its memory grows past this.
 HELPER_MAX_USES = 500
 HELPER_MAX_RSS = 768 * 1024 * 1024
@@ -192,20 +198,31 @@ class _Helper:
 class Counter:
     """Exact counts of specs, cached, each built in a time-limited helper process."""
 
-    def __init__(self, timeout: float = 20.0, processes: int = 2, cache_size: int = 256) -> None:
+    def __init__(self, timeout: float = 20.0, processes: int = 2, cache_size: int = 256,
+                 per_client: int = 1) -> None:
         self.timeout = float(timeout)
         self.processes = int(processes)
         self.cache_size = int(cache_size)
+        self.per_client = int(per_client)
+        self._running: dict[str, int] = {}  # counts being built, per client
+        self._fast_lock = threading.Lock()
+        self._fast: _Helper | None = None
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, _Outcome] = OrderedDict()
         self._pending: dict[str, _Pending] = {}
         self._pool_cv = threading.Condition()
         self._idle: list[_Helper] = []
         self._busy = 0
+        self._counting: set[_Helper] = set()  # pool helpers handed out
         self.started = 0  # helper processes started (for tests and logs)
         self.builds = 0  # counts actually computed
 
     # -------------------------------------------------------------- public
+
+    def busy_pids(self) -> list[int]:
+        """Process ids of the pool helpers counting right now (for logs and tests)."""
+        with self._pool_cv:
+            return [h.proc.pid for h in self._counting]
 
     def cached(self, spec: Spec) -> dict[str, Any] | None:
         """The summary of ``spec`` if it is cached (never counts)."""
@@ -213,8 +230,12 @@ class Counter:
             out = self._cache.get(spec.canonical_json())
         return dict(out.value) if out is not None and out.kind == "ok" else None
 
-    def summary(self, spec: Spec) -> dict[str, Any]:
-        """``Plan.build(spec).summary()``; raises :class:`CountFailed`."""
+    def summary(self, spec: Spec, client: str | None = None) -> dict[str, Any]:
+        """``Plan.build(spec).summary()``; raises :class:`CountFailed`.
+
+        ``client`` (an API key or an address) may have at most
+        ``per_client`` counts being built at once; past that the kind is
+        ``client_busy``.  Cached results are always answered."""
         key = spec.canonical_json()
         deadline = time.monotonic() + self.timeout
         while True:
@@ -228,6 +249,13 @@ class Counter:
                 if owner:
                     pending = self._pending[key] = _Pending()
             if owner:
+                if client is not None and self._running.get(client, 0) >= self.per_client:
+                    with self._lock:
+                        del self._pending[key]
+                    pending.outcome = _Outcome("busy", "client busy", 0.0)
+                    pending.done.set()
+                    raise CountFailed("client_busy", "your previous count is still running; this one can start "
+                                      "when it ends (slow specs are counted one at a time per client)")
                 break
             # Someone else is counting this spec: wait for their outcome.
             if not pending.done.wait(max(0.0, deadline - time.monotonic()) + self.timeout + 1.0):
@@ -237,10 +265,17 @@ class Counter:
             if time.monotonic() >= deadline:
                 raise CountFailed("busy", "the server is busy counting other specs; try again in a moment")
         outcome = _Outcome("error", "the count was interrupted", 0.0)
+        if client is not None:
+            with self._lock:
+                self._running[client] = self._running.get(client, 0) + 1
         try:
             outcome = self._count(key, deadline)
         finally:
             with self._lock:
+                if client is not None:
+                    self._running[client] -= 1
+                    if not self._running[client]:
+                        del self._running[client]
                 if outcome.kind in ("ok", "too_wide", "timeout"):
                     self._cache[key] = outcome
                     while len(self._cache) > self.cache_size:
@@ -255,6 +290,11 @@ class Counter:
         with self._pool_cv:
             idle, self._idle = self._idle, []
             self.processes = 0
+        if self._fast_lock.acquire(timeout=FAST_LANE_SECONDS + 5):
+            if self._fast is not None:
+                idle.append(self._fast)
+                self._fast = None
+            self._fast_lock.release()
         for h in idle:
             h.close()
 
@@ -280,6 +320,7 @@ class Counter:
                     h = self._idle.pop()
                     if h.alive():
                         self._busy += 1
+                        self._counting.add(h)
                         return h
                     h.close()
                 if self._busy < self.processes:
@@ -297,12 +338,15 @@ class Counter:
                 self._pool_cv.notify()
             raise
         self.started += 1
+        with self._pool_cv:
+            self._counting.add(h)
         return h
 
     def _release(self, h: _Helper, healthy: bool) -> None:
         keep = healthy and h.alive() and h.uses < HELPER_MAX_USES and h.rss < HELPER_MAX_RSS
         with self._pool_cv:
             self._busy -= 1
+            self._counting.discard(h)
             if keep and self._busy + len(self._idle) < self.processes:
                 self._idle.append(h)
                 h = None  # type: ignore[assignment]
@@ -310,8 +354,37 @@ class Counter:
         if h is not None:
             h.close()
 
+    def _count_fast(self, key: str) -> _Outcome | None:
+        """The count on the reserved fast-lane helper, given at most
+        :data:`FAST_LANE_SECONDS`; None when the lane is taken."""
+        if not self._fast_lock.acquire(blocking=False):
+            return None
+        try:
+            h, self._fast = self._fast, None
+            if h is None or not h.alive():
+                h = _Helper()
+                self.started += 1
+            t0 = time.monotonic()
+            kind, value = h.ask(key, FAST_LANE_SECONDS)
+            self.builds += 1
+            if kind in ("ok", "too_wide", "invalid") and h.uses < HELPER_MAX_USES and h.rss < HELPER_MAX_RSS:
+                self._fast = h
+            else:
+                h.close()
+            if kind == "timeout":  # slow: it must wait for a pool helper, not hold the fast lane
+                return _Outcome("busy", "the server is busy counting slow specs, and this one is slow too; "
+                                "try again in a moment", time.monotonic() - t0)
+            return _Outcome(kind, value, time.monotonic() - t0)
+        finally:
+            self._fast_lock.release()
+
     def _count(self, key: str, deadline: float) -> _Outcome:
-        h = self._acquire(deadline)
+        h = self._acquire(min(deadline, time.monotonic() + POOL_WAIT_SECONDS))
+        if h is None:  # every pool helper is busy: try the fast lane, else wait for the pool
+            fast = self._count_fast(key)
+            if fast is not None:
+                return fast
+            h = self._acquire(deadline)
         if h is None:
             return _Outcome("busy", "the server is busy counting other specs; try again in a moment", 0.0)
         t0 = time.monotonic()

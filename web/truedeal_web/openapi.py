@@ -71,7 +71,7 @@ def document(config: WebConfig) -> dict[str, Any]:
     """The whole OpenAPI document for a server with ``config``."""
     common = {
         "401": _problem("Missing or invalid API key (only when the server requires keys)."),
-        "429": _problem("Too many requests (only when the server limits the rate)."),
+        "429": _problem("Too many requests: the rate limit, too many wrong API keys, or (count) a count of this client still running."),
         "503": _problem("The job store, the queue or the counting processes are unavailable or busy."),
     }
     spec_example = Spec.model_config.get("json_schema_extra", {}).get("examples", [{}])[0]

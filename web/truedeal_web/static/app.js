@@ -146,6 +146,12 @@
       $("probability").dataset.spec = key;
       $("probability").dataset.oneIn = "";
       var type = (err && err.problem && err.problem.type) || "";
+      if (err && (err.status === 429 || err.status === 503)) {
+        // our previous (slow) count still runs, or the server is busy: ask again shortly
+        $("probability").dataset.state = "pending";
+        setTimeout(function () { if (seq === countSeq) runCount(spec, key); }, 2000);
+        return;
+      }
       if (/count-timeout$/.test(type)) {
         // too slow for a web request, but the workers have no such limit: dealing stays possible
         setOdds("slow", "Too slow to count here",

@@ -126,13 +126,24 @@ static int lemire(PyObject *bits, const int64_t *b, int64_t *out, int64_t *idx, 
             return -1;
         }
         size_t bad = 0;
-        for (size_t k = 0; k < cnt; k++) {
-            int64_t i = idx[k];
-            uint64_t bi = (uint64_t)b[i];
-            uint64_t m = le(buf + k * w, w) * bi; /* < 2**(2 nbits) <= 2**64 */
-            out[i] = (int64_t)(m >> nbits);
-            uint64_t low = m & mask;
-            if (low < bi && low < (span - bi) % bi) idx[bad++] = i;
+        if (nbits == 16) { /* the common case (every deal's draws), kept simple for the compiler */
+            for (size_t k = 0; k < cnt; k++) {
+                int64_t i = idx[k];
+                uint32_t bi = (uint32_t)b[i];
+                uint32_t m = (uint32_t)(buf[2 * k] | buf[2 * k + 1] << 8) * bi;
+                out[i] = (int64_t)(m >> 16);
+                uint32_t low = m & 0xFFFF;
+                if (__builtin_expect(low < bi, 0) && low < (65536u - bi) % bi) idx[bad++] = i;
+            }
+        } else {
+            for (size_t k = 0; k < cnt; k++) {
+                int64_t i = idx[k];
+                uint64_t bi = (uint64_t)b[i];
+                uint64_t m = le(buf + k * w, w) * bi; /* < 2**(2 nbits) <= 2**64 */
+                out[i] = (int64_t)(m >> nbits);
+                uint64_t low = m & mask;
+                if (low < bi && low < (span - bi) % bi) idx[bad++] = i;
+            }
         }
         cnt = bad;
     }

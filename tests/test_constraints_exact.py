@@ -114,6 +114,7 @@ CONDITIONS = {
     "shape or points": ir.Or((ir.ShapeIn(N, BALANCED), ir.Compare(">=", _f(N, ir.HCP), _c(13)))),
     "if-else": ir.Compare(">=", ir.IfElse(ir.Compare(">=", _f(N, ir.one_rank(12), (3,)), _c(1)), _f(N, ir.HCP), _f(S, ir.HCP)), _c(11)),
     "point scale with tens": ir.Compare(">=", _f(E, ir.weights(6, 4, 2, 1, 1)), _c(9)),
+    "scale with negative weights": ir.Compare("<=", _f(N, ir.weights(3, 2, -1, -2)), _c(0)),
     "equal lengths": ir.Compare("==", _f(N, ir.LENGTH, (1,)), _f(S, ir.LENGTH, (1,))),
 }
 

@@ -361,8 +361,9 @@ class _Compiler:
                 for s in feat.suits:
                     lengths[(feat.seat, s)] = lengths.get((feat.seat, s), 0) + coef
             else:
-                key = (feat.seat, tuple(sorted(set(feat.suits))), feat.fn)
-                honour[key] = honour.get(key, 0) + coef
+                for part, sign in _signed_parts(feat.fn):
+                    key = (feat.seat, tuple(sorted(set(feat.suits))), part)
+                    honour[key] = honour.get(key, 0) + sign * coef
         terms = []
         for (seat, suits, fn), coef in sorted(honour.items(), key=_term_order):
             if coef > 0:
@@ -394,6 +395,16 @@ class _Compiler:
         if op in ("==", "!=") and lo != hi:
             return None if lo <= 0 <= hi else (op == "!=")
         return values.pop() if len(values) == 1 else None
+
+
+def _signed_parts(fn: ir.LocalFn) -> list[tuple[ir.LocalFn, int]]:
+    """``fn`` as ``sum(sign * part)`` with every part's weights >= 0 (a scale
+    with negative weights is its positive part minus its negative part)."""
+    if fn.kind != "weights" or min(fn.weights) >= 0:
+        return [(fn, 1)]
+    plus = ir.LocalFn("weights", tuple(max(w, 0) for w in fn.weights))
+    minus = ir.LocalFn("weights", tuple(max(-w, 0) for w in fn.weights))
+    return [(p, sign) for p, sign in ((plus, 1), (minus, -1)) if any(p.weights)]
 
 
 def ir_compare(op: str, a: int, b: int) -> bool:

@@ -365,14 +365,23 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
     for (size_t r = 0; r < n; r++) {
         const uint8_t *l = lists + r * m;
         uint8_t *o = owners + r * NCARDS;
-        size_t k = 0;
-        int64_t end = counts[r * K];
-        for (int64_t p = 0; p < width; p++) {
-            while (k < K && end <= p) { /* block = how many block ends are <= p */
-                k++;
-                if (k < K) end += counts[r * K + k];
+        const int64_t *c = counts + r * K;
+        int monotone = 1;
+        for (size_t k = 0; k < K; k++) monotone &= c[k] >= 0;
+        if (monotone) { /* block k takes positions [end of block k-1, end of block k) */
+            int64_t p = 0;
+            for (size_t k = 0; k < K; k++)
+                for (int64_t e = p + c[k]; p < e; p++) o[l[p]] = dest[k];
+            continue;
+        }
+        for (int64_t p = 0; p < width; p++) { /* numpy's rule: block = how many block ends are <= p */
+            size_t block = 0;
+            int64_t end = 0;
+            for (size_t k = 0; k < K; k++) {
+                end += c[k];
+                block += end <= p;
             }
-            if (k < K) o[l[p]] = dest[k];
+            if (block < K) o[l[p]] = dest[block];
         }
     }
     rc = 0;
@@ -385,6 +394,15 @@ out:
 
 
 /* ------------------------------------------------------------ the fill */
+
+/* Set bits of a 16-bit mask, without the popcount instruction (not in the
+ * baseline x86-64 target, so __builtin_popcount would call libgcc). */
+static inline int pc16(unsigned x) {
+    x = x - ((x >> 1) & 0x5555u);
+    x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+    x = (x + (x >> 4)) & 0x0F0Fu;
+    return (int)((x + (x >> 8)) & 0x1Fu);
+}
 
 #define OPEN 255
 #define SHAPE 254
@@ -417,11 +435,11 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
     memset(owners, OPEN, n * NCARDS);
 #define LEN(r, pat, s) lengths[((r) * L->n_pat + (size_t)(pat)) * 4 + (s)]
 #define MASK(r, s, i) masks[((r) * 4 + (s)) * L->n_rank + (i)]
-    for (size_t r = 0; r < n; r++)
+    for (size_t r = 0; r < n; r++) /* the honours: visit the set bits only (n_tr <= 13) */
         for (size_t i = 0; i < L->n_rank; i++)
             for (int s = 0; s < 4; s++)
-                for (int64_t t = 0; t < L->n_tr[s]; t++)
-                    if (MASK(r, s, i) >> t & 1) owners[r * NCARDS + L->tr[s][t]] = L->rank_seat[i];
+                for (unsigned b = MASK(r, s, i) & ((1u << L->n_tr[s]) - 1); b; b &= b - 1)
+                    owners[r * NCARDS + L->tr[s][__builtin_ctz(b)]] = L->rank_seat[i];
     for (int s = 0; s < 4; s++) {
         size_t m = 0;
         for (int64_t t = 0; t < L->n_tr[s]; t++) suit[m++] = L->tr[s][t];
@@ -433,7 +451,7 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
         for (size_t i = 0; i < L->n_rank; i++) {
             if (L->rank_pat[i] < 0) continue;
             for (size_t r = 0; r < n; r++)
-                counts[r * k1 + k] = LEN(r, L->rank_pat[i], s) - __builtin_popcount(MASK(r, s, i) & lowbits);
+                counts[r * k1 + k] = LEN(r, L->rank_pat[i], s) - pc16(MASK(r, s, i) & lowbits);
             dest[k++] = L->rank_seat[i];
         }
         if (L->n_pooled && L->n_shape) {

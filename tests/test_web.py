@@ -802,3 +802,18 @@ def test_fast_counts_do_not_wait_behind_slow_ones(make_app):
                 pass
         t.join(60)
         t2.join(60)
+
+
+def test_submit_does_not_wait_for_a_slow_count(worker, make_app):
+    """A slow spec is accepted within a few seconds: the count goes on in the
+    background (so it is still running when the 202 arrives) and the workers
+    decide; a quick impossible spec is still refused at once."""
+    app = make_app(count_timeout=60.0)
+    client = app.test_client()
+    counter = app.extensions["truedeal"].counter
+    impossible = {"north": {"hcp": 37}, "east": {"hcp": 4}}  # only three jacks are left
+    assert_problem(client.post("/api/jobs", json={"constraints": impossible, "count": 1}), 422, "impossible-spec")
+    r = client.post("/api/jobs", json={"constraints": {**SLOW, "east": {"clubs": [0, 5]}}, "count": 1})
+    assert r.status_code == 202, r.get_data(as_text=True)
+    assert counter.busy_pids(), "the count should still be running"
+    client.delete(r.headers["Location"])

@@ -14,6 +14,7 @@ import json
 import logging
 import math
 import re
+import threading
 from typing import Any, Iterator
 
 import redis
@@ -329,6 +330,34 @@ def _status_response(status: dict[str, Any], code: int = 200, headers: dict[str,
     return resp
 
 
+#: Seconds ``POST /api/jobs`` waits for the spec's count before queueing anyway.
+SUBMIT_COUNT_WAIT = 5.0
+
+
+def _quick_summary(counter: Counter, spec: Spec, wait: float = SUBMIT_COUNT_WAIT) -> dict[str, Any] | None:
+    """The spec's summary if it counts within ``wait`` seconds, else None
+    (the count goes on in a background thread); CountFailed as the count raises it."""
+    cached = counter.cached(spec)
+    if cached is not None:
+        return cached
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["summary"] = counter.summary(spec)
+        except CountFailed as exc:
+            box["failed"] = exc
+        except Exception:  # logged by the counter; the workers decide
+            box["failed"] = None
+
+    thread = threading.Thread(target=run, name="submit-count", daemon=True)
+    thread.start()
+    thread.join(wait)
+    if box.get("failed") is not None:
+        raise box["failed"]
+    return box.get("summary")
+
+
 @bp.post("/jobs")
 def submit_job() -> Response:
     """Validate and queue a job; 202 with its status and ``Location``."""
@@ -351,9 +380,11 @@ def submit_job() -> Response:
     except ValidationError as e:
         raise _pydantic_problem(e) from None
     backend = _jobs()
-    # Refuse at once what the workers would only fail later.
+    # Refuse at once what the workers would only fail later -- when the count
+    # is quick.  A slow one goes on in the background (its result is cached
+    # for the job's status) and the workers decide.
     try:
-        summary = st.counter.summary(spec)
+        summary = _quick_summary(st.counter, spec)
     except CountFailed as e:
         if e.kind == "too_wide":
             raise Problem(422, f"this spec is too wide to generate: {e}", kind="spec-too-wide",

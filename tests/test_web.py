@@ -707,6 +707,9 @@ def test_chunked_body_over_the_limit_is_413(app):
         assert b"application/problem+json" in out
         small = _raw_http(server.server_port, head + chunked(valid))
         assert small.startswith(b"HTTP/1.1 200"), small[:300]
+        exact = valid + b" " * (limit - len(valid))  # exactly the limit: allowed
+        assert _raw_http(server.server_port, head + chunked(exact)).startswith(b"HTTP/1.1 200")
+        assert _raw_http(server.server_port, head + chunked(exact + b" ")).startswith(b"HTTP/1.1 413")
     finally:
         server.shutdown()
 

@@ -70,12 +70,14 @@ def _body_bytes() -> bytes:
     one that was cut."""
     limit = current_app.config.get("MAX_CONTENT_LENGTH")
     raw = request.get_data(cache=False)  # 413 at once when Content-Length is over the limit
-    if limit is not None and len(raw) >= limit:
+    if limit is not None and len(raw) >= limit and request.content_length is None:
+        # No Content-Length (chunked): the server's own stream ends where the
+        # body ends, so one byte more from it means the body was cut.
         try:
-            more = request.stream.read(1)
-        except Exception:  # werkzeug raises RequestEntityTooLarge past the limit
+            more = request.environ["wsgi.input"].read(1) if "wsgi.input_terminated" in request.environ else b"x"
+        except Exception:
             more = b"x"
-        if more or len(raw) > limit:
+        if more:
             raise Problem(413, f"the request body is too large (at most {limit:,} bytes)")
     return raw
 

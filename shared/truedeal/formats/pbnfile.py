@@ -52,7 +52,7 @@ def pbn(
             yield f'[Generator "truedeal {__version__}"]{nl}'
         for b0, owners, nums in _batches(batches, first_board):
             for i in range(0, len(owners), CHUNK_BOARDS):  # chunks stay bounded
-                yield "".join(_games(b0 + i, owners[i : i + CHUNK_BOARDS], _texts(nums, i), nl, head, players, tail))
+                yield _games(b0 + i, owners[i : i + CHUNK_BOARDS], _texts(nums, i), nl, head, players, tail)
 
     return records()
 
@@ -67,13 +67,17 @@ def _texts(nums, i: int) -> list[str] | None:
     return [str(int(x)) for x in part]
 
 
-def _games(b0: int, owners, nums: list[str] | None, nl: str, head: str, players: str, tail: str) -> Iterator[str]:
+def _games(b0: int, owners, nums: list[str] | None, nl: str, head: str, players: str, tail: str) -> str:
     """The games of consecutive boards b0.. (Deal values from :func:`truedeal.kernel.pbn_deal_strings`,
     each starting with its board's dealer)."""
-    dealers = (np.arange(b0 - 1, b0 - 1 + len(owners)) % 4).astype(np.uint8)
-    deals = kernel.pbn_deal_strings(owners, dealers).decode("ascii")
-    for d in range(len(owners)):
-        b = b0 + d
-        number = "" if nums is None else f'[DealNumber "{nums[d]}"]{nl}'
-        yield (f"{head}{b}{players}{SEATS[(b - 1) % 4]}\"]{nl}[Vulnerable \"{vulnerability_of_board(b)}\"]{nl}"
-               f"[Deal \"{deals[kernel.PBN_LEN * d : kernel.PBN_LEN * (d + 1) - 1]}{tail}{number}{nl}")
+    n = len(owners)
+    dealers = (np.arange(b0 - 1, b0 - 1 + n) % 4).astype(np.uint8)
+    text = kernel.pbn_deal_strings(owners, dealers).decode("ascii")
+    deals = [text[kernel.PBN_LEN * d : kernel.PBN_LEN * (d + 1) - 1] for d in range(n)]
+    # Dealer and vulnerability repeat every 16 boards: "<dealer>"] ... [Vulnerable "<v>"] ... [Deal "
+    middle = [f'{SEATS[i % 4]}"]{nl}[Vulnerable "{vulnerability_of_board(i + 1)}"]{nl}[Deal "' for i in range(16)]
+    boards = range(b0, b0 + n)
+    if nums is None:
+        return "".join([f"{head}{b}{players}{middle[(b - 1) % 16]}{deal}{tail}{nl}" for b, deal in zip(boards, deals)])
+    return "".join([f'{head}{b}{players}{middle[(b - 1) % 16]}{deal}{tail}[DealNumber "{num}"]{nl}{nl}'
+                    for b, deal, num in zip(boards, deals, nums)])

@@ -180,3 +180,27 @@ def test_cli_matches_a_process_without_the_kernel():
             outs.append(p.stdout)
         assert outs[0] == outs[1]
         assert len(outs[0].splitlines()) >= 5000
+
+
+def test_threads_drawing_at_once_get_their_own_deals():
+    """The kernel's work arrays are lent to one call at a time: threads that
+    interleave inside it (the bit source is Python code) still get the deals
+    each would get alone."""
+    import threading
+
+    plan = Plan.build(load_spec(str(ROOT / "examples" / "nt-and-major.json")))
+    seeds = [f"thread {i}" for i in range(4)]
+    alone = {s: deals_of(plan, 2 * CHUNK_DEALS, s) for s in seeds}
+    together: dict[str, np.ndarray] = {}
+    saved = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=lambda s=s: together.__setitem__(s, deals_of(plan, 2 * CHUNK_DEALS, s))) for s in seeds]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(saved)
+    for s in seeds:
+        assert together[s].tobytes() == alone[s].tobytes(), s

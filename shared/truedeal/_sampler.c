@@ -89,14 +89,18 @@ static inline uint64_t le(const uint8_t *p, int nbytes) {
 
 /* Work arrays, one slot per use, kept and grown across calls: fresh large
  * mallocs here would be fresh pages, zeroed by the kernel at every call.
- * Safe under the GIL, which every caller holds; the slots are distinct for
- * functions that call one another (deal -> below -> lemire). */
+ * The slots are distinct for functions that call one another (deal ->
+ * below -> lemire).  A slot is lent to one call at a time: the bit source's
+ * Python code may let another thread run this module meanwhile, and that
+ * call then gets heap memory instead (grab and drop run under the GIL). */
 enum { S_LEMIRE, S_B64, S_IDX, S_W_TODO, S_W_BND, S_W_H, S_W_BUF, S_LISTS, S_LENGTH, S_BND, S_DRAW,
        S_COUNTS, S_C1, S_LOC_R, S_WL_HI, S_WL_LO, N_SLOTS };
 static void *slot_buf[N_SLOTS];
 static size_t slot_cap[N_SLOTS];
+static int slot_busy[N_SLOTS];
 
 static void *grab(int slot, size_t bytes) {
+    if (slot_busy[slot]) return malloc(bytes);
     if (bytes > slot_cap[slot]) {
         size_t cap = bytes + bytes / 2 + 64;
         void *p = realloc(slot_buf[slot], cap);
@@ -104,7 +108,17 @@ static void *grab(int slot, size_t bytes) {
         slot_buf[slot] = p;
         slot_cap[slot] = cap;
     }
+    slot_busy[slot] = 1;
     return slot_buf[slot];
+}
+
+/* Give back what grab(slot, ...) returned (NULL is fine). */
+static void drop(int slot, void *p) {
+    if (p == NULL) return;
+    if (p == slot_buf[slot])
+        slot_busy[slot] = 0;
+    else
+        free(p);
 }
 
 /* ------------------------------------------------------------ integer draws */
@@ -123,6 +137,7 @@ static int lemire(PyObject *bits, const int64_t *b, int64_t *out, int64_t *idx, 
     }
     while (cnt) {
         if (read_bits(bits, cnt * w, buf) < 0) {
+            drop(S_LEMIRE, buf);
             return -1;
         }
         size_t bad = 0;
@@ -147,6 +162,7 @@ static int lemire(PyObject *bits, const int64_t *b, int64_t *out, int64_t *idx, 
         }
         cnt = bad;
     }
+    drop(S_LEMIRE, buf);
     return 0;
 }
 
@@ -159,6 +175,7 @@ static int below64(PyObject *bits, const int64_t *b, int64_t *out, int64_t *idx,
     }
     while (cnt) {
         if (read_bits(bits, cnt * 8, buf) < 0) {
+            drop(S_B64, buf);
             return -1;
         }
         size_t left = 0;
@@ -174,6 +191,7 @@ static int below64(PyObject *bits, const int64_t *b, int64_t *out, int64_t *idx,
         }
         cnt = left;
     }
+    drop(S_B64, buf);
     return 0;
 }
 
@@ -210,6 +228,7 @@ static int below(PyObject *bits, const int64_t *b, int64_t *out, size_t n) {
             rc = below64(bits, b, out, idx, nb);
         }
     }
+    drop(S_IDX, idx);
     return rc;
 }
 
@@ -250,6 +269,10 @@ static int below_wide(PyObject *bits, int64_t top, uint64_t low_max, int shift, 
         cnt = left;
     }
 done:
+    drop(S_W_TODO, todo);
+    drop(S_W_BND, bnd);
+    drop(S_W_H, h);
+    drop(S_W_BUF, buf);
     return rc;
 }
 
@@ -389,6 +412,10 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
 nomem:
     PyErr_NoMemory();
 out:
+    drop(S_LISTS, lists);
+    drop(S_LENGTH, length);
+    drop(S_BND, bnd);
+    drop(S_DRAW, draw);
     return rc;
 }
 
@@ -483,6 +510,7 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
             for (size_t r = 0; r < n; r++) c1[r] = fts[r * 4 + s];
             uint8_t d1 = SHAPE;
             int e = deal(bits, owners, n, L->tr[s], (size_t)L->n_tr[s], c1, 1, &d1, OPEN);
+            drop(S_C1, c1);
             if (e < 0) goto out;
         }
         if (L->n_shape == 1) {
@@ -517,6 +545,7 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
     }
     rc = 0;
 out:
+    drop(S_COUNTS, counts);
     return rc;
 #undef LEN
 #undef MASK
@@ -615,6 +644,8 @@ static PyObject *s_wide_locate(PyObject *self, PyObject *args) {
                 }
         }
     }
+    drop(S_WL_HI, hi);
+    drop(S_WL_LO, lo);
     PyBuffer_Release(&ch);
     PyBuffer_Release(&cl);
     PyBuffer_Release(&out);
@@ -667,6 +698,7 @@ static PyObject *s_locate(PyObject *self, PyObject *args) {
             o[i] = (int64_t)at;
         }
     }
+    drop(S_LOC_R, r);
     PyBuffer_Release(&sb);
     PyBuffer_Release(&kb);
     PyBuffer_Release(&cb);

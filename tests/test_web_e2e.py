@@ -299,3 +299,65 @@ def test_submit_job_progress_diagrams_and_downloads(browser, server, worker, dow
     numbers = wait_download(downloads, ".txt").read_text().split()
     assert len(numbers) == N_DEALS
     assert numbers[:8] == [x["number"] for x in first]
+
+
+def test_what_a_new_user_trips_over(browser, server, worker):
+    """Issue 12 on the page: a 0 minimum sends nothing, the balanced preset
+    fits its box, the odds stay in view on a phone, the spec panel fills the
+    form, diagrams show HCP and deal numbers, and ?job=ID restores the form."""
+    d = browser
+    d.set_window_size(1200, 900)
+    d.get(server.url + "/")
+    settled(d, {})
+    set_field(d, "north-hcp-min", 0)
+    o = settled(d, {})  # [0, 37] constrains nothing: not sent, still exact
+    assert o["text"] == "1 in 1 (100%)"
+    set_field(d, "north-hcp-min", "")
+
+    d.find_element(By.CSS_SELECTOR, 'button.balanced[data-seat="north"]').click()
+    shape = d.find_element(By.ID, "north-shape")
+    assert shape.get_attribute("value") == "any 4333 + any 4432 + any 5332"
+    assert d.execute_script("return arguments[0].scrollWidth <= arguments[0].clientWidth", shape)
+    settled(d, {"north": {"shape": "any 4333 + any 4432 + any 5332"}})
+
+    # the spec panel: paste a spec, use it
+    d.find_element(By.CSS_SELECTOR, "details.spec-json summary").click()
+    box = d.find_element(By.ID, "spec-json")
+    d.execute_script("arguments[0].value = arguments[1]", box, json.dumps({"N": {"hcp": [15, 17]}, "west": {"spades": 6}}))
+    d.find_element(By.ID, "spec-apply").click()
+    settled(d, {"north": {"hcp": [15, 17]}, "west": {"spades": [6, 6]}})  # the pasted spec replaces the form
+    assert d.find_element(By.ID, "north-shape").get_attribute("value") == ""
+
+    # a job, then the page opened again on ?job=ID
+    d.get(server.url + "/")
+    settled(d, {})
+    fill_seat(d, "north", hcp=(15, 17), shape="any 4333 + any 4432 + any 5332")
+    settled(d, NT)
+    set_field(d, "deal-count", 40)
+    set_field(d, "seed", "restore me")
+    d.find_element(By.ID, "submit").click()
+    wait(d, lambda d: d.find_element(By.ID, "job-state").get_attribute("data-state") == "done", 120, "the job")
+    diagram = wait(d, lambda d: (lambda els: els[0] if els else False)(
+        d.find_elements(By.CSS_SELECTOR, "#diagrams .diagram")), 30, "a diagram")
+    number = diagram.get_attribute("data-number")
+    assert number and f"Deal {number}" in diagram.find_element(By.CLASS_NAME, "table-center").text
+    for seat in ("north", "east", "south", "west"):
+        hand = diagram.find_element(By.CLASS_NAME, f"hand-{seat}")
+        points = sum(HCP.get(r, 0) for _, r in hand_cards(hand))
+        assert hand.find_element(By.CLASS_NAME, "hcp").text == f"{points} HCP"
+    job_id = d.find_element(By.ID, "job-id").text
+    d.get(f"{server.url}/?job={job_id}")
+    settled(d, NT)
+    assert d.find_element(By.ID, "north-hcp-min").get_attribute("value") == "15"
+    assert d.find_element(By.ID, "north-hcp-max").get_attribute("value") == "17"
+    assert d.find_element(By.ID, "deal-count").get_attribute("value") == "40"
+    assert d.find_element(By.ID, "seed").get_attribute("value") == "restore me"
+    assert d.find_element(By.ID, "job-progress-text").text.startswith("Done: 40 of 40 deals")
+
+    # a phone: the odds stay in view while the seats scroll under them
+    d.set_window_size(390, 844)
+    for seat in ("north", "east", "south", "west"):  # editing each seat in turn
+        d.execute_script(f"document.getElementById('{seat}-shape').scrollIntoView({{block: 'center'}})")
+        rect = d.execute_script("var r = document.getElementById('odds').getBoundingClientRect(); return [r.top, r.bottom];")
+        assert 0 <= rect[0] and rect[1] <= d.execute_script("return window.innerHeight"), (seat, rect)
+    d.set_window_size(1200, 900)

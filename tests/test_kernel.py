@@ -303,3 +303,19 @@ def test_encode_rejects_every_kind_of_bad_row(ck):
             row[pos] = bad_value
             with pytest.raises(ValueError):
                 c_encode(ck, np.stack([good, row]))
+
+
+@pytest.mark.parametrize("first_board", [1, 6, 17, 2**62])
+@pytest.mark.parametrize("options", [{}, {"crlf": True}, {"generator": False, "event": "Clüb {night}"}])
+def test_pbn_writer_games_from_the_kernel_match_python(ck, monkeypatch, first_board, options):
+    """The PBN writer's compiled games (kernel.pbn_games) against its Python form."""
+    from truedeal.formats import pbn
+
+    deals = random_deals(700, first_board % 1000)
+    limbs = dn.encode_batch_numpy(deals)
+    batches = [(deals[:300], limbs[:300]), (deals[300:], limbs[300:])]
+    compiled = "".join(pbn(batches, first_board, **options)), "".join(pbn([(deals, None)], first_board, **options))
+    monkeypatch.setattr(kernel, "pbn_games", lambda *a: None)  # the writer's Python form
+    python = "".join(pbn(batches, first_board, **options)), "".join(pbn([(deals, None)], first_board, **options))
+    assert compiled == python
+    assert compiled[0].count("[DealNumber") == 700 and "[DealNumber" not in compiled[1]

@@ -11,6 +11,7 @@
  *   format_numbers(limbs: bytes-like n*2 uint64) -> bytes
  *   pbn_deal_strings(owners, first: int 0..3 or bytes-like n uint8) -> bytes
  *   first_non_deal(owners: bytes-like n*52 uint8) -> int (-1: all are deals)
+ *   pbn_games(owners, b0, limbs|None, head, players, middles, tail, nl) -> bytes
  *
  * A deal number I (0 <= I < D < 2**96) is the lexicographic rank of the word
  * owners[0..51] among words with 13 of each seat (Pavlicek 7Z68).  With the
@@ -26,6 +27,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef unsigned __int128 u128;
@@ -443,6 +445,89 @@ done:
     return out;
 }
 
+/* pbn_games(owners, b0, limbs or None, head, players, middles, tail, nl) -> bytes
+ *
+ * PBN games of boards b0, b0 + 1, ...: for each, head + board + players +
+ * middles[(board - 1) % 16] + the Deal value from the board's dealer
+ * ((board - 1) % 4) + tail, then [DealNumber "<number>"] + nl when limbs are
+ * given, then nl.  The pieces are the writer's (truedeal/formats/pbnfile.py),
+ * which checks that the result equals its Python form. */
+static PyObject *k_pbn_games(PyObject *self, PyObject *args) {
+    Py_buffer src, head, players, tail, nl, lb = {0};
+    unsigned long long b0;
+    PyObject *limbs_obj, *middles, *out = NULL;
+    if (!PyArg_ParseTuple(args, "y*KOy*y*Oy*y*", &src, &b0, &limbs_obj, &head, &players, &middles, &tail, &nl)) return NULL;
+    Py_ssize_t n = src.len / NCARDS, maxmid = 0;
+    const uint64_t *limbs = NULL;
+    if (src.len % NCARDS || b0 < 1 || b0 + (unsigned long long)n >= (1ull << 63)) {
+        PyErr_SetString(PyExc_ValueError, "pbn_games: bad owners buffer or board numbers");
+        goto done;
+    }
+    if (!PyTuple_Check(middles) || PyTuple_GET_SIZE(middles) != 16) {
+        PyErr_SetString(PyExc_TypeError, "pbn_games: middles must be 16 bytes objects");
+        goto done;
+    }
+    for (int i = 0; i < 16; i++) {
+        PyObject *m = PyTuple_GET_ITEM(middles, i);
+        if (!PyBytes_Check(m)) {
+            PyErr_SetString(PyExc_TypeError, "pbn_games: middles must be 16 bytes objects");
+            goto done;
+        }
+        if (PyBytes_GET_SIZE(m) > maxmid) maxmid = PyBytes_GET_SIZE(m);
+    }
+    if (limbs_obj != Py_None) {
+        if (PyObject_GetBuffer(limbs_obj, &lb, PyBUF_SIMPLE) < 0) goto done;
+        if (lb.len != n * 16) {
+            PyErr_SetString(PyExc_ValueError, "pbn_games: one [hi, lo] pair per deal");
+            goto done;
+        }
+        limbs = lb.buf;
+        for (Py_ssize_t d = 0; d < n; d++)
+            if (((u128)limbs[2 * d] << 64 | limbs[2 * d + 1]) >= DEALS) {
+                PyErr_Format(PyExc_ValueError, "deal number (row %zd) out of range [0, D)", d);
+                goto done;
+            }
+    }
+    static const char NUM_OPEN[] = "[DealNumber \"", NUM_CLOSE[] = "\"]";
+    Py_ssize_t per = head.len + 20 + players.len + maxmid + PBN_LEN + tail.len + nl.len +
+                     (limbs ? (Py_ssize_t)sizeof NUM_OPEN + 30 + (Py_ssize_t)sizeof NUM_CLOSE + nl.len : 0);
+    out = PyBytes_FromStringAndSize(NULL, n * per);
+    if (!out) goto done;
+    char *p = PyBytes_AS_STRING(out), deal[PBN_LEN];
+    const uint8_t *in = src.buf;
+    for (Py_ssize_t d = 0; d < n; d++) {
+        unsigned long long b = b0 + (unsigned long long)d;
+        if (pbn_one(in + d * NCARDS, (unsigned)((b - 1) % 4), deal)) {
+            Py_CLEAR(out);
+            PyErr_Format(PyExc_ValueError, "deal %zd: not a deal (seats 0..3, 13 cards each)", d);
+            goto done;
+        }
+        PyObject *m = PyTuple_GET_ITEM(middles, (b - 1) % 16);
+        memcpy(p, head.buf, head.len), p += head.len;
+        p += sprintf(p, "%llu", b);
+        memcpy(p, players.buf, players.len), p += players.len;
+        memcpy(p, PyBytes_AS_STRING(m), PyBytes_GET_SIZE(m)), p += PyBytes_GET_SIZE(m);
+        memcpy(p, deal, PBN_LEN - 1), p += PBN_LEN - 1; /* without its newline */
+        memcpy(p, tail.buf, tail.len), p += tail.len;
+        if (limbs) {
+            memcpy(p, NUM_OPEN, sizeof NUM_OPEN - 1), p += sizeof NUM_OPEN - 1;
+            p = put_number(p, limbs[2 * d], limbs[2 * d + 1]);
+            memcpy(p, NUM_CLOSE, sizeof NUM_CLOSE - 1), p += sizeof NUM_CLOSE - 1;
+            memcpy(p, nl.buf, nl.len), p += nl.len;
+        }
+        memcpy(p, nl.buf, nl.len), p += nl.len;
+    }
+    _PyBytes_Resize(&out, p - PyBytes_AS_STRING(out));
+done:
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&head);
+    PyBuffer_Release(&players);
+    PyBuffer_Release(&tail);
+    PyBuffer_Release(&nl);
+    if (lb.obj) PyBuffer_Release(&lb);
+    return out;
+}
+
 /* ------------------------------------------------------------------ checks */
 
 /* first_non_deal(owners_buf) -> the first row that is not a deal, or -1. */
@@ -473,6 +558,8 @@ static PyMethodDef methods[] = {
     {"format_numbers", k_format_numbers, METH_VARARGS, "format_numbers(limbs_buf) -> bytes: decimal lines."},
     {"pbn_deal_strings", k_pbn_deal_strings, METH_VARARGS,
      "pbn_deal_strings(owners_buf, first) -> bytes: 70-byte PBN Deal values with newline."},
+    {"pbn_games", k_pbn_games, METH_VARARGS,
+     "pbn_games(owners, b0, limbs|None, head, players, middles, tail, nl) -> bytes: PBN games of boards b0.."},
     {"first_non_deal", k_first_non_deal, METH_VARARGS, "first_non_deal(owners_buf) -> first row that is not a deal, or -1."},
     {NULL, NULL, 0, NULL},
 };

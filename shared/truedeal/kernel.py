@@ -41,6 +41,7 @@ __all__ = [
     "format_numbers",
     "all_deals",
     "pbn_deal_strings",
+    "pbn_games",
 ]
 
 #: Bytes per deal in :func:`pbn_deal_strings`: "N:" + 4 x 16 + 3 spaces + "\n".
@@ -203,6 +204,22 @@ def pbn_deal_strings(owners, first=0) -> bytes:
         return k.pbn_deal_strings(a, _check_firsts(first, a.shape[0]))
     a = _check_owners(owners)
     return _pbn_numpy(a, _check_firsts(first, a.shape[0])).tobytes()
+
+
+def pbn_games(owners, first_board: int, limbs, head: bytes, players: bytes, middles, tail: bytes, nl: bytes) -> bytes | None:
+    """The PBN games of boards ``first_board``.. in one pass, or None without the kernel.
+
+    Game d is ``head + board + players + middles[(board - 1) % 16] + Deal value
+    (from the board's dealer) + tail``, then ``[DealNumber "<number>"] + nl`` if
+    ``limbs`` (an (n, 2) uint64 array) is given, then ``nl``.  The PBN writer
+    (:mod:`truedeal.formats.pbnfile`) supplies the pieces; its Python form is the reference.
+    """
+    k = native()
+    if k is None:
+        return None
+    a = np.ascontiguousarray(owners, dtype=np.uint8)
+    lim = None if limbs is None else np.ascontiguousarray(limbs, dtype=np.uint64)
+    return k.pbn_games(a, first_board, lim, head, players, tuple(middles), tail, nl)
 
 
 def _pbn_numpy(a: np.ndarray, first) -> np.ndarray:

@@ -46,13 +46,24 @@ def pbn(
     players = f'"]{nl}[West "?"]{nl}[North "?"]{nl}[East "?"]{nl}[South "?"]{nl}[Dealer "'
     tail = f'"]{nl}[Scoring "?"]{nl}[Declarer "?"]{nl}[Contract "?"]{nl}[Result "?"]{nl}'
 
+    # Dealer and vulnerability repeat every 16 boards: "<dealer>"] ... [Vulnerable "<v>"] ... [Deal "
+    middle = [f'{SEATS[i % 4]}"]{nl}[Vulnerable "{vulnerability_of_board(i + 1)}"]{nl}[Deal "' for i in range(16)]
+    pieces = [x.encode("utf-8") for x in (head, players)], [m.encode() for m in middle], [x.encode("utf-8") for x in (tail, nl)]
+
     def records() -> Iterator[str]:
         yield f"% PBN 2.1{nl}% EXPORT{nl}%{nl}"
         if generator:
             yield f'[Generator "truedeal {__version__}"]{nl}'
         for b0, owners, nums in _batches(batches, first_board):
             for i in range(0, len(owners), CHUNK_BOARDS):  # chunks stay bounded
-                yield _games(b0 + i, owners[i : i + CHUNK_BOARDS], _texts(nums, i), nl, head, players, tail)
+                part, num = owners[i : i + CHUNK_BOARDS], None if nums is None else nums[i : i + CHUNK_BOARDS]
+                fast = None
+                if (num is None or _is_limbs(num)) and b0 + i + len(part) < 1 << 63:  # the kernel's games
+                    fast = kernel.pbn_games(part, b0 + i, num, *pieces[0], pieces[1], *pieces[2])
+                if fast is not None:
+                    yield fast.decode("utf-8")
+                else:
+                    yield _games(b0 + i, part, _texts(nums, i), nl, head, players, middle, tail)
 
     return records()
 
@@ -67,15 +78,13 @@ def _texts(nums, i: int) -> list[str] | None:
     return [str(int(x)) for x in part]
 
 
-def _games(b0: int, owners, nums: list[str] | None, nl: str, head: str, players: str, tail: str) -> str:
+def _games(b0: int, owners, nums: list[str] | None, nl: str, head: str, players: str, middle: list[str], tail: str) -> str:
     """The games of consecutive boards b0.. (Deal values from :func:`truedeal.kernel.pbn_deal_strings`,
     each starting with its board's dealer)."""
     n = len(owners)
     dealers = (np.arange(b0 - 1, b0 - 1 + n) % 4).astype(np.uint8)
     text = kernel.pbn_deal_strings(owners, dealers).decode("ascii")
     deals = [text[kernel.PBN_LEN * d : kernel.PBN_LEN * (d + 1) - 1] for d in range(n)]
-    # Dealer and vulnerability repeat every 16 boards: "<dealer>"] ... [Vulnerable "<v>"] ... [Deal "
-    middle = [f'{SEATS[i % 4]}"]{nl}[Vulnerable "{vulnerability_of_board(i + 1)}"]{nl}[Deal "' for i in range(16)]
     boards = range(b0, b0 + n)
     if nums is None:
         return "".join([f"{head}{b}{players}{middle[(b - 1) % 16]}{deal}{tail}{nl}" for b, deal in zip(boards, deals)])

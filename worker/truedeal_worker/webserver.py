@@ -59,6 +59,10 @@ class RequestHandler(WSGIRequestHandler):
         doc = {"type": "about:blank", "title": phrase, "status": code, "detail": " ".join(str(detail).split())}
         body = (json.dumps(doc) + "\n").encode()
         self.close_connection = True
+        # A request line too broken to name its version leaves http.server
+        # at HTTP/0.9, which has no headers: answer in HTTP/1.0 with them.
+        if getattr(self, "request_version", "HTTP/0.9") == "HTTP/0.9":
+            self.request_version = "HTTP/1.0"
         try:
             self.send_response(code, phrase)
             self.send_header("Content-Type", "application/problem+json")

@@ -18,6 +18,8 @@
  *                                                 WideCategorical.draw
  *   locate(bits, keys, cum, qkey, total, out, starts)
  *                                                 Sampler._split / _option
+ *   level1(bits, prefix, shape, nb, ne, which, lo, hi, exact, z2)
+ *                                                 Sampler._level1's coordinate draws
  *   deal(bits, owners u8, cards, counts, dest u8, take)   fill._deal
  *   fill(bits, roles, n_pat, owners u8, lengths, masks u16, free_to_shape)
  *                                                 fill.fill_deals
@@ -94,7 +96,7 @@ static inline uint64_t le(const uint8_t *p, int nbytes) {
  * Python code may let another thread run this module meanwhile, and that
  * call then gets heap memory instead (grab and drop run under the GIL). */
 enum { S_LEMIRE, S_B64, S_IDX, S_W_TODO, S_W_BND, S_W_H, S_W_BUF, S_LISTS, S_LENGTH, S_BND, S_DRAW,
-       S_COUNTS, S_C1, S_LOC_R, S_WL_HI, S_WL_LO, N_SLOTS };
+       S_COUNTS, S_C1, S_LOC_R, S_WL_HI, S_WL_LO, S_L1_BND, S_L1_DRAW, N_SLOTS };
 static void *slot_buf[N_SLOTS];
 static size_t slot_cap[N_SLOTS];
 static int slot_busy[N_SLOTS];
@@ -551,6 +553,91 @@ out:
 #undef MASK
 }
 
+
+/* ------------------------------------------------------------ level 1 */
+
+/* Sum of the summed-area table over the box [qlo, qhi] of its first nb
+ * (range) axes, at table `which` and exact coordinates ex (Sampler._box). */
+static inline int64_t box_sum(const int64_t *prefix, const int64_t *stride, int nb, int64_t base, const int64_t *qlo,
+                              const int64_t *qhi) {
+    int64_t acc = 0;
+    for (unsigned corner = 0; corner < (1u << nb); corner++) {
+        int64_t off = base;
+        int ones = 0;
+        for (int d = 0; d < nb; d++) {
+            int up = corner >> d & 1;
+            ones += up;
+            off += (up ? qhi[d] + 1 : qlo[d]) * stride[1 + d];
+        }
+        acc += (nb - ones) % 2 == 0 ? prefix[off] : -prefix[off];
+    }
+    return acc;
+}
+
+/* Sampler._level1 after the boxes: coordinate d of z2 takes x in [lo_d, hi_d]
+ * with weight the table's sum over the rest of the box (coordinates < d as
+ * chosen); one Rng.below call per coordinate for all rows, then the smallest
+ * x whose cumulative weight exceeds the draw.  Returns 1 when done, 0 when
+ * an index is out of range (nothing read: the caller runs the numpy code),
+ * -1 on error. */
+static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, int nb, int ne, size_t n,
+                  const int64_t *which, const int64_t *lo, const int64_t *hi, const int64_t *exact, int64_t *z2) {
+    int ndim = 1 + nb + ne;
+    int64_t stride[16];
+    stride[ndim - 1] = 1;
+    for (int a = ndim - 2; a >= 0; a--) stride[a] = stride[a + 1] * shape[a + 1];
+    for (size_t r = 0; r < n; r++) {
+        if (which[r] < 0 || which[r] >= shape[0]) return 0;
+        for (int d = 0; d < nb; d++)
+            if (lo[r * nb + d] < 0 || hi[r * nb + d] + 1 >= shape[1 + d] || lo[r * nb + d] > hi[r * nb + d] + 1) return 0;
+        for (int e = 0; e < ne; e++)
+            if (exact[r * ne + e] < 0 || exact[r * ne + e] >= shape[1 + nb + e]) return 0;
+    }
+    int64_t *bnd = grab(S_L1_BND, (n + 1) * 8), *draw = grab(S_L1_DRAW, (n + 1) * 8);
+    int rc = -1;
+    if (!bnd || !draw) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    memcpy(z2, lo, n * nb * sizeof *z2);
+    for (int d = 0; d < nb; d++) {
+        int64_t qlo[8], qhi[8];
+        for (size_t r = 0; r < n; r++) {
+            int64_t base = which[r] * stride[0];
+            for (int e = 0; e < ne; e++) base += exact[r * ne + e] * stride[1 + nb + e];
+            for (int k = 0; k < nb; k++) {
+                qlo[k] = k < d ? z2[r * nb + k] : lo[r * nb + k];
+                qhi[k] = k < d ? z2[r * nb + k] : hi[r * nb + k];
+            }
+            bnd[r] = box_sum(prefix, stride, nb, base, qlo, qhi);
+        }
+        if (below(bits, bnd, draw, n) < 0) goto out;
+        for (size_t r = 0; r < n; r++) {
+            int64_t base = which[r] * stride[0];
+            for (int e = 0; e < ne; e++) base += exact[r * ne + e] * stride[1 + nb + e];
+            for (int k = 0; k < nb; k++) {
+                qlo[k] = k < d ? z2[r * nb + k] : lo[r * nb + k];
+                qhi[k] = k < d ? z2[r * nb + k] : hi[r * nb + k];
+            }
+            int64_t a = lo[r * nb + d], b = hi[r * nb + d];
+            while (a < b) { /* the smallest x with cum(x) > draw */
+                int64_t m = (a + b) / 2;
+                qhi[d] = m;
+                if (box_sum(prefix, stride, nb, base, qlo, qhi) > draw[r])
+                    b = m;
+                else
+                    a = m + 1;
+            }
+            z2[r * nb + d] = a;
+        }
+    }
+    rc = 1;
+out:
+    drop(S_L1_BND, bnd);
+    drop(S_L1_DRAW, draw);
+    return rc;
+}
+
 /* ------------------------------------------------------------ Python glue */
 
 /* Parse helper: a buffer whose size must be a multiple of `item`. */
@@ -817,6 +904,37 @@ static PyObject *s_fill(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+static PyObject *s_level1(PyObject *self, PyObject *args) {
+    PyObject *bits;
+    Py_buffer pb, sb, wb, lb, hb, eb, zb;
+    int nb, ne;
+    if (!PyArg_ParseTuple(args, "Oy*y*iiy*y*y*y*w*", &bits, &pb, &sb, &nb, &ne, &wb, &lb, &hb, &eb, &zb)) return NULL;
+    size_t n = (size_t)wb.len / 8;
+    int rc = 0;
+    const int64_t *shape = sb.buf;
+    int64_t cells = 1;
+    if (nb < 1 || nb > 8 || ne < 0 || ne > 7 || sb.len != 8 * (1 + nb + ne) || wb.len % 8 || lb.len != (Py_ssize_t)(8 * n * nb) ||
+        hb.len != lb.len || zb.len != lb.len || eb.len != (Py_ssize_t)(8 * n * ne)) {
+        PyErr_SetString(PyExc_ValueError, "level1: malformed arguments");
+        rc = -1;
+    }
+    for (int a = 0; !rc && a < 1 + nb + ne; a++) cells *= shape[a] > 0 ? shape[a] : 0;
+    if (!rc && pb.len != 8 * cells) {
+        PyErr_SetString(PyExc_ValueError, "level1: the table does not have this shape");
+        rc = -1;
+    }
+    if (!rc) rc = level1(bits, pb.buf, shape, nb, ne, n, wb.buf, lb.buf, hb.buf, eb.buf, zb.buf);
+    PyBuffer_Release(&pb);
+    PyBuffer_Release(&sb);
+    PyBuffer_Release(&wb);
+    PyBuffer_Release(&lb);
+    PyBuffer_Release(&hb);
+    PyBuffer_Release(&eb);
+    PyBuffer_Release(&zb);
+    if (rc < 0) return NULL;
+    return PyBool_FromLong(rc);
+}
+
 static PyMethodDef methods[] = {
     {"below", s_below, METH_VARARGS, "below(bits, bounds i8, out i8): Rng.below, same bytes."},
     {"below_wide", s_below_wide, METH_VARARGS, "below_wide(bits, top, low_max, shift, hi i8, lo u8): Rng.below_wide."},
@@ -824,6 +942,8 @@ static PyMethodDef methods[] = {
      "wide_locate(bits, top, low_max, shift, cum_hi i8, cum_lo u8, out i8): WideCategorical.draw."},
     {"locate", s_locate, METH_VARARGS, "locate(bits, keys, cum, qkey, total, out, starts): Sampler._split/_option's search; starts[k] = first index of key k (or empty)."},
     {"deal", s_deal, METH_VARARGS, "deal(bits, owners u8 (n,52), cards i8, counts i8 (n,K), dest u8 (K,), take): fill._deal."},
+    {"level1", s_level1, METH_VARARGS,
+     "level1(bits, prefix, shape, nb, ne, which, lo, hi, exact, z2 out) -> bool: Sampler._level1's coordinates (False: not handled)."},
     {"fill", s_fill, METH_VARARGS,
      "fill(bits, roles, n_pat, owners u8 (n,52), lengths i8 (n,n_pat,4), masks u16 (n,4,n_rank), free_to_shape i8 (n,4)): fill.fill_deals."},
     {NULL, NULL, 0, NULL},

@@ -140,6 +140,11 @@ class Sampler:
         lo = np.maximum(box_lo - z1[:, :nb], 0)
         hi = np.minimum(lay.open_top(box_hi) - z1[:, :nb], np.array(lay.dims[:nb], dtype=np.int64) - 1)
         z2 = lo.copy()
+        k = _compiled()
+        if nb and k is not None and k.level1(rng.bits, self.dc_prefix, np.array(self.dc_prefix.shape, np.int64), nb,
+                                             exact.shape[1], np.ascontiguousarray(which, np.int64), np.ascontiguousarray(lo, np.int64),
+                                             np.ascontiguousarray(hi, np.int64), np.ascontiguousarray(exact, np.int64), z2):
+            nb = 0  # the coordinates are drawn (the same draws as the loop below)
         for d in range(nb):
             qlo, qhi = lo.copy(), hi.copy()
             qlo[:, :d] = qhi[:, :d] = z2[:, :d]  # coordinates already chosen
@@ -159,7 +164,7 @@ class Sampler:
                 a = np.where(above, a, m + 1)
                 b = np.where(above, m, b)
             z2[:, d] = a
-        strides = lay.strides
+        strides, nb = lay.strides, lay.n_box
         return z2 @ strides[:nb] + exact @ strides[nb:]
 
     def _boxes(self, entry: np.ndarray, z1: np.ndarray, which: np.ndarray, exact: np.ndarray, rng: Rng):

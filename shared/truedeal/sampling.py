@@ -13,6 +13,11 @@ with integer weights (no floats anywhere):
 
 Each step's weights are exactly the number of deals below that choice, so the
 deal that comes out is uniform over all deals that fit the spec.
+
+Steps 0-4 have compiled forms (``truedeal._sampler``, used when
+:func:`truedeal.kernel.sampler` returns it) that read the same random bytes in
+the same order and make the same draws; the numpy code here is the reference
+and the fallback (tests/test_kernel_sampler.py checks they agree byte for byte).
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ CONDITIONS = {
 @pytest.mark.parametrize("name", sorted(CONDITIONS))
 def test_counts_match_brute_force_with_most_cards_predealt(name):
     cond = CONDITIONS[name]
-    for seed in (1, 2):
+    for seed in (1,) if name not in ("partnership hcp", "either/or across seats") else (1, 2):
         predeal = _random_predeal(seed, 11)
         expected = sum(_cond(h, cond) for h in _completions(predeal))
         plan = Plan.build(_program(cond, predeal))

@@ -94,8 +94,15 @@ class Serve:
     def stderr(self) -> str:
         return self.stderr_path.read_text(errors="replace")[-3000:] if self.stderr_path else ""
 
-    def descendants(self) -> list:
-        return psutil.Process(self.proc.pid).children(recursive=True)
+    def descendants(self, at_least: int = 0, timeout: float = 30.0) -> list:
+        """The process tree below serve, once it has ``at_least`` processes
+        (a worker forks its pool a moment after serve says it is ready)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            kids = psutil.Process(self.proc.pid).children(recursive=True)
+            if len(kids) >= at_least or time.monotonic() > deadline:
+                return kids
+            time.sleep(0.1)
 
     def stop(self, sig: int = signal.SIGINT, timeout: float = 90.0) -> int:
         self.proc.send_signal(sig)
@@ -196,7 +203,7 @@ def test_serve_runs_a_job_and_stops_cleanly(tmp_path):
         if info["web_app"] != "healthz":
             assert job_id.encode() in body and b"done" in body
 
-        kids = serve.descendants()
+        kids = serve.descendants(at_least=4)
         assert len(kids) >= 4, [(p.pid, p.cmdline()) for p in kids]
         assert serve.stop(signal.SIGINT) == 0, serve.stderr()
         _assert_all_gone(kids)
@@ -215,7 +222,7 @@ def test_serve_runs_a_job_and_stops_cleanly(tmp_path):
         assert store.status(job_id)["state"] == "done"
         again = _cli("fetch", job_id, "--format", "numbers", url=url2)
         assert again.returncode == 0 and again.stdout == generated.stdout
-        kids = serve.descendants()
+        kids = serve.descendants(at_least=3)
         assert len(kids) >= 3
         assert serve.stop(signal.SIGTERM) == 0, serve.stderr()
         _assert_all_gone(kids)

@@ -551,7 +551,7 @@ def fuzz_env():
 
 
 @fuzz_schema.parametrize()
-@settings(max_examples=int(os.environ.get("TRUEDEAL_FUZZ_EXAMPLES", "12")), deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=int(os.environ.get("TRUEDEAL_FUZZ_EXAMPLES", "5")), deadline=None, suppress_health_check=list(HealthCheck))
 def test_fuzz_api_no_server_error(fuzz_env, case):
     t0 = time.monotonic()
     case.call_and_validate(

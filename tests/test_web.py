@@ -17,7 +17,7 @@ import tracemalloc
 
 import pytest
 from truedeal.engine import Plan
-from truedeal.spec import Spec, load_spec
+from truedeal.spec import FIELD_NAMES, Spec, load_spec
 from web_support import (
     REDIS_URL,
     Worker,
@@ -303,12 +303,13 @@ def test_openapi_document_is_valid_and_complete(app, client):
             assert method.lower() in doc["paths"][path], (path, method)
     # the schemas are the validating models' own
     schemas = doc["components"]["schemas"]
-    assert set(schemas["Spec"]["properties"]) == {"north", "east", "south", "west"}
+    assert set(schemas["Spec"]["properties"]) == {"north", "east", "south", "west", "condition", "script", "any_of"}
     assert schemas["Spec"]["additionalProperties"] is False
-    assert set(schemas["SeatSpec"]["properties"]) == {"hcp", "spades", "hearts", "diamonds", "clubs", "shape"}
+    assert set(schemas["SeatSpec"]["properties"]) == set(FIELD_NAMES)
     assert set(schemas["JobRequest"]["required"]) == {"constraints", "count"}
     assert schemas["JobRequest"]["properties"]["constraints"] == {"$ref": "#/components/schemas/Spec"}
-    assert Spec.model_json_schema()["properties"]["north"]["anyOf"][0] == {"$ref": "#/$defs/SeatSpec"}
+    own = Spec.model_json_schema()["$defs"]["Spec"]  # recursive through any_of, so defined under $defs
+    assert own["properties"]["north"]["anyOf"][0] == {"$ref": "#/$defs/SeatSpec"}
 
 
 def _schema_validator(doc, name):

@@ -200,6 +200,7 @@ def document(config: WebConfig) -> dict[str, Any]:
             }
         },
     }
+    paths.update(_set_paths(common))
     # The models cap a job at the engine's limit; this server's own cap
     # (TRUEDEAL_MAX_JOB_DEALS) is what a client may send without a 413.
     components = copy.deepcopy(schemas())
@@ -228,3 +229,44 @@ def document(config: WebConfig) -> dict[str, Any]:
     if config.api_keys:
         doc["security"] = [{"bearerAuth": []}]
     return doc
+
+
+_SET_ID = {"name": "set_id", "in": "path", "required": True, "description": "Set id: 16 lowercase hex digits.",
+           "schema": {"type": "string"}}
+_OBJECT = {"type": "object"}
+
+
+def _object(description: str, status: str = "200") -> dict[str, Any]:
+    return {status: {"description": description, "content": {"application/json": {"schema": _OBJECT}}}}
+
+
+def _set_paths(common: dict[str, Any]) -> dict[str, Any]:
+    """Tournament sets (docs/tournaments.md): submit, status, manifest, files."""
+    file_types = ("text/plain", "text/csv", "text/html", "application/pdf", "application/octet-stream")
+    return {
+        "/api/sets": {"post": {
+            "operationId": "submitSet",
+            "summary": "Queue a tournament set: deal it, solve it double dummy, write its files",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["set"],
+                "properties": {"set": _OBJECT, "seed": {"type": "string"}, "public_value": {"type": "string"}}}}}},
+            "responses": {**_object("The set's id and links.", "202"),
+                          "400": _problem("Not JSON."), "413": _problem("Body too large."),
+                          "415": _problem("Not application/json."), "422": _problem("An invalid set file."), **common},
+        }},
+        "/api/sets/{set_id}": {"parameters": [_SET_ID], "get": {
+            "operationId": "getSet", "summary": "State, phase and progress of a set; its files once done",
+            "responses": {**_object("The set."), "404": _problem("Unknown set."), **common}}},
+        "/api/sets/{set_id}/manifest": {"parameters": [_SET_ID], "get": {
+            "operationId": "getSetManifest", "summary": "The set's public manifest (commitments)",
+            "responses": {**_object("The manifest."), "404": _problem("Unknown set."), **common}}},
+        "/api/sets/{set_id}/files/{name}": {
+            "parameters": [_SET_ID, {"name": "name", "in": "path", "required": True,
+                                     "description": "SESSION.EXT, EXT one of pbn lin dup dlm bri csv html pdf.",
+                                     "schema": {"type": "string"}}],
+            "get": {"operationId": "getSetFile", "summary": "One file of a finished set",
+                    "responses": {"200": {"description": "The file.",
+                                          "content": {t: {"schema": {"type": "string"}} for t in file_types}},
+                                  "404": _problem("Unknown set or file."), "409": _problem("The set is not finished."),
+                                  **common}}},
+    }

@@ -210,34 +210,15 @@ class Sampler:
 
     def _split(self, z: np.ndarray, pair: np.ndarray, rng: Rng) -> tuple[np.ndarray, np.ndarray]:
         """Split pair feature vectors ``z`` (flat) into the two suits' vectors."""
-        lay = self.layout
-        key = pair * lay.zsize + z
-        total = self.listing.pair_tables[pair, z]
-        k = _compiled()
-        if k is not None:
-            at = np.empty(len(key), dtype=np.int64)
-            k.locate(rng.bits, self.split_key, self.split_cum, np.ascontiguousarray(key, np.int64), np.ascontiguousarray(total, np.int64), at,
-                     self.split_start)
-            return self.split_va[at], self.split_vb[at]
-        start = np.searchsorted(self.split_key, key, side="left")
-        base = np.where(start > 0, self.split_cum[np.maximum(start - 1, 0)], 0)
-        at = np.searchsorted(self.split_cum, base + rng.below(total), side="right")
-        va, vb = self.split_va[at], self.split_vb[at]
-        return va, vb
+        key = pair * self.layout.zsize + z
+        at = _locate(rng, self.split_key, self.split_cum, self.split_start, key, self.listing.pair_tables[pair, z])
+        return self.split_va[at], self.split_vb[at]
 
     def _option(self, col: np.ndarray, v: np.ndarray, rng: Rng) -> np.ndarray:
         """Index into the global option arrays, weighted by F within (column, v)."""
         key = col * self.layout.zsize + v
-        total = self.listing.g[col, v]
-        k = _compiled()
-        if k is not None:
-            at = np.empty(len(key), dtype=np.int64)
-            k.locate(rng.bits, self.opt_key, self.opt_cum, np.ascontiguousarray(key, np.int64), np.ascontiguousarray(total, np.int64), at,
-                     self.opt_start)
-            return at
-        start = np.searchsorted(self.opt_key, key, side="left")
-        base = np.where(start > 0, self.opt_cum[np.maximum(start - 1, 0)], 0)
-        return np.searchsorted(self.opt_cum, base + rng.below(total), side="right")
+        return _locate(rng, self.opt_key, self.opt_cum, self.opt_start, key, self.listing.g[col, v])
+
 
     # ------------------------------------------------------------------ public
 
@@ -259,3 +240,17 @@ class Sampler:
             free_to_shape=self.opt_free[opt].astype(np.int64),  # (n, 4)
             rng=rng,
         )
+
+
+def _locate(rng: Rng, keys: np.ndarray, cum: np.ndarray, starts, key: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """For each query, an index within its key's run of ``keys``, drawn in
+    proportion to the weights whose running sums are ``cum`` (``total`` = the
+    run's weight); compiled when the sampler kernel is built."""
+    k = _compiled()
+    if k is not None:
+        at = np.empty(len(key), dtype=np.int64)
+        k.locate(rng.bits, keys, cum, np.ascontiguousarray(key, np.int64), np.ascontiguousarray(total, np.int64), at, starts)
+        return at
+    start = np.searchsorted(keys, key, side="left")
+    base = np.where(start > 0, cum[np.maximum(start - 1, 0)], 0)
+    return np.searchsorted(cum, base + rng.below(total), side="right")

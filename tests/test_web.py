@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -760,10 +761,7 @@ def test_fast_counts_do_not_wait_behind_slow_ones(make_app):
     """Two slow counts hold both helpers (stopped, so they cannot finish):
     fast counts still answer, on the reserved fast lane; and one client
     cannot hold more than one helper with counts of its own."""
-    import signal
     import threading
-
-    import psutil
 
     app = make_app(count_timeout=15.0, count_processes=2)
     counter = app.extensions["truedeal"].counter
@@ -788,6 +786,23 @@ def test_fast_counts_do_not_wait_behind_slow_ones(make_app):
     while len(counter.busy_pids()) < 2:
         assert time.monotonic() < deadline
         time.sleep(0.02)
+    stopped = _stop_busy_helpers(counter, deadline)
+    try:
+        fast = [{"west": {"spades": n}} for n in range(5, 10)]
+        for spec in fast:
+            r = client.post("/api/count", json=spec, environ_base={"REMOTE_ADDR": "10.1.0.3"})
+            assert r.status_code == 200, r.get_data(as_text=True)
+            assert r.get_json()["deals"] == Plan.build(load_spec(spec)).summary()["deals"]
+    finally:
+        _resume(stopped)
+        t.join(60)
+        t2.join(60)
+
+
+def _stop_busy_helpers(counter, deadline: float) -> list:
+    """SIGSTOP every busy count helper once it is past start-up, so its count cannot finish."""
+    import psutil
+
     stopped = []
     for pid in counter.busy_pids():
         p = psutil.Process(pid)
@@ -796,32 +811,48 @@ def test_fast_counts_do_not_wait_behind_slow_ones(make_app):
             time.sleep(0.05)
         p.send_signal(signal.SIGSTOP)
         stopped.append(p)
-    try:
-        fast = [{"west": {"spades": n}} for n in range(5, 10)]
-        for spec in fast:
-            r = client.post("/api/count", json=spec, environ_base={"REMOTE_ADDR": "10.1.0.3"})
-            assert r.status_code == 200, r.get_data(as_text=True)
-            assert r.get_json()["deals"] == Plan.build(load_spec(spec)).summary()["deals"]
-    finally:
-        for p in stopped:
-            try:
-                p.send_signal(signal.SIGCONT)
-            except psutil.Error:
-                pass
-        t.join(60)
-        t2.join(60)
+    return stopped
+
+
+def _resume(processes) -> None:
+    import psutil
+
+    for p in processes:
+        try:
+            p.send_signal(signal.SIGCONT)
+        except psutil.Error:
+            pass
 
 
 def test_submit_does_not_wait_for_a_slow_count(worker, make_app):
-    """A slow spec is accepted within a few seconds: the count goes on in the
-    background (so it is still running when the 202 arrives) and the workers
-    decide; a quick impossible spec is still refused at once."""
+    """A slow spec is accepted although its count cannot finish (its helper is
+    stopped, so the machine's speed does not matter): the count goes on in the
+    background and the workers decide; a quick impossible spec is still
+    refused at once."""
+    import threading
+
     app = make_app(count_timeout=60.0)
     client = app.test_client()
     counter = app.extensions["truedeal"].counter
     impossible = {"north": {"hcp": 37}, "east": {"hcp": 4}}  # only three jacks are left
     assert_problem(client.post("/api/jobs", json={"constraints": impossible, "count": 1}), 422, "impossible-spec")
-    r = client.post("/api/jobs", json={"constraints": {**SLOW, "east": {"clubs": [0, 5]}}, "count": 1})
-    assert r.status_code == 202, r.get_data(as_text=True)
-    assert counter.busy_pids(), "the count should still be running"
-    client.delete(r.headers["Location"])
+    stopped: list = []
+
+    def stop_the_count():
+        deadline = time.monotonic() + 60
+        while not counter.busy_pids() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        stopped.extend(_stop_busy_helpers(counter, deadline))
+
+    watcher = threading.Thread(target=stop_the_count)
+    watcher.start()
+    try:
+        r = client.post("/api/jobs", json={"constraints": {**SLOW, "east": {"clubs": [0, 5]}}, "count": 1})
+        watcher.join(60)
+        assert stopped, "the count never started"
+        assert r.status_code == 202, r.get_data(as_text=True)
+        assert counter.busy_pids(), "the count is still running"
+        client.delete(r.headers["Location"])
+    finally:
+        watcher.join(60)
+        _resume(stopped)

@@ -110,7 +110,7 @@ def test_cli_distribution_json_and_plot(tmp_path):
 @pytest.mark.parametrize(
     "args",
     [
-        ("distribution", "{}", "--of", "hcp(north)+hcp(south)"),
+        ("distribution", "{}", "--of", "hcp(north)+"),
         ("distribution", '{"north": {"hcp": 40}}', "--of", "hcp(north)"),
         ("distribution", '{"north": {"spades": 9, "hearts": 5}}', "--of", "hcp(north)"),
         ("stats", '{"north": {"shape": "any 4333 + any 5332"}}', "-n", "10", "--method", "pavlicek1999"),

@@ -99,6 +99,7 @@ class _LazyGroup(click.Group):
         "verify": "truedeal.tournament.cli:verify_command",
         "shapes": "truedeal.analysis.commands:shapes_command",
         "distribution": "truedeal.analysis.commands:distribution_command",
+        "answer": "truedeal.analysis.commands:answer_command",
         "stats": "truedeal.analysis.commands:stats_command",
     }
 

@@ -20,6 +20,8 @@ from ..engine import check_count
 from ..spec import Spec, load_spec
 from .conditioning import NotExact, spec_total
 from .distribution import Distribution, Feature, UnsupportedFeature, exact_distribution, parse_feature
+from .laws import distribution_of
+from .sampled import DEFAULT_DD_SAMPLES, DEFAULT_SAMPLES, DEFAULT_SEED, SampledDistribution
 from .pavlicek1999 import CannotExpress
 from .shapeclasses import HANDS, shape_classes
 
@@ -116,26 +118,134 @@ def _print_distribution(dist: Distribution) -> None:
         click.echo(f"sd        {dist.sd:.6f}  (variance {_frac(dist.variance)})")
 
 
+def _print_estimate(dist: SampledDistribution) -> None:
+    click.echo(f"{dist.feature.name}: ESTIMATE, not exact ({dist.to_json()['method']})")
+    for v in dist.counts:
+        click.echo(f"{str(v):>10}  {dist.probability(v):>10.4%} ± {dist.stderr(v):.4%}")
+    if dist.mean is not None:
+        click.echo(f"mean      {dist.mean:.4f} ± {dist.mean_stderr:.4f} (standard error)")
+
+
+def _count_bar():
+    """A progress bar of exact counts on a terminal's stderr (a law takes one count per value or range)."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(desc="exact counts", unit="count", file=sys.stderr, leave=False, delay=1.0)
+
+
+def _law(constraints, expr: str, exact_only: bool, samples: int | None, seed: str) -> Distribution | SampledDistribution:
+    """The law of ``expr``, with every engine or input problem as a one-line user error."""
+    bar = _count_bar()
+    try:
+        dist = distribution_of(constraints, expr, sample=not exact_only, samples=samples, seed=seed,
+                               on_count=None if bar is None else lambda: bar.update(1))
+    except NotExact as exc:
+        raise UserError(f"not exact: {exc} (leave out --exact-only for a sampled estimate)") from None
+    except (UnsupportedFeature, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        if bar is not None:
+            bar.close()
+    if dist.total if isinstance(dist, Distribution) else dist.n:
+        return dist
+    raise UserError("no deal satisfies this spec (it counts 0 deals)")
+
+
 @click.command(name="distribution")
 @click.argument("spec")
-@click.option("--of", "expr", required=True, help="hcp(SEAT), spades(SEAT) ... clubs(SEAT), or 'shape class of SEAT'.")
+@click.option("--of", "expr", required=True,
+              help="Any number of the dealer language (hcp(south), hcp(north)+hcp(south), controls(west), "
+                   "losers(north), top3(north, spades) ...) or 'shape class of SEAT'; add 'given COND' to condition.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--plot", "plot_path", default=None, type=click.Path(dir_okay=False), help="Write a bar chart (PNG).")
-def distribution_command(spec: str, expr: str, as_json: bool, plot_path: str | None) -> None:
-    """Exact distribution of a feature over every deal of SPEC, with no deal drawn."""
-    feature = _exact(parse_feature, expr)
-    the_spec = _spec(spec)
-    if not _exact(spec_total, the_spec):
-        raise UserError("no deal satisfies this spec (it counts 0 deals)")
-    dist = _exact(exact_distribution, the_spec, feature)
+@click.option("--exact-only", is_flag=True, help="Refuse, rather than estimate, when no exact answer is possible.")
+@click.option("--samples", type=click.IntRange(100, 10_000_000), default=None,
+              help=f"Deals drawn for an estimate, only when no exact answer is possible "
+                   f"[default: {DEFAULT_SAMPLES:,}; {DEFAULT_DD_SAMPLES:,} when it needs double dummy].")
+@click.option("--seed", default=DEFAULT_SEED, show_default=True, help="Seed of an estimate's deals.")
+def distribution_command(spec: str, expr: str, as_json: bool, plot_path: str | None, exact_only: bool,
+                         samples: int | None, seed: str) -> None:
+    """Exact distribution of a feature over every deal of SPEC (a JSON spec or a
+    dealer script), with no deal drawn; a labelled estimate only where no exact
+    answer is possible."""
+    dist = _law(_constraints(spec), expr, exact_only, samples, seed)
+    exact = isinstance(dist, Distribution)
     if plot_path is not None:
+        if not exact:
+            raise UserError("--plot draws exact laws only; this answer is an estimate")
         from .plots import distribution_png
 
         _write_bytes(plot_path, distribution_png(dist))
     if as_json:
         click.echo(json.dumps(dist.to_json()))
-    else:
+    elif exact:
         _print_distribution(dist)
+    else:
+        _print_estimate(dist)
+
+
+def _print_answer(ans) -> None:
+    """One action's answer as dealer would print it, marked exact or estimate."""
+    tag = "exact" if ans.exact else "ESTIMATE (" + ans.body.get("method", "sampled") + ")"
+    b = ans.body
+    if ans.kind == "average":
+        mean = f"{b['mean']:.6f} ({b['mean_exact']})" if ans.exact else f"{b['mean_estimate']:.4f} ± {b['mean_stderr']:.4f}"
+        click.echo(f"average {ans.label!r}: {mean}  [{tag}]")
+        return
+    click.echo(f"frequency {ans.label!r}  [{tag}]")
+    for row in b["rows"]:
+        key = str(row["value"]) if "value2" not in row else f"{row['value']}, {row['value2']}"
+        p = row.get("probability", row.get("probability_estimate"))
+        n = f"{row['deals']:,}" if ans.exact else f"{row['samples']:,} samples"
+        click.echo(f"{key:>12}  {p:>10.6%}  {n}")
+
+
+@click.command(name="answer")
+@click.argument("script")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option("--samples", type=click.IntRange(100, 10_000_000), default=None,
+              help="Deals drawn for an action that cannot be answered exactly.")
+@click.option("--seed", default=DEFAULT_SEED, show_default=True, help="Seed of an estimate's deals.")
+def answer_command(script: str, as_json: bool, samples: int | None, seed: str) -> None:
+    """Answer a dealer script's average and frequency actions exactly, over
+    every deal of the script, with no deal drawn (dealer estimates them from
+    the deals it produces); an action that cannot be listed exactly gets a
+    labelled estimate."""
+    from ..constraints import ir
+    from .actions import answer_script
+
+    program = _constraints(script)
+    if not isinstance(program, ir.Program):
+        program = program.program()
+    try:
+        result = answer_script(program, samples, seed)
+    except (UnsupportedFeature, NotExact, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(result.to_json()))
+        return
+    click.echo(f"{result.deals:,} deals fit the script (exact)" if result.deals is not None else "deals: not exact")
+    for ans in result.answers:
+        _print_answer(ans)
+    if not result.answers:
+        click.echo("the script has no average or frequency action")
+    if result.skipped:
+        click.echo(f"skipped (need real deals: truedeal generate): {', '.join(result.skipped)}")
+
+
+def _constraints(arg: str):
+    """A JSON spec or a dealer script, as :func:`truedeal.constraints.load.load_constraints` reads them."""
+    from ..constraints.load import load_constraints
+    from ..spec import SpecError
+
+    if not arg.strip():
+        raise UserError("empty SPEC: give a JSON file, inline JSON, a dealer script, or - for standard input")
+    try:
+        return load_constraints(sys.stdin.buffer.read() if arg == "-" else arg)
+    except SpecError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _write_bytes(path: str, data: bytes) -> None:

@@ -139,7 +139,7 @@ class Distribution:
             {"value": v, "deals": c, "probability_exact": _frac(self.probability(v)), "probability": float(self.probability(v))}
             for v, c in self.counts.items()
         ]
-        out = {"feature": self.feature.name, "deals": self.total, "distribution": rows}
+        out = {"feature": self.feature.name, "exact": True, "deals": self.total, "distribution": rows}
         mean, var = self.mean, self.variance
         out["mean_exact"] = None if mean is None else _frac(mean)
         out["mean"] = None if mean is None else float(mean)

@@ -14,6 +14,9 @@ import numpy as np
 
 from ..formats.deal import deal_string
 
+#: Deals per ``calc_all_tables`` call: endplay refuses more than 40 deals at once ("Too many DD tables requested").
+DDS_BATCH = 40
+
 
 def _endplay():
     try:
@@ -30,8 +33,9 @@ def dd_tables(owners: np.ndarray) -> np.ndarray:
     dds, types = _endplay()
     deals = [types.Deal(deal_string(row)) for row in owners]
     out = np.empty((len(owners), 5, 4), dtype=np.int64)
-    for d, table in enumerate(dds.calc_all_tables(deals) if deals else ()):
-        out[d] = [[table[types.Denom(st), types.Player(seat)] for seat in range(4)] for st in range(5)]
+    for start in range(0, len(deals), DDS_BATCH):
+        for d, table in enumerate(dds.calc_all_tables(deals[start:start + DDS_BATCH]), start):
+            out[d] = [[table[types.Denom(st), types.Player(seat)] for seat in range(4)] for st in range(5)]
     return out
 
 

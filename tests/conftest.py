@@ -15,6 +15,7 @@ import pytest
 
 REDIS_MODULES = frozenset({
     "test_compose.py",
+    "test_distribution_api.py",
     "test_jobs.py",
     "test_jobs_redis_restart.py",
     "test_serve.py",

@@ -204,7 +204,7 @@ def count_result(spec: Spec, summary: dict[str, Any]) -> dict[str, Any]:
     return CountResult.model_validate(out).model_dump(mode="json")
 
 
-def _client() -> str:
+def request_client() -> str:
     """Who is asking: the API key when keys are on, else the client address."""
     auth = request.headers.get("Authorization", "")
     if state().api_keys.required and auth:
@@ -215,22 +215,25 @@ def _client() -> str:
 def _count(spec: Spec) -> dict[str, Any]:
     counter: Counter = state().counter
     try:
-        return counter.summary(spec, _client())
+        return counter.summary(spec, request_client())
     except CountFailed as e:
-        if e.kind == "client_busy":
-            raise Problem(429, str(e), kind="count-busy", title="Count already running",
-                          headers={"Retry-After": "2"}) from None
-        if e.kind == "too_wide":
-            raise Problem(422, f"this spec is too wide to count exactly: {e}", kind="spec-too-wide",
-                          title="Spec too wide") from None
-        if e.kind == "timeout":
-            raise Problem(422, str(e), kind="count-timeout", title="Spec too slow to count") from None
-        if e.kind == "invalid":
-            raise Problem(422, str(e), kind="invalid-spec", title="Invalid spec") from None
-        if e.kind == "busy":
-            raise Problem(503, str(e), kind="busy", headers={"Retry-After": "5"}) from None
-        logger.error("count failed: %s", e)
-        raise Problem(500, "the count failed because of an internal error; it has been logged") from None
+        raise api_problem_for(e) from None
+
+
+def api_problem_for(e: CountFailed) -> Problem:
+    """The problem document for a count (or distribution) that could not be given."""
+    if e.kind == "client_busy":
+        return Problem(429, str(e), kind="count-busy", title="Count already running", headers={"Retry-After": "2"})
+    if e.kind == "too_wide":
+        return Problem(422, f"this spec is too wide to count exactly: {e}", kind="spec-too-wide", title="Spec too wide")
+    if e.kind == "timeout":
+        return Problem(422, str(e), kind="count-timeout", title="Spec too slow to count")
+    if e.kind == "invalid":
+        return Problem(422, str(e), kind="invalid-spec", title="Invalid spec")
+    if e.kind == "busy":
+        return Problem(503, str(e), kind="busy", headers={"Retry-After": "5"})
+    logger.error("count failed: %s", e)
+    return Problem(500, "the count failed because of an internal error; it has been logged")
 
 
 # --------------------------------------------------------------------------- hooks

@@ -100,14 +100,12 @@ def create_app(config: WebConfig | Mapping[str, Any] | None = None) -> Flask:
     app.extensions["truedeal"] = WebState(config)
     problems.install(app)
 
+    from . import distribution_api, sets_api  # noqa: F401  (nested under the API blueprint on import)
     from .api import bp as api_bp
     from .pages import bp as pages_bp
 
     app.register_blueprint(api_bp)
     app.register_blueprint(pages_bp)
-    from .sets_api import bp as sets_bp  # tournament sets (docs/tournaments.md)
-
-    app.register_blueprint(sets_bp)
 
     @app.after_request
     def _headers(resp):

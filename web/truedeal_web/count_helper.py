@@ -1,7 +1,12 @@
-"""Helper process for :mod:`truedeal_web.counting`: reads one canonical spec
-(JSON) per line on stdin, answers one JSON line per spec on stdout::
+"""Helper process for :mod:`truedeal_web.counting`: reads one request per
+line on stdin, answers one JSON line per request on stdout.  Requests::
 
-    {"kind": "ok", "value": <Plan.summary()>, "rss": <bytes>}
+    {"op": "count", "spec": <canonical spec>}
+    {"op": "distribution", "spec": <canonical spec>, "of": "<expression>"}
+
+Answers::
+
+    {"kind": "ok", "value": <Plan.summary()> | <distribution JSON>, "rss": <bytes>}
     {"kind": "too_wide" | "invalid" | "error", "value": "<one line>", "rss": <bytes>}
 
 It first writes ``{"kind": "ready"}`` once its imports are done (so that a
@@ -41,13 +46,34 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+def answer(request: dict) -> dict:
+    """The value of one request (see the module doc); engine and input errors propagate."""
+    from truedeal.engine import Plan
+    from truedeal.spec import SpecError, load_spec
+
+    spec = load_spec(request["spec"])
+    if request["op"] == "count":
+        return Plan.build(spec).summary()
+    from truedeal.analysis.laws import distribution_of
+
+    try:
+        out = distribution_of(spec, request["of"]).to_json()
+    except ValueError as exc:  # an estimate of a spec no deal fits
+        raise SpecError(str(exc)) from None
+    if out.get("deals") == 0:
+        raise SpecError("no deal satisfies this spec (it counts 0 deals)")
+    return out
+
+
 def main() -> None:
     # Ctrl-C in a terminal goes to the whole process group: let the web
     # process decide when this helper ends (it closes stdin or kills it).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
-    from truedeal.engine import Plan, TooWide
-    from truedeal.spec import SpecError, load_spec
+    from truedeal.analysis.conditioning import NotExact
+    from truedeal.analysis.distribution import UnsupportedFeature
+    from truedeal.engine import TooWide
+    from truedeal.spec import SpecError
 
     out = sys.stdout.buffer
     out.write(b'{"kind": "ready"}\n')
@@ -58,10 +84,10 @@ def main() -> None:
             continue
         try:
             try:
-                reply = {"kind": "ok", "value": Plan.build(load_spec(line)).summary()}
+                reply = {"kind": "ok", "value": answer(json.loads(line))}
             except TooWide as exc:
                 reply = {"kind": "too_wide", "value": " ".join(str(exc).split())}
-            except SpecError as exc:
+            except (SpecError, UnsupportedFeature, NotExact) as exc:
                 reply = {"kind": "invalid", "value": str(exc)}
             except MemoryError:
                 reply = {"kind": "too_wide", "value": "counting this spec needs more memory than this server has"}

@@ -51,6 +51,11 @@ HELPER_MAX_USES = 500
 HELPER_MAX_RSS = 768 * 1024 * 1024
 
 
+def request_line(op: str, spec: Spec, **args: str) -> str:
+    """One line of the helper protocol (see :mod:`.count_helper`); also the cache key."""
+    return json.dumps({"op": op, "spec": json.loads(spec.canonical_json()), **args}, sort_keys=True)
+
+
 class CountFailed(Exception):
     """A count that cannot be given; ``kind`` is ``too_wide``, ``timeout``,
     ``busy`` or ``error``; the message is one line."""
@@ -227,7 +232,7 @@ class Counter:
     def cached(self, spec: Spec) -> dict[str, Any] | None:
         """The summary of ``spec`` if it is cached (never counts)."""
         with self._lock:
-            out = self._cache.get(spec.canonical_json())
+            out = self._cache.get(request_line("count", spec))
         return dict(out.value) if out is not None and out.kind == "ok" else None
 
     def summary(self, spec: Spec, client: str | None = None) -> dict[str, Any]:
@@ -236,7 +241,14 @@ class Counter:
         ``client`` (an API key or an address) may have at most
         ``per_client`` counts being built at once; past that the kind is
         ``client_busy``.  Cached results are always answered."""
-        key = spec.canonical_json()
+        return self._answer(request_line("count", spec), client)
+
+    def distribution(self, spec: Spec, expr: str, client: str | None = None) -> dict[str, Any]:
+        """The JSON of :func:`truedeal.analysis.laws.distribution_of` (exact,
+        else a labelled estimate), under the same limits as :meth:`summary`."""
+        return self._answer(request_line("distribution", spec, of=expr), client)
+
+    def _answer(self, key: str, client: str | None) -> dict[str, Any]:
         deadline = time.monotonic() + self.timeout
         while True:
             with self._lock:

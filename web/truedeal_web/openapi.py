@@ -201,6 +201,7 @@ def document(config: WebConfig) -> dict[str, Any]:
         },
     }
     paths.update(_set_paths(common))
+    paths.update(_distribution_path(common))
     # The models cap a job at the engine's limit; this server's own cap
     # (TRUEDEAL_MAX_JOB_DEALS) is what a client may send without a 413.
     components = copy.deepcopy(schemas())
@@ -270,3 +271,42 @@ def _set_paths(common: dict[str, Any]) -> dict[str, Any]:
                                   "404": _problem("Unknown set or file."), "409": _problem("The set is not finished."),
                                   **common}}},
     }
+
+
+_ROW_EXACT = {"type": "object", "required": ["value", "deals", "probability_exact"], "properties": {
+    "value": {"type": ["integer", "string"]}, "deals": {"type": "integer"}, "deals_text": {"type": "string"},
+    "probability_exact": {"type": "string", "description": "p/q"}, "probability": {"type": "number"}}}
+_ROW_ESTIMATE = {"type": "object", "required": ["value", "samples", "probability_estimate", "stderr"], "properties": {
+    "value": {"type": ["integer", "string"]}, "samples": {"type": "integer"},
+    "probability_estimate": {"type": "number"}, "stderr": {"type": "number"}}}
+_LAW = {"type": "object", "required": ["feature", "exact", "distribution"], "properties": {
+    "feature": {"type": "string"}, "exact": {"type": "boolean"},
+    "deals": {"type": "integer"}, "deals_text": {"type": "string"},
+    "distribution": {"type": "array", "items": {"anyOf": [_ROW_EXACT, _ROW_ESTIMATE]}},
+    "mean_exact": {"type": ["string", "null"]}, "mean": {"type": ["number", "null"]},
+    "variance_exact": {"type": ["string", "null"]}, "sd": {"type": ["number", "null"]},
+    "method": {"type": "string"}, "samples": {"type": "integer"}, "seed": {"type": "string"},
+    "mean_estimate": {"type": ["number", "null"]}, "mean_stderr": {"type": ["number", "null"]},
+    "sd_estimate": {"type": ["number", "null"]}}}
+
+
+def _distribution_path(common: dict[str, Any]) -> dict[str, Any]:
+    """POST /api/distribution (docs/analysis.md)."""
+    body = {"type": "object", "required": ["constraints", "of"], "additionalProperties": False, "properties": {
+        "constraints": _ref("Spec"),
+        "of": {"type": "string", "minLength": 1, "maxLength": 500,
+               "description": "Any dealer number (hcp(north)+hcp(south), controls(west), losers(north) ...), "
+                              "or 'shape class of SEAT'; 'EXPR given COND' conditions it."}}}
+    return {"/api/distribution": {"post": {
+        "operationId": "distribution",
+        "summary": "Exact distribution of an expression over every deal of a spec",
+        "description": ("Exact deal counts and fractions for each value, with the exact mean and variance, and no deal "
+                        "drawn. Only where no exact answer exists (tricks, products, rejection) the answer has "
+                        "`exact: false` and is a sampled estimate with standard errors. Runs under the count time limit."),
+        "requestBody": {"required": True, "content": {"application/json": {"schema": body, "example": {
+            "constraints": {"north": {"hcp": [15, 17]}}, "of": "hcp(north)+hcp(south)"}}}},
+        "responses": {"200": {"description": "The law.", "content": {"application/json": {"schema": _LAW}}},
+                      "400": _problem("Not JSON."), "413": _problem("Body too large."),
+                      "415": _problem("Not application/json."),
+                      "422": _problem("Invalid spec or expression (with a pointer), no deal fits, or too slow to count."),
+                      **common}}}}

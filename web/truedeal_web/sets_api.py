@@ -21,9 +21,10 @@ from truedeal.tournament.files import EXTENSIONS
 from truedeal.tournament.setfile import SetError
 
 from .api import _jobs, json_body
+from .api import bp as api_bp
 from .problems import Problem
 
-bp = Blueprint("sets", __name__, url_prefix="/api/sets")
+bp = Blueprint("sets", __name__, url_prefix="/sets")
 
 #: Most boards one set may hold over HTTP.
 MAX_SET_BOARDS = 20_000
@@ -45,7 +46,7 @@ def _inline_specs(body: dict) -> None:
 
 
 def _links(set_id: str) -> dict:
-    return {"self": url_for("sets.status", set_id=set_id), "manifest": url_for("sets.manifest", set_id=set_id)}
+    return {"self": url_for(".status", set_id=set_id), "manifest": url_for(".manifest", set_id=set_id)}
 
 
 @bp.post("")
@@ -94,7 +95,7 @@ def status(set_id: str):
         raise Problem(404, f"unknown set id {set_id!r}", kind="unknown-set", title="Unknown set") from None
     st["links"] = _links(set_id)
     if st["state"] == "done":
-        st["files"] = {name: {ext: url_for("sets.file", set_id=set_id, name=f"{name}.{ext}") for ext in EXTENSIONS}
+        st["files"] = {name: {ext: url_for(".file", set_id=set_id, name=f"{name}.{ext}") for ext in EXTENSIONS}
                        for name in st["sessions"]}
     return jsonify(st)
 
@@ -121,3 +122,7 @@ def file(set_id: str, name: str):
         raise Problem(status_code, str(exc), kind="set-not-ready" if status_code == 409 else "unknown-file") from None
     return Response(data, mimetype=_MIME[ext].split(";")[0], content_type=_MIME[ext],
                     headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+
+# Nested under the API blueprint, so that its guard (API keys, rate limits) applies to sets too.
+api_bp.register_blueprint(bp)

@@ -21,7 +21,9 @@ import numpy as np
 import pytest
 
 from truedeal.analysis.pavlicek1999 import CannotExpress, Pavlicek1999
-from truedeal.analysis.stats import run_stats
+from truedeal.analysis.case_law import case_weights
+from truedeal.analysis.stats import case_test, run_stats
+from truedeal.engine import Plan
 from truedeal.evaluate import satisfies, valid
 from truedeal.spec import load_spec
 
@@ -73,6 +75,36 @@ def test_card_placement_among_free_seats_is_tested():
     report = run_stats(load_spec({"north": {"hcp": [20, 21]}}), 2000, "c", "exact")
     cards = [t for t in report.tests if t.name.startswith("card ")]
     assert len(cards) == 52 and all(t.dof == 2 for t in cards)
+
+
+def test_case_weights_are_pavlicek_s_cases_and_total():
+    # closed form (analysis/case_law.py) against the listing's own case count and deal total
+    for raw in (BIASED, {"east": {"hcp": [29, 37]}}, {"south": {"hcp": [0, 2], "shape": "any 4333"}}):
+        spec = load_spec(raw)
+        plan = Plan.build(spec)
+        weights = case_weights(spec, spec.seats()[0][0])
+        assert weights is not None and len(weights) == plan.summary()["cases"] and sum(weights.values()) == plan.deals_total
+
+
+def test_case_test_passes_exact_deals_and_flags_the_1999_method():
+    spec = load_spec(BIASED)
+    exact = next(t for t in run_stats(spec, 3000, "fixed", "exact").tests if t.name.startswith("cases of"))
+    biased = next(t for t in run_stats(spec, 3000, "fixed", "pavlicek1999").tests if t.name.startswith("cases of"))
+    assert exact.p_value > 1e-4 and biased.p_value < 1e-10
+    assert exact.name == "cases of north (244)"
+
+
+def test_free_seats_hcp_are_tested_against_one_exact_law():
+    report = run_stats(load_spec({"north": {"hcp": [20, 21]}}), 2000, "c", "exact")
+    free = [t for t in report.tests if t.name.endswith(", free")]
+    assert [t.name for t in free] == ["hcp(east), free", "hcp(south), free", "hcp(west), free"]
+    assert min(t.p_value for t in free) > 1e-4
+
+
+def test_no_case_test_for_two_seats_or_wide_listings():
+    deals = np.zeros((0, 52), dtype=np.int8)  # the decision is made before any deal is looked at
+    assert case_test(load_spec({"north": {"hcp": [20, 21]}, "south": {"hcp": [0, 1]}}), deals) is None
+    assert case_test(load_spec({"north": {"hcp": [10, 12], "shape": "any 5xxx"}}), deals) is None  # > 5,000 cases
 
 
 # ----------------------------------------------------------------- CLI

@@ -6,6 +6,12 @@ Expected laws, all exact (no deal is drawn to make them):
   class (:func:`~.distribution.exact_distribution`), and, when it has an HCP
   range, the joint law of (shape class, HCP) -- the dependence the 1999
   method ignores;
+* for a spec that constrains one seat and has at most
+  :data:`~.case_law.MAX_CASES` cases, Pavlicek's cases themselves (that
+  seat's pattern x honour holding) against their closed-form weights
+  (:mod:`.case_law`);
+* each unconstrained seat's HCP, against its exact law given the
+  constrained cases (the same for every free seat, by symmetry);
 * for each card, which of the unconstrained seats holds it, among deals
   where one of them does.  Exchanging the hands of two unconstrained seats
   maps the deals of the spec one-to-one onto themselves, so given that a card
@@ -28,6 +34,7 @@ from ..cards import RANKS, SEAT_NAMES, SEATS, SUITS
 from ..engine import Plan
 from ..evaluate import hcp, lengths, pattern_index
 from ..spec import Spec
+from .case_law import HONOURS, NO_PATTERN, case_weights, observed_cases, one_seat
 from .chisquare import ChiSquare, chi_square
 from .conditioning import Counter, count_with
 from .distribution import Feature, exact_distribution, exact_joint
@@ -169,6 +176,44 @@ def card_tests(spec: Spec, owners: np.ndarray) -> list[ChiSquare]:
     return out
 
 
+def case_test(spec: Spec, owners: np.ndarray) -> ChiSquare | None:
+    """Observed cases (pattern x honour holding) against their exact weights
+    (:mod:`.case_law`); None unless one seat is constrained and the listing is small."""
+    seat = one_seat(spec)
+    weights = None if seat is None else case_weights(spec, seat)
+    if weights is None or len(weights) < 2:
+        return None
+    keys = sorted(weights, key=lambda k: -weights[k])
+    total = sum(weights.values())
+    seen = observed_cases(owners, seat, patterned=keys[0][0] != NO_PATTERN)
+    index = {p * (1 << HONOURS) + m: i for i, (p, m) in enumerate(keys)}
+    observed = np.bincount([index.get(int(k), len(keys)) for k in seen], minlength=len(keys) + 1).tolist()
+    labels = [f"case {i}" for i in range(len(keys))] + ["other"]
+    probs = [Fraction(weights[k], total) for k in keys] + [Fraction(0)]
+    return chi_square(f"cases of {SEAT_NAMES[seat]} ({len(keys):,})", labels, observed, probs)
+
+
+def free_hcp_tests(spec: Spec, owners: np.ndarray) -> list[ChiSquare]:
+    """Each unconstrained seat's HCP against its exact law given the constrained
+    cases.  Exchanging two free seats' hands maps the spec's deals onto
+    themselves, so every free seat has the same law: it is computed once."""
+    from .laws import distribution_of
+
+    free = [s for s in range(4) if s not in {seat for seat, _ in spec.seats()}]
+    if not free or len(free) == 4:
+        return []
+    law = distribution_of(spec, f"hcp({SEAT_NAMES[free[0]]})", sample=False)
+    values = list(law.counts)
+    out = []
+    for seat in free:
+        seen = hcp(owners, seat)
+        observed = [int((seen == v).sum()) for v in values]
+        extra = len(seen) - sum(observed)
+        out.append(chi_square(f"hcp({SEAT_NAMES[seat]}), free", [*map(str, values), "other"], [*observed, extra],
+                              [law.probability(v) for v in values] + [Fraction(0)]))
+    return out
+
+
 def run_stats(spec: Spec, n: int, seed: str | None, method: str = "exact", counter: Counter = count_with) -> StatsReport:
     """Deal ``n`` deals of ``spec`` by ``method`` and test them against the exact laws."""
     if method not in METHODS:
@@ -186,6 +231,10 @@ def run_stats(spec: Spec, n: int, seed: str | None, method: str = "exact", count
             if len(plot.exact) > 1:  # one class: the joint test would repeat the HCP test
                 report.tests.append(test)
             report.hcp_by_class.append(plot)
+    cases = case_test(spec, owners)
+    if cases is not None:
+        report.tests.append(cases)
+    report.tests.extend(free_hcp_tests(spec, owners))
     report.tests.extend(card_tests(spec, owners))
     if method == "pavlicek1999":
         report.notes.append(

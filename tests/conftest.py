@@ -23,9 +23,8 @@ REDIS_MODULES = frozenset({
     "test_tournament_web.py",
     "test_web.py",
     "test_web_e2e.py",
-    "test_web_page.py",
 })
-BROWSER_MODULES = frozenset({"test_web_page.py"})
+BROWSER_MODULES = frozenset({"test_web_e2e.py"})
 # Tests measured at more than ~3 s each on a quiet 2-core machine (pytest --durations).
 SLOW_MODULES = REDIS_MODULES | frozenset({"test_scripts_vs_endplay.py", "test_script_deals.py"})
 

@@ -361,3 +361,31 @@ def test_what_a_new_user_trips_over(browser, server, worker):
         rect = d.execute_script("var r = document.getElementById('odds').getBoundingClientRect(); return [r.top, r.bottom];")
         assert 0 <= rect[0] and rect[1] <= d.execute_script("return window.innerHeight"), (seat, rect)
     d.set_window_size(1200, 900)
+
+
+def test_distribution_panel_shows_the_exact_law(browser, server):
+    """The panel asks POST /api/distribution for the spec in the form and draws
+    one bar per value with the exact share; Enter in the box does not deal."""
+    from truedeal.analysis.laws import distribution_of
+
+    d = browser
+    d.get(server.url + "/")
+    fill_seat(d, "north", hcp=(15, 17), shape="any 4333 + any 4432 + any 5332")
+    settled(d, NT)
+    d.find_element(By.CSS_SELECTOR, "#distribution-panel summary").click()
+    set_field(d, "dist-expr", "controls(north)")
+    d.find_element(By.ID, "dist-expr").send_keys(Keys.ENTER)
+    rows = wait(d, lambda drv: drv.find_elements(By.CSS_SELECTOR, "#dist-result tr"), what="the distribution table")
+    law = distribution_of(load_spec(NT), "controls(north)", sample=False)
+    shown = [(r.find_element(By.TAG_NAME, "th").text, r.find_element(By.CLASS_NAME, "pct").text) for r in rows]
+    def pct(p: float) -> str:  # the page's rounding: 2 decimals, or 2 significant digits below 0.01%
+        return f"{100 * p:.2f}%" if p >= 1e-4 else f"{100 * p:.2g}%"
+
+    assert shown == [(str(v), pct(float(law.probability(v)))) for v in law.counts]
+    assert d.find_element(By.ID, "dist-result").get_attribute("data-exact") == "true"
+    assert "Mean " + f"{float(law.mean):.3f}" in d.find_element(By.CSS_SELECTOR, "#dist-result .mean").text
+    assert d.find_element(By.ID, "job").get_attribute("hidden") is not None  # Enter did not submit a job
+
+    set_field(d, "dist-expr", "foo(north)")
+    d.find_element(By.ID, "dist-run").click()
+    wait(d, lambda drv: "unknown function 'foo'" in drv.find_element(By.ID, "dist-error").text, what="the error line")

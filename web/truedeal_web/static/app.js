@@ -339,11 +339,65 @@
     return box;
   }
 
+  // ------------------------------------------------------------------ distribution
+
+  var distSeq = 0;
+
+  function showDistribution() {
+    var seq = ++distSeq;
+    $("dist-error").textContent = "";
+    $("dist-result").textContent = "Counting\u2026";
+    var body = { constraints: buildSpec(), of: $("dist-expr").value.trim() };
+    api("POST", "/api/distribution", body).then(function (r) {
+      if (seq === distSeq) renderDistribution(r.data);
+    }).catch(function (err) {
+      if (seq !== distSeq) return;
+      $("dist-result").textContent = "";
+      $("dist-error").textContent = problemText(err);
+    });
+  }
+
+  function share(row) {
+    return row.probability !== undefined ? row.probability : row.probability_estimate;
+  }
+
+  function percent(p) {
+    return (p >= 0.0001 ? (100 * p).toFixed(2) : (100 * p).toPrecision(2)) + "%";
+  }
+
+  function renderDistribution(d) {
+    var box = $("dist-result");
+    box.textContent = "";
+    box.dataset.exact = String(d.exact);
+    box.appendChild(el("p", "detail", d.exact ? "Exact, over " + groupDigits(d.deals_text) + " deals"
+                                              : "Estimate, not exact: " + d.method));
+    var top = Math.max.apply(null, d.distribution.map(share));
+    var table = el("table", "dist-table");
+    d.distribution.forEach(function (row) {
+      var tr = el("tr");
+      tr.appendChild(el("th", "", String(row.value)));
+      var bar = el("div", "bar");
+      bar.style.width = (top > 0 ? 100 * share(row) / top : 0).toFixed(1) + "%";
+      var cell = el("td", "bar-cell");
+      cell.appendChild(bar);
+      tr.appendChild(cell);
+      tr.appendChild(el("td", "pct", percent(share(row)) + (d.exact ? "" : " \u00b1 " + percent(row.stderr))));
+      table.appendChild(tr);
+    });
+    box.appendChild(table);
+    var mean = d.exact ? d.mean : d.mean_estimate;
+    if (typeof mean === "number") {
+      var exactMean = d.exact && d.mean_exact.length <= 40 ? " (exactly " + d.mean_exact + ")" : "";
+      box.appendChild(el("p", "detail mean", "Mean " + mean.toFixed(3) + exactMean +
+                         (d.exact ? "" : " \u00b1 " + d.mean_stderr.toFixed(3))));
+    }
+  }
+
   // ------------------------------------------------------------------ wiring
 
   form.addEventListener("input", function (ev) {
     if (ev.target && (ev.target.id === "deal-count" || ev.target.id === "seed" || ev.target.id === "api-key" ||
-                      ev.target.id === "spec-json" || ev.target.id === "spec-file")) {
+                      ev.target.id === "spec-json" || ev.target.id === "spec-file" || ev.target.id === "dist-expr")) {
       if (ev.target.id === "api-key") { scheduledKey = null; scheduleCount(); }
       return;
     }
@@ -383,6 +437,10 @@
     });
   });
   $("print").addEventListener("click", function () { window.print(); });
+  $("dist-run").addEventListener("click", showDistribution);
+  $("dist-expr").addEventListener("keydown", function (ev) {
+    if (ev.key === "Enter") { ev.preventDefault(); showDistribution(); } // not the form's Deal
+  });
 
   // ?job=ID: show the job under the spec, count and seed it was made from
   function restoreForm(status) {

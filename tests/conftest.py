@@ -18,6 +18,7 @@ REDIS_MODULES = frozenset({
     "test_distribution_api.py",
     "test_jobs.py",
     "test_jobs_redis_restart.py",
+    "test_lanes.py",
     "test_serve.py",
     "test_tournament_jobs.py",
     "test_tournament_web.py",

@@ -849,3 +849,12 @@ def test_wide_hcp_ranges_match_rejection_from_uniform_deals():
     table = np.stack([np.bincount(key(exact), minlength=81), np.bincount(key(reference), minlength=81)])
     table = table[:, table.sum(axis=0) > 0]
     assert stats.chi2_contingency(table).pvalue > 1e-4
+
+
+def test_build_time_estimate_orders_specs_like_their_builds():
+    """truedeal.cost: milliseconds to compute, and a wide spec is estimated far above a narrow one."""
+    from truedeal.cost import estimate_build_seconds
+
+    narrow = estimate_build_seconds(load_spec({"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}}))
+    wide = estimate_build_seconds(load_spec({s: {"shape": "any 5xxx"} for s in ("north", "east", "south")}))  # 61 s
+    assert narrow < 0.1 < 10 < wide

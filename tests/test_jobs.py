@@ -460,16 +460,20 @@ class RecordingDispatcher:
 
     def __init__(self) -> None:
         self.calls: list[tuple] = []
+        self.lanes: set[str] = set()  # lanes the job logic queued on
 
-    def enumerate_partitions(self, job_id, ks):
+    def enumerate_partitions(self, job_id, ks, lane="fast"):
+        self.lanes.add(lane)
         self.calls += [("p", job_id, k) for k in ks]
         return [f"p{k}" for k in ks]
 
-    def reduce(self, job_id):
+    def reduce(self, job_id, lane="fast"):
+        self.lanes.add(lane)
         self.calls.append(("reduce", job_id))
         return "r"
 
-    def draw_chunks(self, job_id, indices):
+    def draw_chunks(self, job_id, indices, lane="fast"):
+        self.lanes.add(lane)
         self.calls += [("c", job_id, i) for i in indices]
         return [f"c{i}" for i in indices]
 
@@ -508,6 +512,20 @@ def test_job_logic_idempotent_and_checked(unit_store):
         jobs.run_chunk(st, disp, job.id, i, plans)
     assert st.get(job.id).state == "done"
     assert b"".join(st.iter_chunk_bytes(job.id)) == b"".join(_expected_bytes(STRONG_NT, 9000, "s").values())
+    st.delete(job.id)
+
+
+def test_a_slow_lane_job_queues_all_its_work_on_the_slow_lane(unit_store):
+    assert jobs.lane_for(None) == jobs.SLOW_LANE  # the count did not finish before queueing
+    assert jobs.lane_for({"build_seconds": 5.0}) == jobs.SLOW_LANE
+    assert jobs.lane_for({"build_seconds": 0.02}) == jobs.FAST_LANE
+    st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
+    job = jobs.submit(st, disp, STRONG_NT, 10, seed="s", lane=jobs.SLOW_LANE)
+    assert st.get(job.id).lane == jobs.SLOW_LANE
+    for k in range(job.parts):
+        jobs.run_partition(st, disp, job.id, k, plans)
+    jobs.run_reduce(st, disp, job.id, plans)
+    assert disp.lanes == {jobs.SLOW_LANE} and ("c", job.id, 0) in disp.calls
     st.delete(job.id)
 
 
@@ -585,3 +603,10 @@ def test_a_dealer_script_job_matches_generate(store, workers, group):
     generated = CliRunner().invoke(truedeal_cli, ["generate", script, "-n", str(n), "--seed", seed, "--format", "numbers"])
     assert generated.exit_code == 0, generated.output
     assert fetched.stdout == generated.stdout
+
+
+def test_plan_cache_memory_bound_is_a_setting():
+    assert jobs.JobSettings.from_env({}).plan_cache_mb == 512
+    assert jobs.JobSettings.from_env({"TRUEDEAL_PLAN_CACHE_MB": "64"}).plan_cache_mb == 64
+    with pytest.raises(jobs.JobInputError):
+        jobs.JobSettings.from_env({"TRUEDEAL_PLAN_CACHE_MB": "lots"})

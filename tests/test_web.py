@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from truedeal.engine import Plan
@@ -793,6 +794,13 @@ def test_fast_counts_do_not_wait_behind_slow_ones(make_app):
             r = client.post("/api/count", json=spec, environ_base={"REMOTE_ADDR": "10.1.0.3"})
             assert r.status_code == 200, r.get_data(as_text=True)
             assert r.get_json()["deals"] == Plan.build(load_spec(spec)).summary()["deals"]
+        # a spec estimated over the fast lane's budget (truedeal.cost) is not built there: it is
+        # refused at once and the lane's helper is kept, not killed at its time limit and replaced
+        started = counter.started
+        weak_two = json.loads((Path(__file__).parents[1] / "bench" / "specs" / "weak2.json").read_text())
+        r = client.post("/api/count", json=weak_two, environ_base={"REMOTE_ADDR": "10.1.0.4"})
+        assert_problem(r, 503, "busy")
+        assert counter.started == started
     finally:
         _resume(stopped)
         t.join(60)

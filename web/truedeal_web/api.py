@@ -399,7 +399,8 @@ def submit_job() -> Response:
         raise Problem(422, "no deal satisfies this spec (it counts 0 deals)", kind="impossible-spec",
                       title="Impossible spec")
     try:
-        job = jobs_mod.submit(backend.store, backend.dispatcher, spec, req.count, req.seed, req.format, req.first_board)
+        job = jobs_mod.submit(backend.store, backend.dispatcher, spec, req.count, req.seed, req.format, req.first_board,
+                              jobs_mod.lane_for(summary))  # a slow count: the slow lane's workers
     except jobs_mod.JobNotFound as e:  # pragma: no cover - expired between create and read
         raise _not_found(e, "?") from None
     except jobs_mod.JobInputError as e:

@@ -1,8 +1,12 @@
 """Helper process for :mod:`truedeal_web.counting`: reads one request per
 line on stdin, answers one JSON line per request on stdout.  Requests::
 
-    {"op": "count", "spec": <canonical spec>}
+    {"op": "count", "spec": <canonical spec>[, "budget": <seconds>]}
     {"op": "distribution", "spec": <canonical spec>, "of": "<expression>"}
+
+With a ``budget``, a spec whose listing is estimated to take longer
+(:func:`truedeal.cost.estimate_build_seconds`) is not built: the answer is
+``{"kind": "over_budget", "value": <estimated seconds>}``, at once.
 
 Answers::
 
@@ -46,6 +50,10 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
+class OverBudget(Exception):
+    """The spec's estimated build time (``args[0]``, seconds) is over the request's budget."""
+
+
 def answer(request: dict) -> dict:
     """The value of one request (see the module doc); engine and input errors propagate."""
     from truedeal.engine import Plan
@@ -53,6 +61,13 @@ def answer(request: dict) -> dict:
 
     spec = load_spec(request["spec"])
     if request["op"] == "count":
+        budget = request.get("budget")
+        if budget is not None:
+            from truedeal.cost import estimate_build_seconds
+
+            estimate = estimate_build_seconds(spec)
+            if estimate > budget:
+                raise OverBudget(estimate)
         return Plan.build(spec).summary()
     from truedeal.analysis.laws import distribution_of
 
@@ -87,6 +102,8 @@ def main() -> None:
                 reply = {"kind": "ok", "value": answer(json.loads(line))}
             except TooWide as exc:
                 reply = {"kind": "too_wide", "value": " ".join(str(exc).split())}
+            except OverBudget as exc:
+                reply = {"kind": "over_budget", "value": min(exc.args[0], 1e300)}
             except (SpecError, UnsupportedFeature, NotExact) as exc:
                 reply = {"kind": "invalid", "value": str(exc)}
             except MemoryError:

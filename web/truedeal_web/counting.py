@@ -56,6 +56,15 @@ def request_line(op: str, spec: Spec, **args: str) -> str:
     return json.dumps({"op": op, "spec": json.loads(spec.canonical_json()), **args}, sort_keys=True)
 
 
+def with_budget(line: str, seconds: float) -> str:
+    """A count request that the helper refuses at once when the spec's build
+    is estimated to take over ``seconds`` (:mod:`truedeal.cost`)."""
+    request = json.loads(line)
+    if request["op"] != "count":
+        return line
+    return json.dumps({**request, "budget": seconds}, sort_keys=True)
+
+
 class CountFailed(Exception):
     """A count that cannot be given; ``kind`` is ``too_wide``, ``timeout``,
     ``busy`` or ``error``; the message is one line."""
@@ -377,13 +386,13 @@ class Counter:
                 h = _Helper()
                 self.started += 1
             t0 = time.monotonic()
-            kind, value = h.ask(key, FAST_LANE_SECONDS)
-            self.builds += 1
-            if kind in ("ok", "too_wide", "invalid") and h.uses < HELPER_MAX_USES and h.rss < HELPER_MAX_RSS:
+            kind, value = h.ask(with_budget(key, FAST_LANE_SECONDS), FAST_LANE_SECONDS)
+            self.builds += kind != "over_budget"
+            if kind in ("ok", "too_wide", "invalid", "over_budget") and h.uses < HELPER_MAX_USES and h.rss < HELPER_MAX_RSS:
                 self._fast = h
             else:
                 h.close()
-            if kind == "timeout":  # slow: it must wait for a pool helper, not hold the fast lane
+            if kind in ("timeout", "over_budget"):  # slow: it must wait for a pool helper, not hold the fast lane
                 return _Outcome("busy", "the server is busy counting slow specs, and this one is slow too; "
                                 "try again in a moment", time.monotonic() - t0)
             return _Outcome(kind, value, time.monotonic() - t0)

@@ -64,9 +64,14 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from celery import Celery, bootsteps, signals
 from celery.exceptions import SecurityWarning
-from truedeal.jobs import JobSettings, JobStore, connect, redis_url
+from kombu import Queue
+from truedeal.jobs import FAST_LANE, JobSettings, JobStore, connect, redis_url
 
 logger = logging.getLogger("truedeal.worker")
+
+#: Seconds between kicks at most, so that a Redis outage is noticed soon after it ends
+#: (the watchdog task itself still scans at most once per TRUEDEAL_WATCHDOG_INTERVAL).
+OUTAGE_KICK_SECONDS = 5.0
 
 #: Task names (stable: they are what queued messages refer to).
 ENUMERATE = "truedeal.enumerate_partition"
@@ -164,6 +169,15 @@ def _say_if_root(**_kw) -> None:
                        "(tasks accept JSON only, never pickle)")
 
 
+def slow_queue(queue: str) -> str:
+    """The queue of slow-lane jobs (:data:`truedeal.jobs.SLOW_LANE`) beside ``queue``."""
+    return f"{queue}.slow"
+
+
+def lane_queue(queue: str, lane: str) -> str:
+    return queue if lane == FAST_LANE else slow_queue(queue)
+
+
 def create_app(config: WorkerConfig | None = None) -> Celery:
     """A Celery app for ``config`` (default: from the environment)."""
     config = config or WorkerConfig.from_env()
@@ -189,6 +203,8 @@ def create_app(config: WorkerConfig | None = None) -> Celery:
         worker_prefetch_multiplier=1,
         task_time_limit=max(60, vt // 2),
         task_default_queue=config.queue,
+        # both lanes: a plain `celery worker` (no -Q) serves both; `truedeal worker` gives each its own processes
+        task_queues=(Queue(config.queue), Queue(slow_queue(config.queue))),
         broker_connection_retry_on_startup=True,
         worker_soft_shutdown_timeout=30.0,
         worker_hijack_root_logger=True,
@@ -196,8 +212,32 @@ def create_app(config: WorkerConfig | None = None) -> Celery:
     )
     app.truedeal_config = config  # type: ignore[attr-defined]
     app.steps["worker"].add(WatchdogKick)
+    app.steps["consumer"].add(OutageRecovery)
     quiet_celery()
     return app
+
+
+class OutageRecovery(bootsteps.StartStopStep):
+    """Ask for an outage scan each time the consumer starts again after its
+    connection was lost (Celery restarts the consumer's steps on reconnection):
+    a message delivered or acknowledged while Redis was down may be lost, and
+    a job must not wait ``TRUEDEAL_WATCHDOG_STALE`` for it."""
+
+    requires = {"celery.worker.consumer.connection:Connection"}
+
+    def __init__(self, parent, **kwargs) -> None:
+        super().__init__(parent, **kwargs)
+        self.starts = 0
+
+    def start(self, parent) -> None:
+        self.starts += 1
+        if self.starts == 1:  # the first connection: nothing was lost
+            return
+        try:
+            parent.app.send_task(WATCHDOG, kwargs={"after_outage": True}, retry=False, ignore_result=True)
+            logger.warning("Redis is back: re-queueing what active jobs miss (work lost in the outage)")
+        except Exception as exc:  # down again: the next reconnection asks again
+            logger.warning("outage scan not sent: %s: %s", type(exc).__name__, exc)
 
 
 class WatchdogKick(bootsteps.StartStopStep):
@@ -216,8 +256,9 @@ class WatchdogKick(bootsteps.StartStopStep):
         self.store = JobStore(connect(cfg.redis_url), cfg.jobs)
         name = getattr(worker, "hostname", None) or f"worker-{os.getpid()}"
         self.beat(self.store, name, interval)  # seen at once, not one interval later
-        self.tref = worker.timer.call_repeatedly(interval, self.kick, (worker.app, interval, self.store, name),
-                                                 priority=10)
+        seen = {"down": False}  # did a kick find Redis down since the last one that got through?
+        self.tref = worker.timer.call_repeatedly(min(interval, OUTAGE_KICK_SECONDS), self.kick,
+                                                 (worker.app, interval, self.store, name, seen), priority=10)
 
     def stop(self, worker) -> None:
         if self.tref is not None:
@@ -225,21 +266,33 @@ class WatchdogKick(bootsteps.StartStopStep):
             self.tref = None
 
     @staticmethod
-    def beat(store: JobStore, name: str, interval: float) -> None:
+    def beat(store: JobStore, name: str, interval: float) -> bool:
         """Heartbeat: submitters and job status can tell that a worker is
-        alive (three missed kicks and it counts as gone)."""
+        alive (three missed kicks and it counts as gone).  False if Redis is down."""
         try:
             store.worker_heartbeat(name, 3 * interval + 5)
+            return True
         except Exception as exc:  # Redis down: the next kick tries again
             logger.warning("worker heartbeat failed: %s: %s", type(exc).__name__, exc)
+            return False
 
     @classmethod
-    def kick(cls, app: Celery, interval: float, store: JobStore | None = None, name: str = "") -> None:
-        if store is not None:
-            cls.beat(store, name, interval)
+    def kick(cls, app: Celery, interval: float, store: JobStore | None = None, name: str = "",
+             seen: dict[str, bool] | None = None) -> None:
+        """Heartbeat and a watchdog message; the first kick that gets through
+        after Redis was down asks for an outage scan (:func:`truedeal.jobs.watchdog_scan`)."""
+        seen = {"down": False} if seen is None else seen
+        if store is not None and not cls.beat(store, name, interval):
+            seen["down"] = True
+            return
         try:
-            app.send_task(WATCHDOG, expires=interval, retry=False, ignore_result=True)
+            app.send_task(WATCHDOG, kwargs={"after_outage": seen["down"]}, expires=interval, retry=False,
+                          ignore_result=True)
+            if seen["down"]:
+                logger.warning("Redis is back: re-queueing what active jobs miss (work lost in the outage)")
+            seen["down"] = False
         except Exception as exc:  # broker down: the next kick tries again
+            seen["down"] = True
             logger.warning("watchdog kick failed: %s: %s", type(exc).__name__, exc)
 
 
@@ -251,40 +304,46 @@ class CeleryDispatcher:
         self.app = app
         self.queue = app.truedeal_config.queue
 
-    def _send_many(self, name: str, arglists: Sequence[tuple]) -> list[str]:
+    def _send_many(self, name: str, arglists: Sequence[tuple], lane: str) -> list[str]:
         ids = []
+        queue = lane_queue(self.queue, lane)
         with self.app.producer_or_acquire() as producer:
             for args in arglists:
                 tid = uuid.uuid4().hex
-                self.app.send_task(name, args=list(args), task_id=tid, producer=producer,
+                self.app.send_task(name, args=list(args), task_id=tid, producer=producer, queue=queue,
                                    add_to_parent=False, ignore_result=True)
                 ids.append(tid)
         return ids
 
-    def enumerate_partitions(self, job_id: str, ks: Sequence[int]) -> list[str]:
-        return self._send_many(ENUMERATE, [(job_id, int(k)) for k in ks])
+    def enumerate_partitions(self, job_id: str, ks: Sequence[int], lane: str = FAST_LANE) -> list[str]:
+        return self._send_many(ENUMERATE, [(job_id, int(k)) for k in ks], lane)
 
-    def reduce(self, job_id: str) -> str:
-        return self._send_many(REDUCE, [(job_id,)])[0]
+    def reduce(self, job_id: str, lane: str = FAST_LANE) -> str:
+        return self._send_many(REDUCE, [(job_id,)], lane)[0]
 
-    def draw_chunks(self, job_id: str, indices: Sequence[int]) -> list[str]:
-        return self._send_many(DRAW, [(job_id, int(i)) for i in indices])
+    def draw_chunks(self, job_id: str, indices: Sequence[int], lane: str = FAST_LANE) -> list[str]:
+        return self._send_many(DRAW, [(job_id, int(i)) for i in indices], lane)
 
     def revoke(self, task_ids: Sequence[str]) -> None:
         if task_ids:
             self.app.control.revoke(list(task_ids))
 
     def backlog(self) -> int | None:
-        from kombu.exceptions import ChannelError
-
+        """Messages waiting in both lanes' queues, or None if unknown."""
         try:
             with self.app.connection_for_read() as conn:
-                try:
-                    return int(conn.default_channel.queue_declare(queue=self.queue, passive=True).message_count)
-                except ChannelError:  # Redis drops empty lists: no queue = no backlog
-                    return 0
+                return sum(_waiting(conn, q) for q in (self.queue, slow_queue(self.queue)))
         except Exception:
             return None
+
+
+def _waiting(conn, queue: str) -> int:
+    from kombu.exceptions import ChannelError
+
+    try:
+        return int(conn.default_channel.queue_declare(queue=queue, passive=True).message_count)
+    except ChannelError:  # Redis drops empty lists: no queue = no backlog
+        return 0
 
 
 #: The app every worker runs (configured from the environment at import).

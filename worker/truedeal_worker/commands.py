@@ -30,6 +30,8 @@ from truedeal.jobs.precheck import precheck
 from truedeal.constraints.load import load_constraints
 from truedeal.spec import SpecError
 
+from .lanes import LANES, SlowLane, follow_parent, queue_args
+
 
 class JobCommandError(click.ClickException):
     """A user-facing error of a job command: one line, exit code 2."""
@@ -73,19 +75,37 @@ def _dispatcher():
 
 @click.command(name="worker")
 @click.option("-c", "--concurrency", type=click.IntRange(min=1), default=None,
-              help="Worker processes (default: the number of CPUs).")
+              help="Worker processes (default: the number of CPUs); with --lanes split, those of the fast lane.")
 @click.option("-l", "--loglevel", type=click.Choice(["debug", "info", "warning", "error", "critical"], case_sensitive=False),
               default="info", show_default=True)
-def worker_command(concurrency: int | None, loglevel: str) -> None:
+@click.option("--lanes", type=click.Choice(LANES), default="split", show_default=True,
+              help="split: serve the fast lane here and start a second worker for slow jobs, so that small jobs "
+                   "never wait behind slow ones; fast or slow: that lane only (a cluster's dedicated nodes); "
+                   "shared: one worker for both lanes.")
+@click.option("--slow-workers", type=click.IntRange(min=1), default=None,
+              help="Processes of the slow lane with --lanes split (default: half of -c, at least 1).")
+def worker_command(concurrency: int | None, loglevel: str, lanes: str, slow_workers: int | None) -> None:
     """Run a Celery worker for generation jobs (reads TRUEDEAL_REDIS_URL)."""
+    if lanes == "slow":
+        follow_parent()  # the slow lane of a split worker ends with it
     with _errors():
         _store()  # fail with one line now rather than retry forever
     from .app import app
 
-    argv = ["worker", f"--loglevel={loglevel.upper()}", f"--hostname=truedeal-{os.getpid()}@%h"]
+    name = "truedeal-slow" if lanes == "slow" else "truedeal"
+    argv = ["worker", f"--loglevel={loglevel.upper()}", f"--hostname={name}-{os.getpid()}@%h",
+            *queue_args(lanes, app.truedeal_config.queue)]
     if concurrency:
         argv.append(f"--concurrency={concurrency}")
-    app.worker_main(argv=argv)
+    slow = None
+    if lanes == "split":
+        fast = concurrency or os.cpu_count() or 1
+        slow = SlowLane(slow_workers or max(1, fast // 2), loglevel)
+    try:
+        app.worker_main(argv=argv)
+    finally:
+        if slow is not None:
+            slow.stop()
 
 
 # --------------------------------------------------------------------------- submit
@@ -114,7 +134,7 @@ def submit_command(spec: str, n: int, seed: str | None, fmt: str, first_board: i
             raise JobCommandError("no deal satisfies this spec (it counts 0 deals)")
         if check.kind == "too_wide":
             raise JobCommandError(f"spec too wide to generate: {check.message}")
-        job = jobs.submit(store, _dispatcher(), parsed, n, seed, fmt, first_board)
+        job = jobs.submit(store, _dispatcher(), parsed, n, seed, fmt, first_board, jobs.lane_for(check.summary))
     click.echo(job.id)
     if not workers:
         click.echo(f"truedeal: note: {jobs.NO_WORKER_NOTE}", err=True)

@@ -47,7 +47,7 @@ class _Context:
         self.pid = os.getpid()
         self.store = jobs.JobStore(jobs.connect(cfg.redis_url), cfg.jobs)
         self.dispatcher = CeleryDispatcher(app)
-        self.plans = jobs.PlanCache(cfg.jobs.plan_cache)
+        self.plans = jobs.PlanCache(cfg.jobs.plan_cache, cfg.jobs.plan_cache_mb * 1024 * 1024)
 
 
 _ctx: _Context | None = None
@@ -123,14 +123,15 @@ def draw_chunk(self, job_id: str, i: int) -> str:
 
 
 @app.task(name=WATCHDOG, bind=True, acks_late=False, reject_on_worker_lost=False, ignore_result=True)
-def watchdog(self) -> str:
-    """One watchdog scan, unless another ran within the last interval."""
+def watchdog(self, after_outage: bool = False) -> str:
+    """One watchdog scan, unless another ran within the last interval; after
+    a Redis outage, a scan of every active job at once."""
     ctx = context()
     interval = app.truedeal_config.watchdog_interval
     try:
-        if not ctx.store.try_lock("watchdog", interval * 0.8):
+        if not after_outage and not ctx.store.try_lock("watchdog", interval * 0.8):
             return "busy"
-        report = jobs.watchdog_scan(ctx.store, ctx.dispatcher)
+        report = jobs.watchdog_scan(ctx.store, ctx.dispatcher, after_outage=after_outage)
     except RETRY_ON as exc:  # the next kick tries again
         logger.warning("watchdog: store unreachable: %s", exc)
         return "unreachable"

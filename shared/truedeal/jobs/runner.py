@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 import json
@@ -19,6 +20,7 @@ from ..spec import Spec, load_spec
 from .store import (
     DRAWING,
     ENUMERATING,
+    FAST_LANE,
     QUEUED,
     Dispatcher,
     Job,
@@ -86,13 +88,13 @@ class PlanCache:
 
 
 def submit(store: JobStore, dispatcher: Dispatcher, spec: Spec | dict | str, n: int, seed: str | None = None,
-           fmt: str = "pbn", first_board: int = 1) -> Job:
+           fmt: str = "pbn", first_board: int = 1, lane: str = FAST_LANE) -> Job:
     """Create a job (see :meth:`JobStore.create` for validation) and queue its
-    enumeration partitions.  If queueing fails the job is failed with the
-    reason and the error propagates."""
-    job = store.create(spec, n, seed, fmt, first_board)
+    enumeration partitions on ``lane``.  If queueing fails the job is failed
+    with the reason and the error propagates."""
+    job = store.create(spec, n, seed, fmt, first_board, lane)
     try:
-        ids = dispatcher.enumerate_partitions(job.id, list(range(job.parts)))
+        ids = dispatcher.enumerate_partitions(job.id, list(range(job.parts)), lane=job.lane)
     except Exception as exc:
         store.fail(job.id, f"could not queue the job: {type(exc).__name__}: {exc}")
         raise
@@ -154,7 +156,7 @@ def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, 
         return "skipped"
     if store.r.hexists(store.key(job_id, "partials"), k):
         if store.r.hlen(store.key(job_id, "partials")) >= job.parts and job.state == ENUMERATING:
-            dispatcher.reduce(job_id)
+            dispatcher.reduce(job_id, lane=job.lane)
         return "duplicate"
     store.transition(job_id, (QUEUED,), ENUMERATING, started=time.time())
     attempts = store.count_attempt(job_id, f"p:{k}")
@@ -181,7 +183,7 @@ def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, 
     if present < 0:
         return "stopped"
     if present >= job.parts:
-        dispatcher.reduce(job_id)
+        dispatcher.reduce(job_id, lane=job.lane)
     return "ok"
 
 
@@ -233,7 +235,7 @@ def run_reduce(store: JobStore, dispatcher: Dispatcher, job_id: str, plans: Plan
         if store.stop_requested(job_id):
             return "stopped"
         idx = list(range(lo, min(job.chunks, lo + 500)))
-        ids = dispatcher.draw_chunks(job_id, idx)
+        ids = dispatcher.draw_chunks(job_id, idx, lane=job.lane)
         store.remember_tasks(job_id, {f"c:{i}": t for i, t in zip(idx, ids)})
     return "ok"
 
@@ -291,9 +293,17 @@ class WatchdogReport:
     dropped: list[str] = field(default_factory=list)  # gone or ended, left the active set
 
 
-def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = None) -> WatchdogReport:
+#: One re-queue per job per this many seconds after an outage, however many workers saw Redis come back.
+OUTAGE_LOCK_SECONDS = 10.0
+
+
+def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = None,
+                  after_outage: bool = False) -> WatchdogReport:
     """Re-queue the missing work of active jobs with no progress for
-    ``settings.stale_after`` seconds.
+    ``settings.stale_after`` seconds -- or, ``after_outage`` (the workers
+    just saw Redis come back), of every active job at once: a message that
+    was delivered, or a retry that was to be published, while Redis was down
+    may be lost, and the job must not wait ``stale_after`` for it.
 
     For such a job (at most once per ``stale_after``, under the lock
     ``job:{id}:watchdog``): the lowest ``requeue_batch`` missing partitions
@@ -320,33 +330,35 @@ def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = N
             store.r.srem(store.active_key, job_id)
             report.dropped.append(job_id)
             continue
-        if now - job.last_activity < st.stale_after:
+        if not after_outage and now - job.last_activity < st.stale_after:
             continue
-        if not bool(store.r.set(store.key(job_id, "watchdog"), "1", nx=True, px=int(st.stale_after * 1000))):
+        lock, hold = ("outage", OUTAGE_LOCK_SECONDS) if after_outage else ("watchdog", st.stale_after)
+        if not bool(store.r.set(store.key(job_id, lock), "1", nx=True, px=int(hold * 1000))):
             continue
-        if backlog is False:
-            try:
-                backlog = dispatcher.backlog()
-            except Exception:
-                backlog = None
-        progressed = job.requeued_at is None or (job.progress_at or 0.0) > job.requeued_at
-        rounds = 1 if progressed else job.requeues + (0 if backlog else 1)
-        if rounds > st.max_requeues:
-            quiet = now - max(job.progress_at or job.created, job.created)
-            store.fail(job_id, f"no progress for {quiet:.0f} s although its missing work was re-queued {rounds - 1} times (no worker running, or workers keep failing)", dispatcher)
-            report.failed.append(job_id)
-            continue
-        store.r.hset(store.key(job_id), mapping={"requeues": rounds, "requeued_at": repr(now)})
+        if not after_outage:  # an outage's re-queue is not a round without progress
+            if backlog is False:
+                try:
+                    backlog = dispatcher.backlog()
+                except Exception:
+                    backlog = None
+            progressed = job.requeued_at is None or (job.progress_at or 0.0) > job.requeued_at
+            rounds = 1 if progressed else job.requeues + (0 if backlog else 1)
+            if rounds > st.max_requeues:
+                quiet = now - max(job.progress_at or job.created, job.created)
+                store.fail(job_id, f"no progress for {quiet:.0f} s although its missing work was re-queued {rounds - 1} times (no worker running, or workers keep failing)", dispatcher)
+                report.failed.append(job_id)
+                continue
+            store.r.hset(store.key(job_id), mapping={"requeues": rounds, "requeued_at": repr(now)})
         items: list[str] = []
         if job.state in (QUEUED, ENUMERATING):
             items = _requeue(store, job_id, "p", job.parts, set(store.partials(job_id)), st.requeue_batch,
-                             dispatcher.enumerate_partitions)
+                             functools.partial(dispatcher.enumerate_partitions, lane=job.lane))
             if not items:  # every partition is in: the reduce went missing
-                dispatcher.reduce(job_id)
+                dispatcher.reduce(job_id, lane=job.lane)
                 items = ["reduce"]
         elif job.state == DRAWING:
             items = _requeue(store, job_id, "c", job.chunks, store.done_chunks(job_id), st.requeue_batch,
-                             dispatcher.draw_chunks)
+                             functools.partial(dispatcher.draw_chunks, lane=job.lane))
             if not items:  # every chunk is in: finishing went missing
                 store.finish(job_id)
                 items = ["finish"]

@@ -112,6 +112,8 @@ class JobSettings:
     ``requeue_batch`` most partitions or chunks re-queued per job and round,
                       lowest indices first (``TRUEDEAL_WATCHDOG_BATCH``, 64).
     ``plan_cache``    plans kept per process (``TRUEDEAL_PLAN_CACHE``, 4).
+    ``plan_cache_mb`` a process holding more than this many MB keeps only the
+                      plan in use (``TRUEDEAL_PLAN_CACHE_MB``, 512).
     """
 
     prefix: str = "td:"
@@ -123,6 +125,7 @@ class JobSettings:
     max_requeues: int = 10
     requeue_batch: int = 64
     plan_cache: int = 4
+    plan_cache_mb: int = 512
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "JobSettings":
@@ -139,6 +142,7 @@ class JobSettings:
             max_requeues=_env_int(env, "TRUEDEAL_WATCHDOG_MAX_REQUEUES", cls.max_requeues, 1),
             requeue_batch=_env_int(env, "TRUEDEAL_WATCHDOG_BATCH", cls.requeue_batch, 1),
             plan_cache=_env_int(env, "TRUEDEAL_PLAN_CACHE", cls.plan_cache, 1),
+            plan_cache_mb=_env_int(env, "TRUEDEAL_PLAN_CACHE_MB", cls.plan_cache_mb, 1),
         )
 
 
@@ -160,6 +164,24 @@ def connect(url: str | None = None) -> redis.Redis:
 
 
 # --------------------------------------------------------------------------- the record
+
+
+#: Lanes: a job whose count took long (or did not finish) before it was queued
+#: runs in the slow lane, on its own queue and worker processes, so that it never
+#: holds up small jobs (``truedeal worker`` keeps processes for each lane).
+FAST_LANE = "fast"
+SLOW_LANE = "slow"
+#: A build slower than this (seconds) puts a job in the slow lane.
+SLOW_BUILD_SECONDS = 1.0
+
+
+def lane_for(summary: dict[str, Any] | None) -> str:
+    """The lane of a job from its spec's count before queueing: the slow lane
+    when the count did not finish in time (``None``) or took over
+    :data:`SLOW_BUILD_SECONDS` (its workers would build it again)."""
+    if summary is None or float(summary.get("build_seconds") or 0.0) > SLOW_BUILD_SECONDS:
+        return SLOW_LANE
+    return FAST_LANE
 
 
 @dataclass
@@ -188,6 +210,11 @@ class Job:
     @property
     def final(self) -> bool:
         return self.state in FINAL_STATES
+
+    @property
+    def lane(self) -> str:
+        """:data:`FAST_LANE` or :data:`SLOW_LANE`: the queue its tasks go to (see :func:`lane_for`)."""
+        return str(self.options.get("lane", FAST_LANE))
 
     def chunk_size(self, i: int) -> int:
         """Deals in chunk ``i`` (the last chunk may be short)."""
@@ -310,14 +337,14 @@ class Dispatcher(Protocol):
     queueing the same work twice must be harmless (every task is idempotent).
     """
 
-    def enumerate_partitions(self, job_id: str, ks: Sequence[int]) -> list[str]:
-        """Queue ``enumerate_partition(job_id, k)`` for each ``k``."""
+    def enumerate_partitions(self, job_id: str, ks: Sequence[int], lane: str = FAST_LANE) -> list[str]:
+        """Queue ``enumerate_partition(job_id, k)`` for each ``k`` on ``lane``'s queue."""
 
-    def reduce(self, job_id: str) -> str:
-        """Queue ``reduce(job_id)``."""
+    def reduce(self, job_id: str, lane: str = FAST_LANE) -> str:
+        """Queue ``reduce(job_id)`` on ``lane``'s queue."""
 
-    def draw_chunks(self, job_id: str, indices: Sequence[int]) -> list[str]:
-        """Queue ``draw_chunk(job_id, i)`` for each ``i``."""
+    def draw_chunks(self, job_id: str, indices: Sequence[int], lane: str = FAST_LANE) -> list[str]:
+        """Queue ``draw_chunk(job_id, i)`` for each ``i`` on ``lane``'s queue."""
 
     def revoke(self, task_ids: Sequence[str]) -> None:
         """Ask workers to discard these queued tasks (best effort)."""
@@ -398,9 +425,10 @@ class JobStore:
         seed: str | None = None,
         fmt: str = "pbn",
         first_board: int = 1,
+        lane: str = FAST_LANE,
     ) -> Job:
         """Validate and record a new ``queued`` job (nothing is queued yet; see
-        :func:`submit`).
+        :func:`submit`); ``lane`` is where its tasks will go (:func:`lane_for`).
 
         Raises :class:`~truedeal.spec.SpecError` for a bad spec and
         :class:`JobInputError` for a bad count (``check_count`` and at most
@@ -439,7 +467,7 @@ class JobStore:
             "n": str(n),
             "seed": seed,
             "seed_generated": "1" if generated else "0",
-            "options": json.dumps({"format": fmt, "first_board": first_board}),
+            "options": json.dumps({"format": fmt, "first_board": first_board, "lane": lane}),
             "parts": str(parts),
             "chunks": str(math.ceil(n / CHUNK_DEALS)),
             "created": repr(now),

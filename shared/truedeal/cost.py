@@ -1,0 +1,40 @@
+"""How long a spec's listing will take, estimated before it is built.
+
+The listing's work grows with its cells (one pattern per patterned seat)
+and, within each cell, with the size of the feature space its suit tables
+span (:attr:`~truedeal.enumeration.Layout.zsize`).  The estimate takes an
+upper bound of the cells -- the product of each patterned seat's allowed
+patterns, without listing them -- so it costs milliseconds, and weighs the
+two terms with constants measured on the specs in ``bench/specs`` (one core):
+within a factor of about 3 of the real build (e.g. 3.4 s estimated for 4.3 s,
+9.6 s for 8.4 s, 59 s for 61 s), which is what routing needs: the count
+helpers keep their fast lane for specs estimated under a second or two, and
+jobs go to the slow lane.  It is an estimate, never used for a result.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .constraints import ir
+from .constraints.compile import compile_program
+from .enumeration import TooWide, make_layout
+from .spec import Spec
+
+#: Seconds per cell (pattern combination), and per cell and point of the feature space.
+PER_CELL_SECONDS = 1.5e-5
+PER_FEATURE_CELL_SECONDS = 6e-7
+
+
+def estimate_build_seconds(spec: Spec | ir.Program) -> float:
+    """Estimated seconds to list ``spec`` on one core (``math.inf`` when it is too wide to list)."""
+    program = spec if isinstance(spec, ir.Program) else spec.program()
+    try:
+        comp = compile_program(program)
+        layout = make_layout(comp)
+    except TooWide:
+        return math.inf
+    cells = math.prod(int(np.count_nonzero(comp.pattern_masks[s])) for s in layout.patterned)
+    return cells * PER_CELL_SECONDS + cells * layout.zsize * PER_FEATURE_CELL_SECONDS

@@ -209,10 +209,11 @@ def _print_answer(ans) -> None:
               help="Deals drawn for an action that cannot be answered exactly.")
 @click.option("--seed", default=DEFAULT_SEED, show_default=True, help="Seed of an estimate's deals.")
 def answer_command(script: str, as_json: bool, samples: int | None, seed: str) -> None:
-    """Answer a dealer script's average and frequency actions exactly, over
-    every deal of the script, with no deal drawn (dealer estimates them from
-    the deals it produces); an action that cannot be listed exactly gets a
-    labelled estimate."""
+    """Exact answers to a dealer script's average and frequency actions.
+
+    Each is computed over every deal of the script, with no deal drawn
+    (dealer estimates them from the deals it produces); an action that
+    cannot be listed exactly gets a labelled estimate."""
     from ..constraints import ir
     from .actions import answer_script
 

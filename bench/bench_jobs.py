@@ -42,7 +42,7 @@ from pathlib import Path
 
 import psutil
 import redis
-from truedeal import jobs
+import truedeal_jobs as jobs
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable

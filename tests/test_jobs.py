@@ -30,7 +30,7 @@ from click.testing import CliRunner
 
 redis = pytest.importorskip("redis")
 
-from truedeal import jobs  # noqa: E402
+import truedeal_jobs as jobs  # noqa: E402
 from truedeal.cli import cli as truedeal_cli  # noqa: E402
 from truedeal.dealnumber import encode_batch, limbs_to_bytes  # noqa: E402
 from truedeal.engine import Plan  # noqa: E402

@@ -38,7 +38,7 @@ import pytest
 
 redis = pytest.importorskip("redis")
 
-from truedeal import jobs  # noqa: E402
+import truedeal_jobs as jobs  # noqa: E402
 from truedeal.dealnumber import encode_batch, limbs_to_bytes  # noqa: E402
 from truedeal.engine import Plan  # noqa: E402
 from truedeal.randomness import CHUNK_DEALS  # noqa: E402

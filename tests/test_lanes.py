@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from truedeal import jobs
+import truedeal_jobs as jobs
 from web_support import REDIS_URL, scoped_namespace
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,7 +29,7 @@ import pytest
 
 psutil = pytest.importorskip("psutil")
 
-from truedeal import jobs  # noqa: E402
+import truedeal_jobs as jobs  # noqa: E402
 from truedeal.cli import _LazyGroup  # noqa: E402
 from truedeal_worker.app import broker_url  # noqa: E402
 from truedeal_worker.serve import ServeError, find_redis_server, health_app  # noqa: E402

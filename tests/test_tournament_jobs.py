@@ -18,7 +18,7 @@ import pytest
 
 redis = pytest.importorskip("redis")
 
-from truedeal.tournament import setjobs  # noqa: E402
+from truedeal_jobs import sets as setjobs  # noqa: E402
 from truedeal.tournament.run import make_set  # noqa: E402
 from truedeal.tournament.setfile import parse_set  # noqa: E402
 

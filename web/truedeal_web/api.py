@@ -20,13 +20,13 @@ from typing import Any, Iterator
 import redis
 from flask import Blueprint, Response, current_app, request
 from pydantic import ValidationError
-from truedeal import jobs as jobs_mod
+import truedeal_jobs as jobs_mod
 from truedeal.formats import WRITERS
 from truedeal.odds import odds_of_summary
 from truedeal.spec import DuplicateKey, Spec, SpecError, load_spec, strict_json
 
 from truedeal.engine import MAX_DEALS
-from truedeal.jobs.store import MAX_FIRST_BOARD
+from truedeal_jobs.store import MAX_FIRST_BOARD
 
 from .counting import Counter, CountFailed
 from .models import DEAL_FORMATS, CountResult, JobRequest, JobStatus
@@ -299,7 +299,7 @@ def _not_found(exc: Exception, job_id: str) -> Problem:
 
 def job_view(status: dict[str, Any]) -> dict[str, Any]:
     """A :class:`JobStatus` dict from ``JobStore.status`` (the words of
-    :func:`truedeal.jobs.public_status`, which ``truedeal status --json``
+    :func:`truedeal_jobs.public_status`, which ``truedeal status --json``
     prints too), with links and the count result in API form."""
     backend = _jobs()
     try:

@@ -29,7 +29,7 @@ class JobBackend:
     """The job store and the dispatcher (Celery) that queues job work."""
 
     def __init__(self, config: WebConfig) -> None:
-        from truedeal import jobs
+        import truedeal_jobs as jobs
 
         env = config.job_env()
         self.config = config
@@ -38,16 +38,17 @@ class JobBackend:
 
     @property
     def dispatcher(self):
-        """A :class:`truedeal_worker.app.CeleryDispatcher` (created on first use)."""
+        """A :class:`truedeal_jobs.dispatch.CeleryDispatcher`: tasks sent by
+        name, without the worker's code (created on first use)."""
         if self._dispatcher is None:
-            from truedeal_worker.app import CeleryDispatcher, WorkerConfig, create_app
+            from truedeal_jobs.dispatch import dispatcher_from_env
 
-            self._dispatcher = CeleryDispatcher(create_app(WorkerConfig.from_env(self.config.job_env())))
+            self._dispatcher = dispatcher_from_env(self.config.job_env())
         return self._dispatcher
 
     def dispatcher_or_none(self):
-        """The dispatcher, or None when the worker package is missing (a
-        cancel then still stops the job: workers check its flag)."""
+        """The dispatcher, or None when Celery is not installed (a cancel
+        then still stops the job: workers check its flag)."""
         try:
             return self.dispatcher
         except ImportError:
@@ -70,7 +71,7 @@ class WebState:
         self.rate_limiter = None
         self.auth_failures: AuthFailureLimiter | None = None
         if config.rate_limit or self.api_keys.required:
-            from truedeal.jobs import connect
+            from truedeal_jobs import connect
 
             client = self.jobs.store.r if self.jobs else connect(config.redis_url)
             if config.rate_limit:

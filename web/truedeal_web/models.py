@@ -12,10 +12,10 @@ from typing import Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from truedeal.engine import MAX_DEALS
 from truedeal.formats import FORMATS
-from truedeal.jobs.store import MAX_FIRST_BOARD
+from truedeal_jobs.store import MAX_FIRST_BOARD
 from truedeal.spec import Spec
 
-#: Job states, in life-cycle order (mirrors truedeal.jobs.STATES).
+#: Job states, in life-cycle order (mirrors truedeal_jobs.STATES).
 JobState = Literal["queued", "enumerating", "drawing", "done", "failed", "cancelled"]
 Format = Literal[FORMATS]  # type: ignore[valid-type]
 #: Formats the deals endpoint streams.

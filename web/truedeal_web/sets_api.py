@@ -16,7 +16,7 @@ import re
 
 from flask import Blueprint, Response, current_app, jsonify, url_for
 
-from truedeal.tournament import setjobs
+from truedeal_jobs import sets as setjobs
 from truedeal.tournament.files import EXTENSIONS
 from truedeal.tournament.setfile import SetError
 

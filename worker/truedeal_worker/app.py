@@ -47,7 +47,7 @@ from its event-loop timer (a worker bootstep; no thread, no ``celery beat``
 process, no schedule file).  The message expires after one interval; the
 task takes a Redis lock (``SET NX PX``) so the cluster runs at most one scan
 per interval however many workers kick, and the scan itself
-(:func:`truedeal.jobs.watchdog_scan`) is idempotent.  As long as one worker
+(:func:`truedeal_jobs.watchdog_scan`) is idempotent.  As long as one worker
 is alive the watchdog runs, which a self-rescheduling task cannot promise
 (its pending countdown message dies with the worker that holds it).
 """
@@ -56,16 +56,26 @@ from __future__ import annotations
 
 import logging
 import os
-import uuid
 import warnings
 from dataclasses import dataclass
-from typing import Mapping, Sequence
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from typing import Mapping
 
 from celery import Celery, bootsteps, signals
 from celery.exceptions import SecurityWarning
-from kombu import Queue
-from truedeal.jobs import FAST_LANE, JobSettings, JobStore, connect, redis_url
+from truedeal_jobs import JobSettings, JobStore, connect
+from truedeal_jobs.dispatch import (  # noqa: F401  (re-exported: the worker's public names)
+    DRAW,
+    ENUMERATE,
+    REDUCE,
+    WATCHDOG,
+    CeleryDispatcher,
+    DispatchSettings,
+    broker_url,
+    celery_conf,
+    lane_queue,
+    positive_int,
+    slow_queue,
+)
 
 logger = logging.getLogger("truedeal.worker")
 
@@ -73,71 +83,37 @@ logger = logging.getLogger("truedeal.worker")
 #: (the watchdog task itself still scans at most once per TRUEDEAL_WATCHDOG_INTERVAL).
 OUTAGE_KICK_SECONDS = 5.0
 
-#: Task names (stable: they are what queued messages refer to).
-ENUMERATE = "truedeal.enumerate_partition"
-REDUCE = "truedeal.reduce"
-DRAW = "truedeal.draw_chunk"
-WATCHDOG = "truedeal.watchdog"
-
 
 @dataclass(frozen=True)
 class WorkerConfig:
-    """Celery-side settings (see the module doc)."""
+    """Celery-side settings (see the module doc): where work is queued
+    (:class:`~truedeal_jobs.dispatch.DispatchSettings`, shared with the
+    senders), the watchdog's interval, and the job settings."""
 
-    redis_url: str
-    queue: str
-    visibility_timeout: int
+    dispatch: DispatchSettings
     watchdog_interval: float
     jobs: JobSettings
 
     @property
-    def broker_prefix(self) -> str:
-        return f"{self.jobs.prefix}celery:"
+    def redis_url(self) -> str:
+        return self.dispatch.redis_url
+
+    @property
+    def queue(self) -> str:
+        return self.dispatch.queue
+
+    @property
+    def visibility_timeout(self) -> int:
+        return self.dispatch.visibility_timeout
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "WorkerConfig":
         env = os.environ if env is None else env
-
-        def number(name: str, default: int) -> int:
-            raw = env.get(name, "").strip()
-            try:
-                value = int(raw) if raw else default
-            except ValueError:
-                raise ValueError(f"{name} must be an integer, got {raw!r}") from None
-            if value < 1:
-                raise ValueError(f"{name} must be at least 1, got {value}")
-            return value
-
         return cls(
-            redis_url=redis_url(env),
-            queue=env.get("TRUEDEAL_QUEUE") or "truedeal",
-            visibility_timeout=number("TRUEDEAL_VISIBILITY_TIMEOUT", 3600),
-            watchdog_interval=float(number("TRUEDEAL_WATCHDOG_INTERVAL", 15)),
+            dispatch=DispatchSettings.from_env(env),
+            watchdog_interval=float(positive_int(env, "TRUEDEAL_WATCHDOG_INTERVAL", 15)),
             jobs=JobSettings.from_env(env),
         )
-
-
-def broker_url(url: str) -> str:
-    """The kombu broker URL for a redis-py URL.
-
-    redis-py (the job store) and kombu (the broker) agree on ``redis://``
-    and ``rediss://``, but kombu has no ``unix://`` transport: it spells a
-    Unix socket ``redis+socket:///path`` and takes the database as
-    ``virtual_host``.  So ``unix://[[user]:password@]/path?db=N[&password=P]``
-    becomes ``redis+socket://[[user]:password@]/path?virtual_host=N``; other
-    URLs are returned unchanged.
-    """
-    parts = urlsplit(url)
-    if parts.scheme != "unix":
-        return url
-    query = parse_qs(parts.query)
-    db = (query.get("db") or ["0"])[0]
-    user = unquote(parts.username or "") or (query.get("username") or [""])[0]
-    password = unquote(parts.password or "") or (query.get("password") or [""])[0]
-    auth = ""
-    if user or password:
-        auth = quote(user, safe="") + (":" + quote(password, safe="") if password else "") + "@"
-    return f"redis+socket://{auth}{parts.path}?virtual_host={int(db)}"
 
 
 class _NoBackendRevokeFilter(logging.Filter):
@@ -169,46 +145,20 @@ def _say_if_root(**_kw) -> None:
                        "(tasks accept JSON only, never pickle)")
 
 
-def slow_queue(queue: str) -> str:
-    """The queue of slow-lane jobs (:data:`truedeal.jobs.SLOW_LANE`) beside ``queue``."""
-    return f"{queue}.slow"
-
-
-def lane_queue(queue: str, lane: str) -> str:
-    return queue if lane == FAST_LANE else slow_queue(queue)
-
-
 def create_app(config: WorkerConfig | None = None) -> Celery:
-    """A Celery app for ``config`` (default: from the environment)."""
+    """A Celery app for ``config`` (default: from the environment): the
+    senders' settings (:func:`~truedeal_jobs.dispatch.celery_conf`) and the
+    workers' own (late acks, prefetch 1, time limit, soft shutdown)."""
     config = config or WorkerConfig.from_env()
-    vt = config.visibility_timeout
-    app = Celery("truedeal", broker=broker_url(config.redis_url), include=["truedeal_worker.tasks", "truedeal_worker.settasks"])
+    app = Celery("truedeal", include=["truedeal_worker.tasks", "truedeal_worker.settasks"])
     app.conf.update(
-        broker_transport_options={
-            "visibility_timeout": vt,
-            "global_keyprefix": config.broker_prefix,
-            "socket_timeout": 60,
-            "socket_connect_timeout": 10,
-            "health_check_interval": 25,
-        },
-        result_backend_transport_options={"visibility_timeout": vt},
-        visibility_timeout=vt,
-        result_backend=None,
-        task_ignore_result=True,
-        task_serializer="json",
-        result_serializer="json",
-        accept_content=["json"],
+        celery_conf(config.dispatch),
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        task_time_limit=max(60, vt // 2),
-        task_default_queue=config.queue,
-        # both lanes: a plain `celery worker` (no -Q) serves both; `truedeal worker` gives each its own processes
-        task_queues=(Queue(config.queue), Queue(slow_queue(config.queue))),
-        broker_connection_retry_on_startup=True,
+        task_time_limit=max(60, config.visibility_timeout // 2),
         worker_soft_shutdown_timeout=30.0,
         worker_hijack_root_logger=True,
-        enable_utc=True,
     )
     app.truedeal_config = config  # type: ignore[attr-defined]
     app.steps["worker"].add(WatchdogKick)
@@ -280,7 +230,7 @@ class WatchdogKick(bootsteps.StartStopStep):
     def kick(cls, app: Celery, interval: float, store: JobStore | None = None, name: str = "",
              seen: dict[str, bool] | None = None) -> None:
         """Heartbeat and a watchdog message; the first kick that gets through
-        after Redis was down asks for an outage scan (:func:`truedeal.jobs.watchdog_scan`)."""
+        after Redis was down asks for an outage scan (:func:`truedeal_jobs.watchdog_scan`)."""
         seen = {"down": False} if seen is None else seen
         if store is not None and not cls.beat(store, name, interval):
             seen["down"] = True
@@ -294,56 +244,6 @@ class WatchdogKick(bootsteps.StartStopStep):
         except Exception as exc:  # broker down: the next kick tries again
             seen["down"] = True
             logger.warning("watchdog kick failed: %s: %s", type(exc).__name__, exc)
-
-
-class CeleryDispatcher:
-    """:class:`truedeal.jobs.Dispatcher` on a Celery app (by task name, so
-    the caller does not need the tasks imported)."""
-
-    def __init__(self, app: Celery) -> None:
-        self.app = app
-        self.queue = app.truedeal_config.queue
-
-    def _send_many(self, name: str, arglists: Sequence[tuple], lane: str) -> list[str]:
-        ids = []
-        queue = lane_queue(self.queue, lane)
-        with self.app.producer_or_acquire() as producer:
-            for args in arglists:
-                tid = uuid.uuid4().hex
-                self.app.send_task(name, args=list(args), task_id=tid, producer=producer, queue=queue,
-                                   add_to_parent=False, ignore_result=True)
-                ids.append(tid)
-        return ids
-
-    def enumerate_partitions(self, job_id: str, ks: Sequence[int], lane: str = FAST_LANE) -> list[str]:
-        return self._send_many(ENUMERATE, [(job_id, int(k)) for k in ks], lane)
-
-    def reduce(self, job_id: str, lane: str = FAST_LANE) -> str:
-        return self._send_many(REDUCE, [(job_id,)], lane)[0]
-
-    def draw_chunks(self, job_id: str, indices: Sequence[int], lane: str = FAST_LANE) -> list[str]:
-        return self._send_many(DRAW, [(job_id, int(i)) for i in indices], lane)
-
-    def revoke(self, task_ids: Sequence[str]) -> None:
-        if task_ids:
-            self.app.control.revoke(list(task_ids))
-
-    def backlog(self) -> int | None:
-        """Messages waiting in both lanes' queues, or None if unknown."""
-        try:
-            with self.app.connection_for_read() as conn:
-                return sum(_waiting(conn, q) for q in (self.queue, slow_queue(self.queue)))
-        except Exception:
-            return None
-
-
-def _waiting(conn, queue: str) -> int:
-    from kombu.exceptions import ChannelError
-
-    try:
-        return int(conn.default_channel.queue_declare(queue=queue, passive=True).message_count)
-    except ChannelError:  # Redis drops empty lists: no queue = no backlog
-        return 0
 
 
 #: The app every worker runs (configured from the environment at import).

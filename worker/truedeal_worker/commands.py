@@ -24,9 +24,9 @@ from typing import Iterator
 import click
 import redis
 from kombu.exceptions import OperationalError
-from truedeal import jobs
+import truedeal_jobs as jobs
 from truedeal.formats import FORMATS, WRITERS
-from truedeal.jobs.precheck import precheck
+from truedeal_jobs.precheck import precheck
 from truedeal.constraints.load import load_constraints
 from truedeal.spec import SpecError
 
@@ -65,9 +65,9 @@ def _store() -> jobs.JobStore:
 
 
 def _dispatcher():
-    from .app import CeleryDispatcher, WorkerConfig, create_app
+    from truedeal_jobs.dispatch import dispatcher_from_env
 
-    return CeleryDispatcher(create_app(WorkerConfig.from_env()))
+    return dispatcher_from_env()
 
 
 # --------------------------------------------------------------------------- worker

@@ -1,7 +1,7 @@
 """Worker processes per lane: small jobs never wait behind slow ones.
 
 A job whose spec counted slowly before it was queued runs in the slow lane
-(:func:`truedeal.jobs.lane_for`), on its own queue.  ``truedeal worker``
+(:func:`truedeal_jobs.lane_for`), on its own queue.  ``truedeal worker``
 (``--lanes split``, the default, and what ``truedeal serve`` runs) serves
 the fast lane with its ``-c`` processes and starts a second Celery worker,
 a child process, for the slow lane: however many slow builds run, the fast
@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 
-from .app import slow_queue
+from truedeal_jobs.dispatch import slow_queue
 
 LANES = ("split", "fast", "slow", "shared")
 #: Set in the slow-lane child: the pid of the worker that started it.

@@ -325,7 +325,7 @@ class _Switch:
 def health_app(redis_url: str, why: str) -> Callable:
     """The stand-in web app when ``truedeal_web`` is missing: ``GET /healthz``
     pings Redis and says why there is no web app; anything else is 404."""
-    from truedeal import jobs
+    import truedeal_jobs as jobs
 
     client = jobs.connect(redis_url)
 

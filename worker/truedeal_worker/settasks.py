@@ -1,4 +1,4 @@
-"""Celery tasks for tournament sets (see :mod:`truedeal.tournament.setjobs`).
+"""Celery tasks for tournament sets (see :mod:`truedeal_jobs.sets`).
 
 ``truedeal.set_deal`` deals a set and queues one ``truedeal.set_solve`` per
 chunk of boards; solving is the CPU-heavy phase and spreads over the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from truedeal.tournament import setjobs
+from truedeal_jobs import sets as setjobs
 
 from .app import app
 from .tasks import _TASK_OPTIONS, RETRY_ON, context

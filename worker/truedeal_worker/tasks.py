@@ -1,4 +1,4 @@
-"""Celery tasks: thin wrappers around :mod:`truedeal.jobs`.
+"""Celery tasks: thin wrappers around :mod:`truedeal_jobs`.
 
 Each task takes ids only (``job_id`` and a partition or chunk index), reads
 the job from Redis, and returns a short outcome word for the log (results
@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import redis
 from kombu.exceptions import OperationalError
-from truedeal import jobs
+import truedeal_jobs as jobs
 
 from .app import DRAW, ENUMERATE, REDUCE, WATCHDOG, CeleryDispatcher, app
 
@@ -46,7 +46,7 @@ class _Context:
         cfg = app.truedeal_config
         self.pid = os.getpid()
         self.store = jobs.JobStore(jobs.connect(cfg.redis_url), cfg.jobs)
-        self.dispatcher = CeleryDispatcher(app)
+        self.dispatcher = CeleryDispatcher(app, cfg.queue)
         self.plans = jobs.PlanCache(cfg.jobs.plan_cache, cfg.jobs.plan_cache_mb * 1024 * 1024)
 
 

@@ -17,12 +17,12 @@ from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
 import numpy as np
 import redis
 
-from ..dealnumber import bytes_to_limbs, decode_batch, limbs_to_ints
-from ..engine import MAX_DEALS, TooWide, check_count
-from ..enumeration import enumerate_cells, make_layout
-from ..formats import FORMATS
-from ..randomness import CHUNK_DEALS
-from ..spec import Spec, load_spec
+from truedeal.dealnumber import bytes_to_limbs, decode_batch, limbs_to_ints
+from truedeal.engine import MAX_DEALS, TooWide, check_count
+from truedeal.enumeration import enumerate_cells, make_layout
+from truedeal.formats import FORMATS
+from truedeal.randomness import CHUNK_DEALS
+from truedeal.spec import Spec, load_spec
 
 # --------------------------------------------------------------------------- states
 

@@ -30,17 +30,17 @@ import secrets
 from collections.abc import Callable
 from pathlib import Path
 
-from ..dealnumber import decode
-from ..formats.records import DoubleDummy, HandRecord
-from .build import session_boards
-from .commit import MANIFEST_FORMAT
-from .derive import DOMAIN, commitment
-from .files import session_files
-from .run import session_key, session_plans, settings_of
-from .setfile import SetError, parse_set
-from .solve import solve_tables
-from .solve_threads import set_dds_threads
-from .specs import SpecSource, resolve
+from truedeal.dealnumber import decode
+from truedeal.formats.records import DoubleDummy, HandRecord
+from truedeal.tournament.build import session_boards
+from truedeal.tournament.commit import MANIFEST_FORMAT
+from truedeal.tournament.derive import DOMAIN, commitment
+from truedeal.tournament.files import session_files
+from truedeal.tournament.run import session_key, session_plans, settings_of
+from truedeal.tournament.setfile import SetError, parse_set
+from truedeal.tournament.solve import solve_tables
+from truedeal.tournament.solve_threads import set_dds_threads
+from truedeal.tournament.specs import SpecSource, resolve
 
 SOLVE_CHUNK = 25
 TTL = 7 * 24 * 3600

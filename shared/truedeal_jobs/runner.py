@@ -13,10 +13,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..dealnumber import encode_batch, limbs_to_bytes
-from ..engine import Plan, TooWide, check_count
-from ..enumeration import build_listing
-from ..spec import Spec, load_spec
+from truedeal.dealnumber import encode_batch, limbs_to_bytes
+from truedeal.engine import Plan, TooWide, check_count
+from truedeal.enumeration import build_listing
+from truedeal.spec import Spec, load_spec
 from .store import (
     DRAWING,
     ENUMERATING,

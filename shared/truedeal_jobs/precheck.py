@@ -2,7 +2,7 @@
 submit`` refuses an impossible spec at once (as ``POST /api/jobs`` does)
 instead of queueing a job that can only fail.
 
-The build runs in a child process (``python -P -m truedeal.jobs.precheck``,
+The build runs in a child process (``python -P -m truedeal_jobs.precheck``,
 the spec's canonical JSON on stdin, one JSON line out) because a listing
 cannot be interrupted from inside: past the limit the child is killed and the
 workers decide, as they would have anyway.
@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..spec import Spec
+from truedeal.spec import Spec
 
 #: Seconds a pre-submit count may take before the job is queued unchecked.
 PRECHECK_SECONDS = 10.0
@@ -40,7 +40,7 @@ def precheck(spec: Spec, timeout: float = PRECHECK_SECONDS) -> Precheck:
     """Count ``spec`` in a child process, giving up after ``timeout`` s."""
     try:
         # -P: a folder named truedeal in the working directory must not shadow the package
-        proc = subprocess.run([sys.executable, "-P", "-m", "truedeal.jobs.precheck"], input=spec.canonical_json().encode(),
+        proc = subprocess.run([sys.executable, "-P", "-m", "truedeal_jobs.precheck"], input=spec.canonical_json().encode(),
                               capture_output=True, timeout=timeout, check=False)
         reply = json.loads(proc.stdout.decode().strip().splitlines()[-1])
     except (subprocess.TimeoutExpired, OSError, ValueError, IndexError):
@@ -53,8 +53,8 @@ def precheck(spec: Spec, timeout: float = PRECHECK_SECONDS) -> Precheck:
 
 
 def main() -> None:
-    from ..engine import Plan, TooWide
-    from ..spec import load_spec
+    from truedeal.engine import Plan, TooWide
+    from truedeal.spec import load_spec
 
     try:
         reply = {"kind": "ok", "value": Plan.build(load_spec(sys.stdin.buffer.read())).summary()}

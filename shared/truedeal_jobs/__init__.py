@@ -1,11 +1,13 @@
-"""Generation jobs stored in Redis: the job record, its life cycle and its deals.
+"""The job system: generation jobs and tournament sets stored in Redis.
 
-This package is the whole job logic (:mod:`.store`: the record in Redis;
-:mod:`.runner`: what tasks do); the Celery workers (``worker/``) are a
-thin adapter that calls :func:`run_partition`, :func:`run_reduce`,
-:func:`run_chunk` and :func:`watchdog_scan`, and that implements
-:class:`Dispatcher` to queue those calls.  It uses redis-py only: the core
-imports neither Celery nor Flask.
+It sits on the core (``truedeal``: spec, listing, sampling, formats), which
+imports no Redis, and under the worker and the web app, which both use it
+and never each other.  This package is the whole job logic (:mod:`.store`:
+the record in Redis; :mod:`.runner`: what tasks do; :mod:`.sets`: tournament
+sets); the Celery workers (``worker/``) are a thin adapter that calls
+:func:`run_partition`, :func:`run_reduce`, :func:`run_chunk` and
+:func:`watchdog_scan`, and that implements :class:`Dispatcher` to queue
+those calls.  It uses redis-py only: neither Celery nor Flask.
 
 Life cycle
     ``queued -> enumerating -> drawing -> done``, or ``failed`` /
@@ -48,7 +50,7 @@ Reliability
     ``stale_after`` seconds.
 """
 
-from ..randomness import CHUNK_DEALS
+from truedeal.randomness import CHUNK_DEALS
 from .runner import (
     PlanCache,
     WatchdogReport,

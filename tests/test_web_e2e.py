@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -389,3 +390,57 @@ def test_distribution_panel_shows_the_exact_law(browser, server):
     set_field(d, "dist-expr", "foo(north)")
     d.find_element(By.ID, "dist-run").click()
     wait(d, lambda drv: "unknown function 'foo'" in drv.find_element(By.ID, "dist-error").text, what="the error line")
+
+
+def _count_when_free(base: str, spec: dict) -> dict:
+    """POST /api/count, waiting while this client's (the page's) own count runs (429)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            return post_count(base, spec)
+        except urllib.error.HTTPError as exc:
+            if exc.code != 429 or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def test_script_editor_presets_live_odds_errors_and_dealing(browser, server, worker):
+    """The dealer-script panel: each preset counts exactly as the API says,
+    an error names its line and column, and a script deals as a job whose
+    deals fit it (checked here in Python, independently of the engine)."""
+    d = browser
+    d.get(server.url + "/")
+    d.find_element(By.CSS_SELECTOR, "#script-panel summary").click()
+    select = d.find_element(By.ID, "script-preset")
+    options = [o for o in select.find_elements(By.TAG_NAME, "option") if o.get_attribute("value")]
+    assert [o.text for o in options] == ["1NT (15-17 balanced)", "Weak two (\u2660)", "Strong 2\u2663", "Flannery 2\u2666"]
+    for option in options:
+        script = option.get_attribute("data-script")
+        option.click()
+        api = _count_when_free(server.url, {"script": script})
+        assert api["exact"] and api["possible"], api
+        wait(d, lambda drv: drv.find_element(By.ID, "script-one-in").text == api["odds"]
+             and drv.find_element(By.ID, "script").get_attribute("value") == script, what=f"the odds of {option.text}")
+        assert d.find_element(By.ID, "script-deal").is_enabled()
+
+    set_field(d, "script", "condition hcp(north) >= 15 &&\nhcp(north <= 17")
+    error = wait(d, lambda drv: drv.find_element(By.ID, "script-error").text, what="the script's error")
+    assert "line 2, column" in error and not d.find_element(By.ID, "script-deal").is_enabled()
+
+    options[3].click()  # Flannery: 11-15 with exactly 4 spades and 5 hearts
+    wait(d, lambda drv: drv.find_element(By.ID, "script-deal").is_enabled(), what="Deal enabled")
+    set_field(d, "deal-count", 12)
+    set_field(d, "seed", "script e2e")
+    d.find_element(By.ID, "script-deal").click()
+    deadline = time.monotonic() + 120
+    while d.find_element(By.ID, "job-state").get_attribute("data-state") not in ("done", "failed", "cancelled"):
+        assert time.monotonic() < deadline, worker.tail()
+        time.sleep(0.05)
+    assert d.find_element(By.ID, "job-state").get_attribute("data-state") == "done", worker.tail()
+    job_id = d.find_element(By.ID, "job-id").text
+    deals = [json.loads(x) for x in fetch(f"{server.url}/api/jobs/{job_id}/deals?format=json").decode().splitlines()]
+    assert len(deals) == 12
+    for deal in deals:
+        north = deal["deal"][2:].split()[0].split(".")
+        assert [len(north[0]), len(north[1])] == [4, 5]
+        assert 11 <= sum(HCP.get(c, 0) for c in "".join(north)) <= 15

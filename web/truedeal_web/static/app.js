@@ -339,6 +339,72 @@
     return box;
   }
 
+  // ------------------------------------------------------------------ dealer script
+
+  var scriptTimer = null;
+  var scriptSeq = 0;
+  var scriptOk = false;
+
+  function scriptSpec() {
+    return { script: $("script").value };
+  }
+
+  function setScriptOdds(state, text, detail, error) {
+    $("script-one-in").dataset.state = state;
+    $("script-one-in").textContent = text;
+    $("script-detail").textContent = detail || "";
+    $("script-error").textContent = error || "";
+    scriptOk = state === "ok" || state === "slow";
+    $("script-deal").disabled = !scriptOk || submitting || $("submit").title === "the job system is not installed";
+  }
+
+  function scheduleScriptCount() {
+    clearTimeout(scriptTimer);
+    var seq = ++scriptSeq;
+    if (!$("script").value.trim()) { setScriptOdds("idle", "\u2013"); return; }
+    $("script-one-in").dataset.state = "pending";
+    scriptTimer = setTimeout(function () { runScriptCount(seq); }, DEBOUNCE_MS);
+  }
+
+  function runScriptCount(seq) {
+    api("POST", "/api/count", scriptSpec()).then(function (r) {
+      if (seq !== scriptSeq) return;
+      var c = r.data;
+      if (!c.possible) { setScriptOdds("impossible", "No deal fits", "The script's condition cannot hold."); return; }
+      var how = c.exact ? groupDigits(c.deals_text) + " deals fit exactly"
+                        : "estimate: " + c.method;
+      setScriptOdds("ok", L.oddsLine(c), how);
+    }).catch(function (err) {
+      if (seq !== scriptSeq) return;
+      var type = (err && err.problem && err.problem.type) || "";
+      if (err && (err.status === 429 || err.status === 503)) {
+        setTimeout(function () { if (seq === scriptSeq) runScriptCount(seq); }, 2000);
+        return;
+      }
+      if (/count-timeout$/.test(type)) {
+        setScriptOdds("slow", "Too slow to count here", "The workers can still deal it.");
+        return;
+      }
+      setScriptOdds(err && err.status === 422 ? "invalid" : "error", "\u2013", "", problemText(err));
+    });
+  }
+
+  function submitScript() {
+    var count = Number($("deal-count").value);
+    if (!scriptOk || submitting || !Number.isInteger(count) || count < 1) return;
+    var body = { constraints: scriptSpec(), count: count };
+    if ($("seed").value.trim()) body.seed = $("seed").value;
+    submitting = true;
+    api("POST", "/api/jobs", body).then(function (r) {
+      submitting = false;
+      startJob(r.data);
+    }).catch(function (err) {
+      submitting = false;
+      showJobPanel();
+      $("job-error").textContent = problemText(err);
+    });
+  }
+
   // ------------------------------------------------------------------ distribution
 
   var distSeq = 0;
@@ -397,7 +463,8 @@
 
   form.addEventListener("input", function (ev) {
     if (ev.target && (ev.target.id === "deal-count" || ev.target.id === "seed" || ev.target.id === "api-key" ||
-                      ev.target.id === "spec-json" || ev.target.id === "spec-file" || ev.target.id === "dist-expr")) {
+                      ev.target.id === "spec-json" || ev.target.id === "spec-file" || ev.target.id === "dist-expr" ||
+                      ev.target.id === "script" || ev.target.id === "script-preset")) {
       if (ev.target.id === "api-key") { scheduledKey = null; scheduleCount(); }
       return;
     }
@@ -438,6 +505,13 @@
   });
   $("print").addEventListener("click", function () { window.print(); });
   $("dist-run").addEventListener("click", showDistribution);
+  $("script").addEventListener("input", scheduleScriptCount);
+  $("script-preset").addEventListener("change", function () {
+    var opt = $("script-preset").selectedOptions[0];
+    if (opt && opt.dataset.script) { $("script").value = opt.dataset.script; scheduleScriptCount(); }
+    $("script-preset").value = ""; // the same preset can be chosen again after an edit
+  });
+  $("script-deal").addEventListener("click", submitScript);
   $("dist-expr").addEventListener("keydown", function (ev) {
     if (ev.key === "Enter") { ev.preventDefault(); showDistribution(); } // not the form's Deal
   });

@@ -14,32 +14,19 @@ import pytest
 from truedeal.analysis.laws import distribution_of
 from truedeal.engine import Plan
 from truedeal.spec import load_spec
-from web_support import REDIS_URL, assert_problem, scoped_namespace
+from web_support import assert_problem, scoped_namespace, web_app_factory
 
 NT = {"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}}
 
 
 @pytest.fixture(scope="module")
-def make_app():
-    from truedeal_web import WebConfig, create_app
+def ns():
+    yield from scoped_namespace("dist")
 
-    apps = []
-    namespaces = scoped_namespace("dist")
-    ns = next(namespaces)
 
-    def make(**overrides):
-        base = dict(redis_url=REDIS_URL, key_prefix=ns.prefix, queue=ns.queue, api_keys=(), rate_limit=None,
-                    count_timeout=20.0)
-        base.update(overrides)
-        app = create_app(WebConfig.from_env({}, **base))
-        app.config["TESTING"] = True
-        apps.append(app)
-        return app
-
-    yield make
-    for app in apps:
-        app.extensions["truedeal"].counter.close()
-    next(namespaces, None)
+@pytest.fixture(scope="module")
+def make_app(ns):
+    yield from web_app_factory(ns)
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from web_support import (
     require_redis,
     scoped_namespace,
     wait_job,
+    web_app_factory,
     worker_available,
 )
 
@@ -48,22 +49,7 @@ def ns():
 
 @pytest.fixture(scope="module")
 def make_app(ns):
-    from truedeal_web import WebConfig, create_app
-
-    apps = []
-
-    def make(**overrides):
-        base = dict(redis_url=REDIS_URL, key_prefix=ns.prefix, queue=ns.queue, max_job_deals=300_000,
-                    api_keys=(), rate_limit=None, count_timeout=20.0)
-        base.update(overrides)
-        app = create_app(WebConfig.from_env({}, **base))
-        app.config["TESTING"] = True
-        apps.append(app)
-        return app
-
-    yield make
-    for app in apps:
-        app.extensions["truedeal"].counter.close()
+    yield from web_app_factory(ns, max_job_deals=300_000)
 
 
 @pytest.fixture(scope="module")

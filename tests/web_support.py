@@ -169,3 +169,24 @@ def format_one_in(x: float) -> str:
         return f"{math.floor(x + 0.5):,}"
     v = math.floor(x * 100 + 0.5) / 100
     return str(int(v)) if v == int(v) else repr(v)
+
+
+def web_app_factory(ns: Namespace, **defaults):
+    """A generator body for a module fixture: ``make(**overrides)`` builds the
+    real web app on ``ns`` (test mode); every app's count helpers are stopped after."""
+    from truedeal_web import WebConfig, create_app
+
+    apps = []
+
+    def make(**overrides):
+        base = dict(redis_url=REDIS_URL, key_prefix=ns.prefix, queue=ns.queue, api_keys=(), rate_limit=None,
+                    count_timeout=20.0, **defaults)
+        base.update(overrides)
+        app = create_app(WebConfig.from_env({}, **base))
+        app.config["TESTING"] = True
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        app.extensions["truedeal"].counter.close()

@@ -183,9 +183,13 @@
       $("job-error").textContent = "Ask for at least 1 deal (a whole number).";
       return;
     }
-    var body = { constraints: buildSpec(), count: count };
-    var seed = $("seed").value;
-    if (seed.trim()) body.seed = seed;
+    postJob(buildSpec(), count);
+  }
+
+  // POST /api/jobs with the form's seed; then follow the job (or show why not)
+  function postJob(constraints, count) {
+    var body = { constraints: constraints, count: count };
+    if ($("seed").value.trim()) body.seed = $("seed").value;
     submitting = true;
     updateSubmit();
     api("POST", "/api/jobs", body).then(function (r) {
@@ -392,17 +396,7 @@
   function submitScript() {
     var count = Number($("deal-count").value);
     if (!scriptOk || submitting || !Number.isInteger(count) || count < 1) return;
-    var body = { constraints: scriptSpec(), count: count };
-    if ($("seed").value.trim()) body.seed = $("seed").value;
-    submitting = true;
-    api("POST", "/api/jobs", body).then(function (r) {
-      submitting = false;
-      startJob(r.data);
-    }).catch(function (err) {
-      submitting = false;
-      showJobPanel();
-      $("job-error").textContent = problemText(err);
-    });
+    postJob(scriptSpec(), count);
   }
 
   // ------------------------------------------------------------------ distribution

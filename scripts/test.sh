@@ -53,8 +53,14 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -e '.[test]'
 
+# One test module per process (--dist loadfile: a module's Redis namespace, workers and server stay
+# in one process), as many processes as cores up to TRUEDEAL_TEST_PROCESSES (default 2); 0 runs serially.
+procs=${TRUEDEAL_TEST_PROCESSES:-2}
+parallel=()
+if [ "$procs" != 0 ]; then parallel=(-n "$procs" --dist loadfile); fi
+
 set +e
-.venv/bin/python -m pytest "$@"
+.venv/bin/python -m pytest "${parallel[@]}" "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

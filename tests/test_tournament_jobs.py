@@ -31,7 +31,8 @@ PREFIX = f"tdsets-{SESSION}:"
 def _env():
     env = dict(os.environ)
     env.update(TRUEDEAL_REDIS_URL=REDIS_URL, TRUEDEAL_KEY_PREFIX=PREFIX, TRUEDEAL_QUEUE=f"sets-{SESSION}",
-               TRUEDEAL_WATCHDOG_INTERVAL="5", PYTHONUNBUFFERED="1", TRUEDEAL_DDS_THREADS="1")
+               TRUEDEAL_WATCHDOG_INTERVAL="5", TRUEDEAL_WATCHDOG_STALE="3", PYTHONUNBUFFERED="1",
+               TRUEDEAL_DDS_THREADS="1")
     return env
 
 
@@ -141,15 +142,29 @@ def test_worker_killed_mid_solve_loses_nothing(rclient, sender, expected, tmp_pa
     second = Worker("k2", tmp_path)
     try:
         second.wait_ready()
-        # the killed worker's unacknowledged chunk comes back after the visibility timeout;
-        # re-sending every unsolved chunk is what a watchdog does, and solving is idempotent
-        solved = {int(x) for x in rclient.smembers(f"{PREFIX}set:{{{set_id}}}:solved")}
-        for c in range(int(rclient.hget(f"{PREFIX}set:{{{set_id}}}", "chunks"))):
-            if c not in solved:
-                sender(setjobs.SOLVE_TASK, (set_id, c))
+        # nothing is re-sent by the test: the killed worker's unacknowledged chunk would come back only
+        # after the visibility timeout (an hour); the watchdog (stale after 3 s here) re-sends it
         st, _ = _wait(rclient, set_id)
     finally:
         second.stop()
-    assert st["state"] == "done"
+    assert st["state"] == "done", st
+    assert "watchdog: set " in second.log.read_text() and "solve chunks re-sent" in second.log.read_text()
     for name in ("1", "2"):
         assert setjobs.set_file(rclient, PREFIX, set_id, name, "pbn") == (expected / f"{name}.pbn").read_bytes()
+
+
+def test_watchdog_resends_then_fails_a_set_that_makes_no_progress(rclient):
+    """No worker at all: each round re-sends the deal; past the round limit the set fails with the reason."""
+    set_id = setjobs.submit_set(rclient, PREFIX, {**SET, "double_dummy": False}, ROOT, seed="stuck")
+    sent = []
+
+    def round_now() -> list[str]:
+        rclient.delete(f"{PREFIX}set:{{{set_id}}}:watchdog")  # the per-period lock, as if a period had passed
+        return setjobs.watchdog_sets(rclient, PREFIX, lambda name, args: sent.append((name, args)), 0.0, 2)
+
+    assert round_now() == [f"{set_id}: deal re-sent"] and round_now() == [f"{set_id}: deal re-sent"]
+    assert sent == [(setjobs.DEAL_TASK, (set_id,))] * 2
+    assert round_now() == [f"{set_id}: failed"]
+    st = setjobs.set_status(rclient, PREFIX, set_id)
+    assert st["state"] == "failed" and "re-sent 2 times" in st["error"]
+    assert round_now() == []  # no longer looked after

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,8 +71,10 @@ def submit_set(r, prefix: str, data: dict, base: Path, *, seed: str | None = Non
     set_id = secrets.token_hex(8)
     k = _key(prefix, set_id)
     r.hset(k, mapping={"doc": json.dumps(doc), "keys": json.dumps(keys), "state": "queued",
-                       "boards": sum(s["boards"][1] - s["boards"][0] + 1 for s in sessions)})
+                       "boards": sum(s["boards"][1] - s["boards"][0] + 1 for s in sessions),
+                       "progress_at": repr(time.time())})
     r.expire(k, TTL)
+    r.sadd(_active(prefix), set_id)
     return set_id
 
 
@@ -102,7 +105,9 @@ def run_deal(r, prefix: str, set_id: str, send: Send) -> int:
     for c, part in enumerate(chunks):
         r.set(_key(prefix, set_id, f":deals:{c}"), json.dumps([_record_json(x, x.number) for x in part]), ex=TTL)
     solve = doc["set"]["double_dummy"]
-    r.hset(k, mapping={"chunks": len(chunks), "state": "solving" if solve else "done"})
+    r.hset(k, mapping={"chunks": len(chunks), "state": "solving" if solve else "done", "progress_at": repr(time.time())})
+    if not solve:
+        r.srem(_active(prefix), set_id)
     if solve:
         for c in range(len(chunks)):
             send(SOLVE_TASK, (set_id, c))
@@ -127,9 +132,59 @@ def run_solve(r, prefix: str, set_id: str, c: int) -> str:
     r.sadd(_key(prefix, set_id, ":solved"), c)
     r.expire(_key(prefix, set_id, ":solved"), TTL)
     k = _key(prefix, set_id)
+    r.hset(k, "progress_at", repr(time.time()))
     if r.scard(_key(prefix, set_id, ":solved")) >= int(r.hget(k, "chunks") or 0):
         r.hset(k, "state", "done")
+        r.srem(_active(prefix), set_id)
     return "solved"
+
+
+def _active(prefix: str) -> str:
+    """The sets the watchdog looks after (queued, dealing or solving)."""
+    return f"{prefix}sets:active"
+
+
+def watchdog_sets(r, prefix: str, send: Send, stale_after: float, max_rounds: int, now: float | None = None) -> list[str]:
+    """Re-send the missing work of sets with no progress for ``stale_after``
+    seconds: the deal, or the chunks missing from ``:solved`` (a worker killed
+    mid-solve leaves its chunk unacknowledged for the visibility timeout).
+    Solving and dealing are idempotent, so a duplicate is harmless.  A set
+    re-sent ``max_rounds`` times without progress fails with the reason.
+    Returns ``"<set id>: <what>"`` lines for the log."""
+    now = time.time() if now is None else now
+    out = []
+    for raw in r.smembers(_active(prefix)):
+        set_id = raw.decode()
+        rec = {k.decode(): v.decode() for k, v in r.hgetall(_key(prefix, set_id)).items()}
+        if rec.get("state") not in ("queued", "dealing", "solving"):
+            r.srem(_active(prefix), set_id)
+            continue
+        quiet = now - max(float(rec.get("progress_at") or 0), float(rec.get("requeued_at") or 0))
+        lock_ms = int(max(stale_after, 1.0) * 1000)  # one re-send per set per period, however many workers scan
+        if quiet < stale_after or not r.set(_key(prefix, set_id, ":watchdog"), "1", nx=True, px=lock_ms):
+            continue
+        out.append(f"{set_id}: {_resend(r, prefix, set_id, rec, send, max_rounds, now)}")
+    return out
+
+
+def _resend(r, prefix: str, set_id: str, rec: dict, send: Send, max_rounds: int, now: float) -> str:
+    k = _key(prefix, set_id)
+    progressed = float(rec.get("progress_at") or 0) > float(rec.get("requeued_at") or 0)
+    rounds = 1 if progressed else int(rec.get("requeues") or 0) + 1
+    if rounds > max_rounds:
+        r.hset(k, mapping={"state": "failed",
+                           "error": f"no progress although its missing work was re-sent {rounds - 1} times"})
+        r.srem(_active(prefix), set_id)
+        return "failed"
+    r.hset(k, mapping={"requeues": rounds, "requeued_at": repr(now)})
+    if rec["state"] != "solving":
+        send(DEAL_TASK, (set_id,))
+        return "deal re-sent"
+    solved = {int(x) for x in r.smembers(_key(prefix, set_id, ":solved"))}
+    missing = [c for c in range(int(rec.get("chunks") or 0)) if c not in solved]
+    for c in missing:
+        send(SOLVE_TASK, (set_id, c))
+    return f"solve chunks re-sent: {missing}"
 
 
 def set_status(r, prefix: str, set_id: str) -> dict:
@@ -144,7 +199,7 @@ def set_status(r, prefix: str, set_id: str) -> dict:
     phase = {"queued": "queued", "dealing": f"dealing {total:,} boards",
              "solving": f"solving {solved:,} / {total:,} boards", "done": "done"}.get(state, state)
     return {"id": set_id, "state": state, "boards": total, "solved": solved, "phase": phase,
-            "sessions": [s["name"] for s in doc["sessions"]]}
+            "sessions": [s["name"] for s in doc["sessions"]], "error": rec.get("error")}
 
 
 def set_records(r, prefix: str, set_id: str) -> dict[str, list[HandRecord]]:

@@ -18,6 +18,7 @@ from typing import Any, Callable
 import redis
 from kombu.exceptions import OperationalError
 import truedeal_jobs as jobs
+from truedeal_jobs import sets
 
 from .app import DRAW, ENUMERATE, REDUCE, WATCHDOG, CeleryDispatcher, app
 
@@ -132,6 +133,9 @@ def watchdog(self, after_outage: bool = False) -> str:
         if not after_outage and not ctx.store.try_lock("watchdog", interval * 0.8):
             return "busy"
         report = jobs.watchdog_scan(ctx.store, ctx.dispatcher, after_outage=after_outage)
+        st = ctx.store.settings
+        resent = sets.watchdog_sets(ctx.store.r, st.prefix, _send_by_name, 0.0 if after_outage else st.stale_after,
+                                    st.max_requeues)
     except RETRY_ON as exc:  # the next kick tries again
         logger.warning("watchdog: store unreachable: %s", exc)
         return "unreachable"
@@ -139,4 +143,10 @@ def watchdog(self, after_outage: bool = False) -> str:
         logger.warning("watchdog: job %s made no progress; re-queued %s", job_id, ", ".join(items[:10]) + (" ..." if len(items) > 10 else ""))
     for job_id in report.failed:
         logger.warning("watchdog: job %s failed (no progress)", job_id)
+    for line in resent:
+        logger.warning("watchdog: set %s", line)
     return "ok"
+
+
+def _send_by_name(name: str, args: tuple) -> None:
+    app.send_task(name, args=list(args), ignore_result=True)

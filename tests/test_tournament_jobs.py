@@ -8,6 +8,7 @@ a worker SIGKILLed mid-solve must not change the result.
 
 import os
 import signal
+import json
 import subprocess
 import sys
 import time
@@ -168,3 +169,37 @@ def test_watchdog_resends_then_fails_a_set_that_makes_no_progress(rclient):
     st = setjobs.set_status(rclient, PREFIX, set_id)
     assert st["state"] == "failed" and "re-sent 2 times" in st["error"]
     assert round_now() == []  # no longer looked after
+
+
+def test_cli_submits_a_set_to_the_workers_and_fetches_its_files(rclient, expected, tmp_path):
+    """`truedeal submit-set`, `status`, `fetch-set`: the files equal `truedeal set`'s (make_set) for the same seed."""
+    setfile = tmp_path / "set.json"
+    setfile.write_text(json.dumps(SET))
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "truedeal.cli", *args], env=_env(), capture_output=True,
+                              text=True, timeout=120)
+
+    worker = Worker("cli", tmp_path)
+    try:
+        worker.wait_ready()
+        sub = cli("submit-set", str(setfile), "--seed", "jobs")
+        assert sub.returncode == 0, sub.stderr
+        set_id = sub.stdout.strip()
+        early = cli("fetch-set", set_id, "--out", str(tmp_path / "early"))
+        assert early.returncode in (0, 2)  # 2 with one line while it is dealt or solved
+        deadline = time.monotonic() + 600
+        while json.loads(cli("status", set_id, "--json").stdout)["state"] != "done":
+            assert time.monotonic() < deadline, worker.log.read_text()[-2000:]
+            time.sleep(1)
+    finally:
+        worker.stop()
+    got = cli("fetch-set", set_id, "--out", str(tmp_path / "files"))
+    assert got.returncode == 0, got.stderr
+    for name in ("1", "2"):
+        for ext in ("pbn", "lin", "dup", "csv"):
+            assert (tmp_path / "files" / f"{name}.{ext}").read_bytes() == (expected / f"{name}.{ext}").read_bytes()
+    status = cli("status", set_id)
+    assert status.returncode == 0 and "state:        done" in status.stdout
+    missing = cli("fetch-set", "0123456789abcdef", "--out", str(tmp_path / "none"))
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1

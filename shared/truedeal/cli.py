@@ -94,6 +94,8 @@ class _LazyGroup(click.Group):
         "status": "truedeal_worker.commands:status_command",
         "fetch": "truedeal_worker.commands:fetch_command",
         "cancel": "truedeal_worker.commands:cancel_command",
+        "submit-set": "truedeal_worker.set_commands:submit_set_command",
+        "fetch-set": "truedeal_worker.set_commands:fetch_set_command",
         "serve": "truedeal_worker.serve:serve_command",
         "set": "truedeal.tournament.cli:set_command",
         "verify": "truedeal.tournament.cli:verify_command",

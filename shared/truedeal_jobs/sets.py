@@ -225,6 +225,16 @@ def set_records(r, prefix: str, set_id: str) -> dict[str, list[HandRecord]]:
     return out
 
 
+def set_files(r, prefix: str, set_id: str):
+    """Every output file of a finished set: ``(session, ext, bytes or the
+    Exception a format raised)``, each session's records read once."""
+    _, doc, _ = _doc(r, prefix, set_id)
+    sf = parse_set(doc["set"])
+    for session, records in set_records(r, prefix, set_id).items():
+        for ext, data in session_files(sf, session, records):
+            yield session, ext, data
+
+
 def set_file(r, prefix: str, set_id: str, session: str, ext: str) -> bytes:
     """One output file of a finished set (``ext`` as in :data:`.files.EXTENSIONS`)."""
     _, doc, _ = _doc(r, prefix, set_id)

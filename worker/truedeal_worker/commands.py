@@ -173,7 +173,9 @@ def _status_lines(s: dict, view: dict) -> list[str]:
 @click.argument("job_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def status_command(job_id: str, as_json: bool) -> None:
-    """State and progress of job ID."""
+    """State and progress of job ID (or of tournament set ID)."""
+    if SET_ID.fullmatch(job_id):
+        return _set_status(job_id, as_json)
     with _errors():
         store = _store()
         info = store.status(job_id)
@@ -182,6 +184,25 @@ def status_command(job_id: str, as_json: bool) -> None:
         click.echo(json.dumps(view))
     else:
         click.echo("\n".join(_status_lines(info, view)))
+
+
+#: Tournament set ids (``truedeal submit-set``): 16 hex digits; job ids have 32.
+SET_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def _set_status(set_id: str, as_json: bool) -> None:
+    from truedeal.tournament.setfile import SetError
+    from truedeal_jobs import sets as setjobs
+
+    from .set_commands import set_status_lines
+
+    with _errors():
+        store = _store()
+        try:
+            status = setjobs.set_status(store.r, store.settings.prefix, set_id)
+        except SetError as exc:
+            raise JobCommandError(str(exc)) from None
+    click.echo(json.dumps(status) if as_json else "\n".join(set_status_lines(status)))
 
 
 # --------------------------------------------------------------------------- fetch

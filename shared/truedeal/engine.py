@@ -99,6 +99,15 @@ class Plan:
         raise wide
 
     @classmethod
+    def from_listing(cls, spec: Spec | ir.Program, listing: Listing, build_seconds: float = 0.0) -> "Plan":
+        """The plan :meth:`build` makes when ``listing`` is ``build_listing(
+        exact_source(spec))`` (e.g. merged from slices): the same draws."""
+        if isinstance(spec, Spec) and spec.is_simple():
+            return cls(spec, listing, build_seconds)
+        program = spec if isinstance(spec, ir.Program) else spec.program()
+        return cls(spec if isinstance(spec, Spec) else None, listing, build_seconds, program=program, listed=listing.layout.comp)
+
+    @classmethod
     def _build_program(cls, spec: Spec | ir.Program, progress) -> "Plan":
         """List a Program: exactly, or a relaxed one (some parts checked by
         rejection) when it has parts the listing cannot read or is too wide."""
@@ -437,6 +446,20 @@ def _relaxations(program: ir.Program):
                 yield subset, whole
 
 
+def exact_source(spec: Spec | ir.Program) -> Compiled | list[SeatConstraint] | None:
+    """What :meth:`Plan.build` lists first when that listing alone is the
+    plan (no either/or across seats, nothing checked by rejection), so that
+    it can be built in slices; None when the plan takes another path.  The
+    listing may still be too wide, and then :meth:`Plan.build` decides."""
+    if isinstance(spec, Spec) and spec.is_simple():
+        return spec.constraints()
+    program = spec if isinstance(spec, ir.Program) else spec.program()
+    if cross_seat_branches(program) is not None:
+        return None
+    comp = compile_program(program)
+    return comp if comp.exact else None
+
+
 def _relaxed_parts(comp: Compiled, seats: tuple[int, ...], whole: bool) -> tuple[str, ...]:
     parts = []
     if seats:
@@ -482,4 +505,4 @@ def check_count(n: int) -> int:
     return n
 
 
-__all__ = ["Plan", "Impossible", "TooWide", "check_count", "MAX_DEALS"]
+__all__ = ["Plan", "Impossible", "TooWide", "check_count", "exact_source", "MAX_DEALS"]

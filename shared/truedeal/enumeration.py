@@ -39,7 +39,7 @@ import numpy as np
 from .cards import N_CARDS
 from .constraints import ir
 from .constraints.compile import Compiled, compile_program, rules_program
-from .patterns import PATTERNS
+from .patterns import PATTERN_BY_SHD, PATTERNS
 
 #: Limits that keep a build within memory; exceeding one is a clear error.
 MAX_CELLS = 2_000_000
@@ -180,6 +180,8 @@ def enumerate_cells(spec_like, layout: Layout) -> np.ndarray:
     cells = np.zeros((1, 0), dtype=np.int64)
     sums = np.zeros((1, 4), dtype=np.int64)
     for seat in layout.patterned:
+        if len(layout.patterned) == 4 and seat == layout.patterned[-1]:
+            return _complete_cells(layout, cells, sums)
         choices = np.nonzero(masks[seat])[0]
         if len(cells) * len(choices) > 50 * MAX_CELLS:
             raise TooWide(f"too many pattern combinations ({len(cells) * len(choices):,}) to list exactly")
@@ -190,6 +192,16 @@ def enumerate_cells(spec_like, layout: Layout) -> np.ndarray:
         sums = new_sums[i, j]
         if len(cells) > MAX_CELLS:
             raise TooWide(f"too many pattern combinations ({len(cells):,}) to list exactly")
+    return cells[layout.comp.cell_possible(PATTERNS[cells])]
+
+
+def _complete_cells(layout: Layout, cells: np.ndarray, sums: np.ndarray) -> np.ndarray:
+    """Cells of four patterned seats from the first three's: the last seat
+    holds the rest of each suit, so its pattern is forced (no cross product)."""
+    rest = 13 - sums
+    last = PATTERN_BY_SHD[rest[:, 0], rest[:, 1], rest[:, 2]]
+    ok = layout.comp.pattern_masks[layout.patterned[-1]][last]
+    cells = np.concatenate([cells[ok], last[ok][:, None]], axis=1)
     return cells[layout.comp.cell_possible(PATTERNS[cells])]
 
 
@@ -344,6 +356,7 @@ class Listing:
     e_z1: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     e_weight: list[int] = field(default_factory=list)
     total: int = 0  # the side total T
+    cell_offset: int = 0  # index of the first cell in the whole listing (slices)
     _cases: int | None = None
 
     @property
@@ -372,8 +385,11 @@ def _columns(cells: np.ndarray, layout: Layout):
     lengths = PATTERNS[cells] if layout.patterned else np.zeros((n, 0, 4), np.int64)  # (n, n_pat, 4)
     cols = np.transpose(lengths, (0, 2, 1)).reshape(n * 4, -1)  # (cell, suit) -> lengths
     cols = np.concatenate([np.tile(first, n)[:, None], cols], axis=1)
-    uniq, inv = np.unique(cols, axis=0, return_inverse=True)
-    return [tuple(int(x) for x in row) for row in uniq], inv.reshape(n, 4)
+    # Rows of values below 16 as base-16 keys: the same sorted order as
+    # np.unique(axis=0), which sorts rows far more slowly.
+    keys = cols @ (16 ** np.arange(cols.shape[1] - 1, -1, -1, dtype=np.int64))
+    uniq, first_at, inv = np.unique(keys, return_index=True, return_inverse=True)
+    return [tuple(int(x) for x in cols[i]) for i in first_at], inv.reshape(n, 4)
 
 
 def pair_table(ga: np.ndarray, gb: np.ndarray, layout: Layout) -> np.ndarray:
@@ -493,18 +509,45 @@ def build_listing(spec_like, progress=None, part: tuple[int, int] | None = None)
     :class:`~truedeal.constraints.compile.Compiled`, a Program or seat rules.
 
     With ``part=(k, parts)`` only the k-th of ``parts`` contiguous slices of
-    the cells is listed: its total and case count are that partition's share,
-    and the partitions' totals add up to the whole listing's (see
-    :func:`partition_bounds`).
+    the cells is listed (:func:`partition_bounds`): its level-0 entries are
+    exactly the whole listing's entries of those cells, in the same order, so
+    the slices' totals, cases and entries add up to the whole listing's.  The
+    width limits are judged on the whole listing, so a slice raises
+    :class:`TooWide` exactly when the whole would (the entry limit: when the
+    slices' entries add up past it, which :mod:`truedeal.slices` checks).
     """
     layout = make_layout(spec_like)
     cells = enumerate_cells(layout.comp, layout)
+    columns, cell_cols = _columns(cells, layout)
+    _check_width(layout, len(columns), cell_cols)
+    lo = 0
     if part is not None:
         lo, hi = partition_bounds(len(cells), *part)
         cells = cells[lo:hi]
-    columns, cell_cols = _columns(cells, layout)
-    if len(columns) * layout.zsize > MAX_FEATURE_CELLS:
-        raise TooWide(f"feature tables too large ({len(columns):,} suit columns x {layout.zsize:,} feature states)")
+        columns, cell_cols = _columns(cells, layout)
+    listing = listing_tables(layout, cells, columns, cell_cols)
+    listing.cell_offset = lo
+    _fill_level0(listing, progress)
+    return listing
+
+
+def _pair_keys(cell_cols: np.ndarray, n_columns: int) -> np.ndarray:
+    """Each cell's (S,H) and (D,C) column pairs as one key, (2, n_cells)."""
+    return np.stack([cell_cols[:, 0] * n_columns + cell_cols[:, 1], cell_cols[:, 2] * n_columns + cell_cols[:, 3]])
+
+
+def _check_width(layout: Layout, n_columns: int, cell_cols: np.ndarray) -> None:
+    """Refuse, before any option is built, tables past :data:`MAX_FEATURE_CELLS`."""
+    if n_columns * layout.zsize > MAX_FEATURE_CELLS:
+        raise TooWide(f"feature tables too large ({n_columns:,} suit columns x {layout.zsize:,} feature states)")
+    n_pairs = len(np.unique(_pair_keys(cell_cols, n_columns)))
+    if n_pairs * layout.zsize > MAX_FEATURE_CELLS:
+        raise TooWide(f"suit-pair tables too large ({n_pairs:,} pairs x {layout.zsize:,} feature states)")
+
+
+def listing_tables(layout: Layout, cells: np.ndarray, columns: list, cell_cols: np.ndarray) -> Listing:
+    """Everything of the listing of ``cells`` but its level-0 entries: suit
+    options, feature tables, pair tables and cell signatures."""
     options = [suit_options(col, layout) for col in columns]
     g = np.zeros((len(columns), layout.zsize), dtype=np.int64)
     for k, opt in enumerate(options):
@@ -512,11 +555,7 @@ def build_listing(spec_like, progress=None, part: tuple[int, int] | None = None)
     if not len(cells) or not len(columns):  # no pattern tuple fits: nothing to list
         empty = np.zeros((0, layout.zsize), np.int64)
         return Listing(layout, cells, columns, cell_cols, options, g, [], empty, np.zeros((0, 2), np.int64), _c_values(layout))
-    sh = cell_cols[:, 0] * len(columns) + cell_cols[:, 1]
-    dc = cell_cols[:, 2] * len(columns) + cell_cols[:, 3]
-    pair_keys, pair_inv = np.unique(np.concatenate([sh, dc]), return_inverse=True)
-    if len(pair_keys) * layout.zsize > MAX_FEATURE_CELLS:
-        raise TooWide(f"suit-pair tables too large ({len(pair_keys):,} pairs x {layout.zsize:,} feature states)")
+    pair_keys, pair_inv = np.unique(_pair_keys(cell_cols, len(columns)).reshape(-1), return_inverse=True)
     pairs = [(int(k) // len(columns), int(k) % len(columns)) for k in pair_keys]
     pair_tables = np.stack([pair_table(g[a], g[b], layout) for a, b in pairs]) if pairs else np.zeros((0, layout.zsize), np.int64)
     cell_pairs = pair_inv.reshape(2, len(cells)).T
@@ -524,7 +563,6 @@ def build_listing(spec_like, progress=None, part: tuple[int, int] | None = None)
     sig, sig_keys = layout.comp.cell_signatures(PATTERNS[cells])
     listing.cell_sig = sig
     listing.sig_boxes = [layout.comp.boxes(key) for key in sig_keys]
-    _fill_level0(listing, progress)
     return listing
 
 
@@ -549,17 +587,12 @@ def _fill_level0(listing: Listing, progress=None) -> None:
     keys, inv = np.unique(np.concatenate([listing.cell_pairs, listing.cell_sig[:, None]], axis=1), axis=0, return_inverse=True)
     inv = inv.reshape(-1)
     cells_per_key = np.bincount(inv, minlength=len(keys))
-    # Refuse early when even an optimistic bound is far past the limit.
-    n_c = max(1, int(sum(g > 0 for g in g_of_c)))
-    nnz1 = (listing.pair_tables != 0).sum(axis=1)
-    if int((nnz1[keys[:, 0]] * cells_per_key).sum()) > 4 * MAX_ENTRIES * n_c:
-        raise TooWide(f"far more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
     # One pass per (D,C) table, over every (S,H) table paired with it.
     key_of: dict[tuple[int, int], list] = {}
     for k, (p1, p2, sig) in enumerate(keys):
         key_of.setdefault((int(p2), int(sig)), []).append((k, int(p1)))
     rows_key, rows_c, rows_z, row_w = [], [], [], []
-    n_entries, cells_done = 0, 0
+    n_entries = 0
     for done, ((p2, sig), members) in enumerate(key_of.items()):
         ks = np.array([k for k, _ in members])
         t1s = listing.pair_tables[[p1 for _, p1 in members]]
@@ -571,10 +604,9 @@ def _fill_level0(listing: Listing, progress=None) -> None:
         rows_c.append(c_flat)
         rows_z.append(z1)
         n_entries += int(cells_per_key[ks[which]].sum())
-        # Stop as soon as the entries so far, extrapolated over the cells not
-        # yet listed, would be far past the limit.
-        cells_done += int(cells_per_key[ks].sum())
-        if n_entries > MAX_ENTRIES or (done >= 8 and n_entries * len(inv) > 3 * MAX_ENTRIES * cells_done):
+        # A running count is a lower bound of the final one, so this refuses
+        # exactly the listings (and slices) past the limit, in any order.
+        if n_entries > MAX_ENTRIES:
             raise TooWide(f"more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
         if progress:
             progress(done + 1, len(key_of))

@@ -21,6 +21,12 @@ N_PATTERNS = len(PATTERNS)
 _INDEX = {tuple(int(x) for x in p): i for i, p in enumerate(PATTERNS)}
 
 
+#: Pattern index by (spades, hearts, diamonds) lengths, for vectorised lookups.
+PATTERN_BY_SHD: np.ndarray = np.full((14, 14, 14), -1, dtype=np.int64)
+PATTERN_BY_SHD[PATTERNS[:, 0], PATTERNS[:, 1], PATTERNS[:, 2]] = np.arange(N_PATTERNS)
+PATTERN_BY_SHD.setflags(write=False)
+
+
 def pattern_index(lengths: tuple[int, int, int, int]) -> int:
     """Index of the pattern with these suit lengths; KeyError if they do not sum to 13."""
     return _INDEX[tuple(lengths)]

@@ -1,0 +1,137 @@
+"""A listing built in slices and merged deals the same bytes as one built whole.
+
+The reference is the plan that ``Plan.build`` makes in one process; the
+slices are built apart (as a job's partition tasks do), passed through their
+compact byte form and merged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from truedeal import enumeration
+from truedeal.engine import Plan, exact_source
+from truedeal.enumeration import TooWide, build_listing, enumerate_cells, make_layout, partition_bounds
+from truedeal.patterns import PATTERNS
+from truedeal.slices import Slice, build_slice, cumulative_totals, merge
+from truedeal.spec import load_spec
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "specs"
+
+SPECS = {
+    "strong-nt": {"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}},
+    "two-seats": json.loads((BENCH / "readme-two-seats.json").read_text()),
+    "nt-hearts": json.loads((BENCH / "nt_hearts.json").read_text()),
+    "weak2-script": json.loads((BENCH / "weak2.json").read_text()),
+    "controls": json.loads((BENCH / "ctl.json").read_text()),
+    "one-cell": {"north": {"hcp": [20, 22]}, "south": {"hcp": [0, 3]}},
+}
+
+
+def _sliced(spec, parts: int) -> list[Slice]:
+    source = exact_source(spec)
+    return [Slice.from_bytes(build_slice(source, k, parts).to_bytes()) for k in range(parts)]
+
+
+@pytest.mark.parametrize("name,parts", [(name, 3) for name in sorted(SPECS)] + [("strong-nt", 1), ("two-seats", 8)])
+def test_merged_slices_deal_the_same_bytes_as_the_whole_build(name, parts):
+    spec = load_spec(SPECS[name])
+    whole = Plan.build(spec)
+    assert whole.exact and exact_source(spec) is not None
+    slices = _sliced(spec, parts)
+    merged = Plan.from_listing(spec, merge(exact_source(spec), slices))
+    assert merged.summary()["deals"] == whole.summary()["deals"]
+    assert merged.listing.cases == whole.listing.cases
+    assert merged.listing.e_weight == whole.listing.e_weight
+    for chunk in (0, 5):
+        assert np.array_equal(merged.chunk(chunk, "slices"), whole.chunk(chunk, "slices"))
+
+
+def test_slice_totals_add_up_and_locate_the_same_entry():
+    spec = load_spec(SPECS["nt-hearts"])
+    whole = build_listing(exact_source(spec))
+    slices = _sliced(spec, 5)
+    cum = cumulative_totals(slices)
+    assert cum[-1] == whole.total
+    assert sum(s.entries for s in slices) == len(whole.e_weight)
+    # an integer below the total, located slice first then entry, is the whole's entry
+    whole_cum = list(itertools.accumulate(whole.e_weight))
+    for u in [0, 1, whole.total // 3, whole.total // 2 + 7, whole.total - 1]:
+        k = next(i for i, c in enumerate(cum) if u < c)
+        local = u - (cum[k - 1] if k else 0)
+        within = next(i for i, c in enumerate(itertools.accumulate(slices[k].weights)) if local < c)
+        entry = sum(s.entries for s in slices[:k]) + within
+        assert entry == next(i for i, c in enumerate(whole_cum) if u < c)
+
+
+def test_empty_slices_are_fine():
+    spec = load_spec(SPECS["one-cell"])
+    slices = _sliced(spec, 4)
+    assert [s.entries > 0 for s in slices] == [False, False, False, True]
+    assert merge(exact_source(spec), slices).total == build_listing(exact_source(spec)).total
+
+
+def test_slices_refuse_exactly_when_the_whole_listing_does(monkeypatch):
+    spec = load_spec(SPECS["two-seats"])
+    source = exact_source(spec)
+    n = len(build_listing(source).e_weight)
+    monkeypatch.setattr(enumeration, "MAX_ENTRIES", n - 1)
+    monkeypatch.setattr("truedeal.slices.MAX_ENTRIES", n - 1)
+    with pytest.raises(TooWide):
+        build_listing(source)
+    slices = [build_slice(source, k, 4) for k in range(4)]  # each fits alone
+    with pytest.raises(TooWide):
+        merge(source, slices)
+
+
+def test_merge_refuses_an_incomplete_set():
+    spec = load_spec(SPECS["strong-nt"])
+    slices = _sliced(spec, 3)
+    with pytest.raises(ValueError, match="not all 3 slices"):
+        merge(exact_source(spec), slices[:2])
+    with pytest.raises(ValueError, match="not a truedeal slice"):
+        Slice.from_bytes(_npz_with_meta("other/1"))
+
+
+def _npz_with_meta(tag: str) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.savez(buf, meta=np.array([tag]))
+    return buf.getvalue()
+
+
+def test_plans_that_are_not_one_listing_are_not_sliced():
+    union = load_spec({"condition": "(hcp(north) >= 15 && hcp(north) <= 17) || (hcp(south) >= 15 && hcp(south) <= 17)"})
+    assert exact_source(union) is None
+    dd = load_spec({"condition": "tricks(north, notrumps) >= 9"})
+    assert exact_source(dd) is None
+
+
+def test_four_patterned_seats_list_the_cells_a_cross_product_lists():
+    """The last of four patterned seats has its pattern forced; the cells
+    (and their order) equal a plain product over the four seats' patterns."""
+    spec = load_spec({
+        "north": {"shape": "any 4333 + any 4432"}, "east": {"shape": "any 5332"},
+        "south": {"shape": "any 4432 + 5xxx"}, "west": {"spades": [0, 4]},
+    })
+    layout = make_layout(spec.constraints())
+    masks = layout.comp.pattern_masks
+    choices = [np.nonzero(masks[s])[0] for s in layout.patterned]
+    brute = [c for c in itertools.product(*choices) if (PATTERNS[list(c)].sum(axis=0) == 13).all()]
+    brute = np.array(brute, dtype=np.int64)
+    brute = brute[layout.comp.cell_possible(PATTERNS[brute])]
+    assert len(brute) > 100
+    assert np.array_equal(enumerate_cells(layout.comp, layout), brute)
+
+
+def test_partition_bounds_cover_every_cell_once():
+    for n, parts in [(0, 3), (1, 8), (10, 3), (163_744, 8)]:
+        bounds = [partition_bounds(n, k, parts) for k in range(parts)]
+        assert bounds[0][0] == 0 and bounds[-1][1] == n
+        assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))

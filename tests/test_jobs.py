@@ -219,8 +219,10 @@ def test_submit_to_done_matches_generate(store, workers, group, rclient):
     plan = Plan.build(load_spec(STRONG_NT))
     partials = store.partials(job_id)
     assert sorted(partials) == list(range(8))
-    assert sum(t for t, _ in partials.values()) == plan.listing.total
-    assert sum(c for _, c in partials.values()) == plan.listing.cases
+    assert sum(p.total for p in partials.values()) == plan.listing.total
+    assert sum(p.cases for p in partials.values()) == plan.listing.cases
+    assert sum(p.entries for p in partials.values()) == len(plan.listing.e_weight)
+    assert s["count"]["slices"] == 8
     assert s["count"]["deals"] == plan.deals_total == plan.summary()["deals"]
     assert s["count"]["cases"] == plan.listing.cases
 
@@ -534,7 +536,7 @@ def test_reduce_mismatch_fails_the_job(unit_store):
     job = jobs.submit(st, disp, STRONG_NT, 10, seed="s")
     for k in range(job.parts):
         jobs.run_partition(st, disp, job.id, k, plans)
-    st.r.hset(st.key(job.id, "partials"), 3, f"{2**70}:1")  # a corrupted partial
+    st.r.hset(st.key(job.id, "partials"), 3, f"{2**70}:1:1")  # a corrupted partial
     assert jobs.run_reduce(st, disp, job.id, plans) == "failed"
     s = st.status(job.id)
     assert s["state"] == "failed" and "partition totals do not add up" in s["error"]

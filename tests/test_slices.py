@@ -16,9 +16,9 @@ import pytest
 
 from truedeal import enumeration
 from truedeal.engine import Plan, exact_source
-from truedeal.enumeration import TooWide, build_listing, enumerate_cells, make_layout, partition_bounds
+from truedeal.enumeration import TooWide, build_listing, enumerate_cells, make_layout, slice_cells
 from truedeal.patterns import PATTERNS
-from truedeal.slices import Slice, build_slice, cumulative_totals, merge
+from truedeal.slices import Slice, build_slice, merge
 from truedeal.spec import load_spec
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "specs"
@@ -52,27 +52,25 @@ def test_merged_slices_deal_the_same_bytes_as_the_whole_build(name, parts):
         assert np.array_equal(merged.chunk(chunk, "slices"), whole.chunk(chunk, "slices"))
 
 
-def test_slice_totals_add_up_and_locate_the_same_entry():
+def test_slices_share_out_the_cells_and_add_up():
     spec = load_spec(SPECS["nt-hearts"])
     whole = build_listing(exact_source(spec))
     slices = _sliced(spec, 5)
-    cum = cumulative_totals(slices)
-    assert cum[-1] == whole.total
+    assert sum(s.total for s in slices) == whole.total
+    assert sum(s.cases for s in slices) == whole.cases
     assert sum(s.entries for s in slices) == len(whole.e_weight)
-    # an integer below the total, located slice first then entry, is the whole's entry
-    whole_cum = list(itertools.accumulate(whole.e_weight))
-    for u in [0, 1, whole.total // 3, whole.total // 2 + 7, whole.total - 1]:
-        k = next(i for i, c in enumerate(cum) if u < c)
-        local = u - (cum[k - 1] if k else 0)
-        within = next(i for i, c in enumerate(itertools.accumulate(slices[k].weights)) if local < c)
-        entry = sum(s.entries for s in slices[:k]) + within
-        assert entry == next(i for i, c in enumerate(whole_cum) if u < c)
+    owner = {}
+    for s in slices:
+        for cell in np.unique(s.e_cell).tolist():
+            assert owner.setdefault(cell, s.index) == s.index  # a cell's entries are in one slice
+    assert sorted(owner) == sorted(set(whole.e_cell.tolist()))
+    assert max(s.entries for s in slices) < 0.5 * len(whole.e_weight)  # the work is shared out
 
 
 def test_empty_slices_are_fine():
     spec = load_spec(SPECS["one-cell"])
     slices = _sliced(spec, 4)
-    assert [s.entries > 0 for s in slices] == [False, False, False, True]
+    assert [s.entries > 0 for s in slices] == [True, False, False, False]
     assert merge(exact_source(spec), slices).total == build_listing(exact_source(spec)).total
 
 
@@ -130,8 +128,13 @@ def test_four_patterned_seats_list_the_cells_a_cross_product_lists():
     assert np.array_equal(enumerate_cells(layout.comp, layout), brute)
 
 
-def test_partition_bounds_cover_every_cell_once():
-    for n, parts in [(0, 3), (1, 8), (10, 3), (163_744, 8)]:
-        bounds = [partition_bounds(n, k, parts) for k in range(parts)]
-        assert bounds[0][0] == 0 and bounds[-1][1] == n
-        assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
+def test_slice_cells_cover_every_cell_once():
+    spec = load_spec(SPECS["two-seats"])
+    layout = make_layout(exact_source(spec))
+    cells = enumerate_cells(layout.comp, layout)
+    columns, cell_cols = enumeration._columns(cells, layout)
+    for parts in (1, 3, 8):
+        got = np.concatenate([slice_cells(layout, cells, cell_cols, len(columns), k, parts) for k in range(parts)])
+        assert np.array_equal(np.sort(got), np.arange(len(cells)))
+    with pytest.raises(ValueError):
+        slice_cells(layout, cells, cell_cols, len(columns), 3, 3)

@@ -192,17 +192,8 @@ class Plan:
         if self.union is not None:
             out.update(self.union.summary())
         if self.exact:
-            deals = self.deals_total
-            out.update(
-                deals=deals,
-                probability=float(self.probability),
-                probability_exact=f"{self.probability.numerator}/{self.probability.denominator}",
-                one_in=(D / deals) if deals else None,
-                possible=deals > 0,
-                cases=self.listing.cases if self.union is None else out["cases"],
-                method="exact" if self.union is None else out["method"],
-                rejection=None,
-            )
+            cases = self.listing.cases if self.union is None else out["cases"]
+            out.update(exact_counts(self.deals_total, cases, "exact" if self.union is None else out["method"]))
         else:
             listed = self.listing.deals
             estimate = listed * self.acceptance
@@ -227,13 +218,7 @@ class Plan:
                     "listed_cases": self.listing.cases,
                 },
             )
-        out.update(
-            side_total=self.listing.total,
-            unconstrained_ways=lay.free_ways(),
-            cells=int(len(self.listing.cells)),
-            entries=int(len(self.listing.e_weight)),
-            build_seconds=round(self.build_seconds, 4),
-        )
+        out.update(listing_sizes(self.listing.total, lay.free_ways(), len(self.listing.cells), len(self.listing.e_weight), self.build_seconds))
         return out
 
     def _method(self) -> str:
@@ -446,6 +431,26 @@ def _relaxations(program: ir.Program):
                 yield subset, whole
 
 
+def exact_counts(deals: int, cases: int, method: str = "exact") -> dict:
+    """The exact part of :meth:`Plan.summary`: deals, probability, cases."""
+    probability = Fraction(deals, D)
+    return dict(
+        deals=deals,
+        probability=float(probability),
+        probability_exact=f"{probability.numerator}/{probability.denominator}",
+        one_in=(D / deals) if deals else None,
+        possible=deals > 0,
+        cases=cases,
+        method=method,
+        rejection=None,
+    )
+
+
+def listing_sizes(total: int, free_ways: int, cells: int, entries: int, build_seconds: float) -> dict:
+    """The listing's part of :meth:`Plan.summary`: its side total and sizes."""
+    return dict(side_total=total, unconstrained_ways=free_ways, cells=cells, entries=entries, build_seconds=round(build_seconds, 4))
+
+
 def exact_source(spec: Spec | ir.Program) -> Compiled | list[SeatConstraint] | None:
     """What :meth:`Plan.build` lists first when that listing alone is the
     plan (no either/or across seats, nothing checked by rejection), so that
@@ -505,4 +510,4 @@ def check_count(n: int) -> int:
     return n
 
 
-__all__ = ["Plan", "Impossible", "TooWide", "check_count", "exact_source", "MAX_DEALS"]
+__all__ = ["Plan", "Impossible", "TooWide", "check_count", "exact_counts", "exact_source", "listing_sizes", "MAX_DEALS"]

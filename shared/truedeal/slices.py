@@ -1,16 +1,16 @@
 """A listing cut into slices of cells: built apart, stored compactly, merged.
 
-Slice ``k`` of ``parts`` lists the cells ``[n*k//parts, n*(k+1)//parts)`` of
-the whole listing (:func:`truedeal.enumeration.partition_bounds`).  Its
-level-0 entries are exactly the whole listing's entries of those cells, in
-the same order, so:
+Slice ``k`` of ``parts`` lists the cells that
+:func:`truedeal.enumeration.slice_cells` gives it (whole groups of cells
+that share a (D,C) suit pair and a signature, so that each slice keeps the
+build's vectorisation).  A cell's level-0 entries in its slice are exactly
+the whole listing's entries of that cell, in the same order, so:
 
 * the slices' side totals, cases and entries add up to the whole's;
-* concatenating their level-0 entries gives the whole listing's level-0
-  table, so a draw -- one uniform integer below the job's total, located
-  first among the slices' cumulative totals and then within the slice -- is
-  the draw that the whole listing makes: a merged listing deals the same
-  bytes as one built in one process, whatever the number of slices.
+* putting their level-0 entries back in cell order gives the whole
+  listing's level-0 table, so the merged listing makes the draws that the
+  whole listing makes: it deals the same bytes as a listing built in one
+  process, whatever the number of slices.
 
 A :class:`Slice` is the compact form a job keeps in Redis: only the level-0
 entries (the rest of the listing is rebuilt from the cells, about a third of
@@ -36,7 +36,6 @@ class Slice:
 
     index: int
     parts: int
-    first_cell: int  # index of the slice's first cell in the whole listing
     cases: int
     e_cell: np.ndarray  # int64, cell index in the whole listing
     e_c: np.ndarray
@@ -56,8 +55,9 @@ class Slice:
         width = max(1, (max(self.weights, default=0).bit_length() + 7) // 8)
         raw = b"".join(w.to_bytes(width, "little") for w in self.weights)
         buf = io.BytesIO()
-        np.savez(buf, meta=np.array([_FORMAT, str(self.index), str(self.parts), str(self.first_cell), str(self.cases), str(width)]),
-                 e_cell=(self.e_cell - self.first_cell).astype(np.int32), e_c=self.e_c.astype(np.int32),
+        meta = [_FORMAT, self.index, self.parts, self.cases, width, self.total, self.entries]
+        np.savez(buf, meta=np.array([str(x) for x in meta]),
+                 e_cell=self.e_cell.astype(np.int32), e_c=self.e_c.astype(np.int32),
                  e_z1=self.e_z1.astype(np.int64), weights=np.frombuffer(raw, np.uint8))
         return buf.getvalue()
 
@@ -68,23 +68,32 @@ class Slice:
             meta = [str(x) for x in z["meta"]]
             if meta[0] != _FORMAT:
                 raise ValueError(f"not a truedeal slice ({meta[0]!r})")
-            index, parts, first, cases, width = (int(x) for x in meta[1:])
+            index, parts, cases, width = (int(x) for x in meta[1:5])
             raw = z["weights"].tobytes()
             weights = [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
-            return cls(index, parts, first, cases, z["e_cell"].astype(np.int64) + first, z["e_c"].astype(np.int64), z["e_z1"], weights)
+            return cls(index, parts, cases, z["e_cell"].astype(np.int64), z["e_c"].astype(np.int64), z["e_z1"], weights)
+
+
+def stored_totals(data: bytes) -> tuple[int, int, int]:
+    """(side total, cases, entries) that a slice's compact form declares,
+    read without parsing its entries (to check a job's partials cheaply)."""
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        meta = [str(x) for x in z["meta"]]
+    if meta[0] != _FORMAT:
+        raise ValueError(f"not a truedeal slice ({meta[0]!r})")
+    return int(meta[5]), int(meta[3]), int(meta[6])
 
 
 def build_slice(spec_like, index: int, parts: int, progress=None) -> Slice:
     """List slice ``index`` of ``parts`` alone (raises :class:`TooWide` as
     :func:`~truedeal.enumeration.build_listing` does)."""
     part = build_listing(spec_like, progress, part=(index, parts))
-    first = part.cell_offset
-    return Slice(index, parts, first, part.cases, part.e_cell + first, part.e_c, part.e_z1, part.e_weight)
+    return Slice(index, parts, part.cases, part.cell_index[part.e_cell], part.e_c, part.e_z1, part.e_weight)
 
 
 def merge(spec_like, slices: list[Slice]) -> Listing:
     """The whole listing from all its slices: the tables rebuilt from the
-    cells, the level-0 entries concatenated.  Raises :class:`TooWide` when
+    cells, the level-0 entries put back in cell order.  Raises :class:`TooWide` when
     the slices' entries add up past the limit (the whole build would have
     refused), ValueError when the slices are not one complete set."""
     slices = sorted(slices, key=lambda s: s.index)
@@ -96,20 +105,14 @@ def merge(spec_like, slices: list[Slice]) -> Listing:
     layout = make_layout(spec_like)
     cells = enumerate_cells(layout.comp, layout)
     listing = listing_tables(layout, cells, *_columns(cells, layout))
-    listing.e_cell = np.concatenate([s.e_cell for s in slices])
-    listing.e_c = np.concatenate([s.e_c for s in slices])
-    listing.e_z1 = np.concatenate([s.e_z1 for s in slices])
-    listing.e_weight = [w for s in slices for w in s.weights]
+    # A cell's entries are all in one slice, in order: a stable sort by cell
+    # gives the whole listing's order.
+    order = np.argsort(np.concatenate([s.e_cell for s in slices]), kind="stable")
+    listing.e_cell = np.concatenate([s.e_cell for s in slices])[order]
+    listing.e_c = np.concatenate([s.e_c for s in slices])[order]
+    listing.e_z1 = np.concatenate([s.e_z1 for s in slices])[order]
+    weights = [w for s in slices for w in s.weights]
+    listing.e_weight = [weights[i] for i in order.tolist()]
     listing.total = sum(s.total for s in slices)
     listing._cases = sum(s.cases for s in slices)
     return listing
-
-
-def cumulative_totals(slices: list[Slice]) -> list[int]:
-    """Each slice's cumulative side total, in slice order: a draw below the
-    last picks slice ``k`` where it falls in ``[cum[k-1], cum[k])``."""
-    out, run = [], 0
-    for s in sorted(slices, key=lambda s: s.index):
-        run += s.total
-        out.append(run)
-    return out

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from truedeal.dealnumber import encode_batch, limbs_to_bytes
-from truedeal.engine import Plan, TooWide, check_count
-from truedeal.enumeration import build_listing
+from truedeal.engine import Plan, TooWide, check_count, exact_counts, exact_source, listing_sizes
+from truedeal.enumeration import MAX_ENTRIES, enumerate_cells, make_layout
+from truedeal.slices import Slice, build_slice, merge, stored_totals
 from truedeal.spec import Spec, load_spec
 from .store import (
     DRAWING,
@@ -27,6 +28,7 @@ from .store import (
     JobNotFound,
     JobSettings,
     JobStore,
+    Partial,
     _Stopped,
 )
 
@@ -56,16 +58,18 @@ class PlanCache:
         self.max_rss = max_rss
         self._plans: OrderedDict[str, Plan] = OrderedDict()
 
-    def get(self, spec_json: str, progress: Callable[[int, int], None] | None = None) -> Plan:
-        """The plan of ``spec_json``, built on first use (TooWide propagates,
-        and so does whatever ``progress`` raises; neither is cached)."""
+    def get(self, spec_json: str, progress: Callable[[int, int], None] | None = None,
+            build: Callable[[], Plan] | None = None) -> Plan:
+        """The plan of ``spec_json``, made on first use by ``build`` (default:
+        :meth:`Plan.build`; TooWide propagates, and so does whatever
+        ``progress`` raises; neither is cached)."""
         plan = self._plans.get(spec_json)
         if plan is not None:
             self._plans.move_to_end(spec_json)
             return plan
         if self._plans and _rss() > self.max_rss:
             self._keep_only(None)  # make room before building
-        plan = Plan.build(load_spec(spec_json), progress)
+        plan = build() if build is not None else Plan.build(load_spec(spec_json), progress)
         self._plans[spec_json] = plan
         while len(self._plans) > self.maxsize:
             self._plans.popitem(last=False)
@@ -128,10 +132,16 @@ def _limits_reason(job: Job, settings: JobSettings) -> str | None:
 
 
 def _plan_or_fail(store: JobStore, dispatcher: Dispatcher | None, job: Job, plans: PlanCache, stop) -> Plan | None:
+    build = functools.partial(_merged_plan, store, job) if job.sliced else None
     try:
-        plan = plans.get(job.spec_json, stop)
+        plan = plans.get(job.spec_json, stop, build)
     except TooWide as exc:
         store.fail(job.id, f"spec too wide for exact enumeration: {exc}", dispatcher)
+        return None
+    except ValueError as exc:  # slices that do not merge into the counted listing
+        if not job.sliced:
+            raise
+        store.fail(job.id, f"the job's slices are inconsistent: {exc}", dispatcher)
         return None
     if not plan.possible:
         store.fail(job.id, "no deal satisfies this spec (it counts 0 deals)", dispatcher)
@@ -167,19 +177,14 @@ def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, 
     if reason:
         store.fail(job_id, reason, dispatcher)
         return "failed"
-    stop = _stopper(store, job_id)
     try:
-        plan = _plan_or_fail(store, dispatcher, job, plans, stop)
-        if plan is None:
-            return "failed"
-        # a program's plan may be a union or a listing by rank counts: one partition, the whole plan
-        part = plan.listing if plan.program is not None else build_listing(plan.kept_rules(), stop, part=(k, job.parts))
+        piece = _slice_of(job, k, _stopper(store, job_id))
     except _Stopped:
         return "stopped"
-    except TooWide as exc:
-        store.fail(job_id, f"spec too wide for exact enumeration (partition {k}): {exc}", dispatcher)
-        return "failed"
-    present = store.write_partial(job_id, k, part.total, part.cases)
+    if piece is None:
+        present = store.write_partial(job_id, k, Partial(whole=True))
+    else:
+        present = store.write_partial(job_id, k, Partial(piece.total, piece.cases, piece.entries), piece.to_bytes())
     if present < 0:
         return "stopped"
     if present >= job.parts:
@@ -187,11 +192,37 @@ def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, 
     return "ok"
 
 
+def _slice_of(job: Job, k: int, stop) -> Slice | None:
+    """Slice ``k`` of the job's listing, or None when its plan is not one
+    listing that can be cut (the reduce then builds it whole)."""
+    try:
+        source = exact_source(load_spec(job.spec_json))
+        return None if source is None else build_slice(source, k, job.parts, stop)
+    except TooWide:
+        return None
+
+
+def _merged_plan(store: JobStore, job: Job) -> Plan:
+    """The job's plan from its slices in Redis: the plan Plan.build makes."""
+    spec = load_spec(job.spec_json)
+    t0 = time.perf_counter()
+    stored = store.slices(job.id)
+    if len(stored) < job.parts:  # gone (expired, Redis restarted): the same plan, built here
+        return Plan.build(spec)
+    slices = [Slice.from_bytes(b) for b in stored.values()]
+    plan = Plan.from_listing(spec, merge(exact_source(spec), slices), time.perf_counter() - t0)
+    if job.summary is not None and plan.listing.total != job.summary.get("side_total"):
+        raise ValueError(f"the merged slices give side total {plan.listing.total}, the reduce recorded {job.summary.get('side_total')}")
+    return plan
+
+
 def run_reduce(store: JobStore, dispatcher: Dispatcher, job_id: str, plans: PlanCache) -> str:
     """Merge the partitions' totals and start the draws (idempotent).
 
-    Sums the partials with Python ints and checks them against this worker's
-    own plan (side total and cases); a mismatch fails the job.  Only the call
+    A job listed in slices gets its count from the partials alone (Python
+    ints, exact; the cumulative slice totals are stored as decimal strings)
+    and draws from the merged slices; otherwise this task builds the plan in
+    one piece, as ``truedeal generate`` does.  Only the call
     that wins the guard (``state == enumerating`` and ``SET :reduced NX``,
     atomically) stores the count -- ``summary`` JSON plus ``deals``,
     ``probability``, ``cases`` fields -- and queues every chunk.  Returns
@@ -203,32 +234,21 @@ def run_reduce(store: JobStore, dispatcher: Dispatcher, job_id: str, plans: Plan
     partials = store.partials(job_id)
     if len(partials) < job.parts:
         return "waiting"
-    total = sum(t for t, _ in partials.values())
-    cases = sum(c for _, c in partials.values())
-    stop = _stopper(store, job_id)
+    bad = _mismatched_slices(store, job, partials)
+    if bad:
+        store.fail(job_id, f"partition totals do not add up: partitions {bad} disagree with their stored slices", dispatcher)
+        return "failed"
     try:
-        plan = _plan_or_fail(store, dispatcher, job, plans, stop)
+        fields = _sliced_fields(job, partials)
+        if fields is None:
+            fields = _whole_fields(store, dispatcher, job, plans)
     except _Stopped:
         return "stopped"
-    if plan is None:
+    if fields is None:
         return "failed"
-    if total != plan.listing.total or cases != plan.listing.cases:
-        store.fail(
-            job_id,
-            f"partition totals do not add up: {job.parts} partitions give side total {total} and {cases} cases, "
-            f"but this worker's own listing gives {plan.listing.total} and {plan.listing.cases}",
-            dispatcher,
-        )
+    if fields.get("deals") == "0":
+        store.fail(job_id, "no deal satisfies this spec (it counts 0 deals)", dispatcher)
         return "failed"
-    summary = plan.summary()
-    fields = {
-        "summary": json.dumps(summary),
-        "side_total": str(total),
-        "cases": str(cases),
-        "deals": "" if summary.get("deals") is None else str(summary["deals"]),
-        "probability": repr(summary["probability"]),
-        "progress_at": repr(time.time()),
-    }
     if not store.complete_enumeration(job_id, fields):
         return "skipped"
     for lo in range(0, job.chunks, 500):
@@ -238,6 +258,48 @@ def run_reduce(store: JobStore, dispatcher: Dispatcher, job_id: str, plans: Plan
         ids = dispatcher.draw_chunks(job_id, idx, lane=job.lane)
         store.remember_tasks(job_id, {f"c:{i}": t for i, t in zip(idx, ids)})
     return "ok"
+
+
+def _mismatched_slices(store: JobStore, job: Job, partials: dict[int, Partial]) -> list[int]:
+    """Partitions whose recorded totals differ from their stored slice's."""
+    stored = store.slices(job.id)
+    return [k for k, p in sorted(partials.items())
+            if not p.whole and (k not in stored or stored_totals(stored[k]) != (p.total, p.cases, p.entries))]
+
+
+def _sliced_fields(job: Job, partials: dict[int, Partial]) -> dict[str, str] | None:
+    """The count of a job listed in slices, merged from their exact totals
+    alone (Python ints; nothing is listed here); None when the job must be
+    built whole (a partition said so, or the entries add up past the limit)."""
+    partials = [partials[k] for k in sorted(partials)]
+    if any(p.whole for p in partials) or sum(p.entries for p in partials) > MAX_ENTRIES:
+        return None
+    spec = load_spec(job.spec_json)
+    layout = make_layout(exact_source(spec))
+    total, cases = sum(p.total for p in partials), sum(p.cases for p in partials)
+    cells = len(enumerate_cells(layout.comp, layout))
+    summary = {**exact_counts(total * layout.free_ways(), cases),
+               **listing_sizes(total, layout.free_ways(), cells, sum(p.entries for p in partials), 0.0)}
+    summary["slices"] = len(partials)
+    cumulative = list(itertools.accumulate(p.total for p in partials))
+    return {**_count_fields(summary), "sliced": "1", "slice_totals": json.dumps([str(c) for c in cumulative])}
+
+
+def _whole_fields(store: JobStore, dispatcher: Dispatcher, job: Job, plans: PlanCache) -> dict[str, str] | None:
+    """The count of a job whose plan is built in one piece, here (None: failed)."""
+    plan = _plan_or_fail(store, dispatcher, job, plans, _stopper(store, job.id))
+    return None if plan is None else _count_fields(plan.summary())
+
+
+def _count_fields(summary: dict) -> dict[str, str]:
+    return {
+        "summary": json.dumps(summary),
+        "side_total": str(summary["side_total"]),
+        "cases": "" if summary.get("cases") is None else str(summary["cases"]),
+        "deals": "" if summary.get("deals") is None else str(summary["deals"]),
+        "probability": repr(summary["probability"]),
+        "progress_at": repr(time.time()),
+    }
 
 
 def draw_chunk_bytes(plan: Plan, seed: str, i: int, size: int) -> bytes:

@@ -18,8 +18,8 @@ import numpy as np
 import redis
 
 from truedeal.dealnumber import bytes_to_limbs, decode_batch, limbs_to_ints
-from truedeal.engine import MAX_DEALS, TooWide, check_count
-from truedeal.enumeration import enumerate_cells, make_layout
+from truedeal.engine import MAX_DEALS, TooWide, check_count, exact_source
+from truedeal.enumeration import make_layout
 from truedeal.formats import FORMATS
 from truedeal.randomness import CHUNK_DEALS
 from truedeal.spec import Spec, load_spec
@@ -206,6 +206,7 @@ class Job:
     requeues: int = 0
     error: str | None = None
     summary: dict[str, Any] | None = None
+    sliced: bool = False  # its listing is merged from the partitions' slices
 
     @property
     def final(self) -> bool:
@@ -255,6 +256,7 @@ def _job_from_hash(job_id: str, h: dict[bytes, bytes]) -> Job:
         requeues=int(h.get(b"requeues", b"0")),
         error=_s(h.get(b"error")),
         summary=json.loads(h[b"summary"]) if h.get(b"summary") else None,
+        sliced=h.get(b"sliced") == b"1",
     )
 
 
@@ -285,13 +287,18 @@ end
 return 0
 """
 
-# Partition ARGV[1] writes "total:cases" ARGV[2] while the job enumerates.
+# Partition ARGV[1] writes "total:cases:entries" (or "whole") ARGV[2] and its
+# slice ARGV[5] (if any) while the job enumerates, both at once.
 # Returns the number of partitions present, or -1 if the job no longer takes partials.
 _WRITE_PARTIAL = """
 local s = redis.call('HGET', KEYS[1], 'state')
 if s ~= 'queued' and s ~= 'enumerating' then return -1 end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
+if ARGV[5] ~= '' then
+  redis.call('HSET', KEYS[3], ARGV[1], ARGV[5])
+  redis.call('EXPIRE', KEYS[3], ARGV[3])
+end
 redis.call('HSET', KEYS[1], 'progress_at', ARGV[4], 'updated', ARGV[4])
 return redis.call('HLEN', KEYS[2])
 """
@@ -353,21 +360,44 @@ class Dispatcher(Protocol):
         """Messages waiting in the task queue, or None if unknown."""
 
 
-def partition_count(spec: Spec, wanted: int) -> int:
-    """Partitions for ``spec``: ``min(cells, wanted, 64)``, at least 1.
+@dataclass(frozen=True)
+class Partial:
+    """What partition ``k`` found: its slice's exact side total, cases and
+    level-0 entries, or ``whole``: the job's plan is not one listing that
+    can be cut (an either/or across seats, rejection, too wide), so the
+    reduce builds it in one piece."""
 
-    A spec without patterned seats has one cell, hence one partition.  When
-    the cells are too many to list, ``wanted`` is used (the worker then
-    decides whether the spec can run at all).
+    total: int = 0
+    cases: int = 0
+    entries: int = 0
+    whole: bool = False
+
+    def text(self) -> str:
+        return "whole" if self.whole else f"{self.total}:{self.cases}:{self.entries}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Partial":
+        if text == "whole":
+            return cls(whole=True)
+        total, cases, entries = text.split(":")
+        return cls(int(total), int(cases), int(entries))
+
+
+def partition_count(spec: Spec, wanted: int) -> int:
+    """Partitions for ``spec``, decided without listing anything (this runs
+    in the web request): ``min(wanted, 64)`` slices of the cells, or 1 when
+    the plan is not one listing that can be cut (see
+    :func:`truedeal.engine.exact_source`) or has a single cell (no seat
+    whose shape is constrained).  Compiling the spec is cheap; a spec that
+    does not compile gets ``wanted`` and the workers report why it fails.
     """
-    if not spec.is_simple():  # programs may list branch by branch or by rank counts: one partition
-        return 1
-    rules = spec.constraints()
     try:
-        cells = len(enumerate_cells(rules, make_layout(rules)))
-    except TooWide:
-        cells = wanted
-    return max(1, min(cells, wanted, MAX_PARTITIONS))
+        source = exact_source(spec)
+        if source is None or not make_layout(source).patterned:
+            return 1
+    except (TooWide, ValueError):
+        pass
+    return max(1, min(wanted, MAX_PARTITIONS))
 
 
 # --------------------------------------------------------------------------- the store
@@ -414,7 +444,7 @@ class JobStore:
         return f"{self.settings.prefix}jobs:active"
 
     def _job_keys(self, job_id: str) -> list[str]:
-        return [self.key(job_id, p) for p in ("", "partials", "reduced", "chunks", "cancel", "tasks", "attempts", "watchdog")]
+        return [self.key(job_id, p) for p in ("", "partials", "slices", "reduced", "chunks", "cancel", "tasks", "attempts", "watchdog")]
 
     # ---------------------------------------------------------------- create / read
 
@@ -490,14 +520,14 @@ class JobStore:
             raise JobNotFound(f"unknown job id {job_id!r} (it never existed or has expired)")
         return _job_from_hash(job_id, h)
 
-    def partials(self, job_id: str) -> dict[int, tuple[int, int]]:
-        """Partition ``k`` -> (side total, cases), as written so far."""
+    def partials(self, job_id: str) -> dict[int, Partial]:
+        """Partition ``k`` -> its :class:`Partial`, as written so far."""
         raw = self.r.hgetall(self.key(job_id, "partials"))
-        out = {}
-        for k, v in raw.items():
-            total, cases = v.decode().split(":")
-            out[int(k)] = (int(total), int(cases))
-        return out
+        return {int(k): Partial.parse(v.decode()) for k, v in raw.items()}
+
+    def slices(self, job_id: str) -> dict[int, bytes]:
+        """Partition ``k`` -> its slice's compact form (:class:`truedeal.slices.Slice`)."""
+        return {int(k): v for k, v in self.r.hgetall(self.key(job_id, "slices")).items()}
 
     def done_chunks(self, job_id: str) -> set[int]:
         return {int(x) for x in self.r.smembers(self.key(job_id, "chunks"))}
@@ -583,14 +613,14 @@ class JobStore:
     def task_ids(self, job_id: str) -> list[str]:
         return [v.decode() for v in self.r.hvals(self.key(job_id, "tasks"))]
 
-    def write_partial(self, job_id: str, k: int, total: int, cases: int) -> int:
-        """Store partition ``k``'s exact totals (overwriting a previous run of
-        the same partition); returns how many partitions are present, or -1
-        if the job no longer enumerates."""
-        value = f"{int(total)}:{int(cases)}"
+    def write_partial(self, job_id: str, k: int, partial: "Partial", data: bytes = b"") -> int:
+        """Store partition ``k``'s exact totals and its slice ``data``
+        (overwriting a previous run of the same partition, so a retry never
+        counts twice); returns how many partitions are present, or -1 if the
+        job no longer enumerates."""
         return int(self._write_partial(
-            keys=[self.key(job_id), self.key(job_id, "partials")],
-            args=[k, value, self.settings.ttl, repr(time.time())],
+            keys=[self.key(job_id), self.key(job_id, "partials"), self.key(job_id, "slices")],
+            args=[k, partial.text(), self.settings.ttl, repr(time.time()), data],
         ))
 
     def complete_enumeration(self, job_id: str, fields: Mapping[str, Any]) -> bool:
@@ -618,6 +648,7 @@ class JobStore:
             args=[job.chunks, repr(now), job_id],
         ) == 1
         if moved:
+            self.r.delete(self.key(job_id, "slices"))
             self.touch(job_id, job.chunks)
         return moved
 
@@ -650,6 +681,7 @@ class JobStore:
                 except Exception:  # best effort: queued tasks also check the state
                     pass
         self.delete_chunks(job_id, job.chunks)
+        self.r.delete(self.key(job_id, "slices"))
         self.touch(job_id, 0)
         return True
 

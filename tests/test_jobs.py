@@ -612,3 +612,41 @@ def test_plan_cache_memory_bound_is_a_setting():
     assert jobs.JobSettings.from_env({"TRUEDEAL_PLAN_CACHE_MB": "64"}).plan_cache_mb == 64
     with pytest.raises(jobs.JobInputError):
         jobs.JobSettings.from_env({"TRUEDEAL_PLAN_CACHE_MB": "lots"})
+
+
+def test_submitting_lists_nothing(unit_store, monkeypatch):
+    """The web request's part of a job (JobStore.create) parses and compiles
+    the spec but builds no listing and enumerates no cells, however wide the
+    spec: the partitions do that on the workers."""
+    import truedeal.enumeration as enumeration
+
+    def refuse(*_a, **_k):
+        raise AssertionError("a listing was built while submitting")
+
+    for name in ("enumerate_cells", "build_listing", "listing_tables", "_fill_level0"):
+        monkeypatch.setattr(enumeration, name, refuse)
+    four = json.loads((Path(__file__).parent.parent / "bench" / "specs" / "four.json").read_text())
+    specs = [STRONG_NT, four, {"north": {"hcp": [20, 22]}},
+             {"condition": "hcp(north) >= 15 || hcp(south) >= 15"}]
+    parts = []
+    for spec in specs:
+        job = jobs.submit(unit_store, RecordingDispatcher(), spec, 10, seed="s")
+        parts.append(job.parts)
+        unit_store.delete(job.id)
+    assert parts == [8, 8, 1, 1]  # one cell, and an either/or across seats, are not cut
+
+
+def test_a_plan_that_cannot_be_cut_is_built_whole_with_the_same_deals(unit_store):
+    st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
+    spec = {"north": {"hcp": [15, 17]}, "south": {"spades": [5, 13]}, "condition": "hcp(north) >= 16 || hcp(south) >= 10"}
+    job = jobs.submit(st, disp, spec, 5000, seed="whole")
+    for k in range(job.parts):
+        assert jobs.run_partition(st, disp, job.id, k, plans) == "ok"
+    assert all(p.whole for p in st.partials(job.id).values()) and not st.slices(job.id)
+    assert jobs.run_reduce(st, disp, job.id, plans) == "ok"
+    assert not st.get(job.id).sliced
+    for i in range(job.chunks):
+        jobs.run_chunk(st, disp, job.id, i, plans)
+    assert st.get(job.id).state == "done"
+    assert b"".join(st.iter_chunk_bytes(job.id)) == b"".join(_expected_bytes(spec, 5000, "whole").values())
+    st.delete(job.id)

@@ -16,7 +16,7 @@ import pytest
 
 from truedeal import enumeration
 from truedeal.engine import Plan, exact_source
-from truedeal.enumeration import TooWide, build_listing, enumerate_cells, make_layout, slice_cells
+from truedeal.enumeration import TooWide, build_listing, enumerate_cells, make_layout, slice_of_cells
 from truedeal.patterns import PATTERNS
 from truedeal.slices import Slice, build_slice, merge
 from truedeal.spec import load_spec
@@ -128,13 +128,15 @@ def test_four_patterned_seats_list_the_cells_a_cross_product_lists():
     assert np.array_equal(enumerate_cells(layout.comp, layout), brute)
 
 
-def test_slice_cells_cover_every_cell_once():
+def test_every_cell_has_one_slice():
     spec = load_spec(SPECS["two-seats"])
     layout = make_layout(exact_source(spec))
     cells = enumerate_cells(layout.comp, layout)
     columns, cell_cols = enumeration._columns(cells, layout)
     for parts in (1, 3, 8):
-        got = np.concatenate([slice_cells(layout, cells, cell_cols, len(columns), k, parts) for k in range(parts)])
-        assert np.array_equal(np.sort(got), np.arange(len(cells)))
+        slice_of = slice_of_cells(layout, cells, cell_cols, len(columns), parts)
+        assert slice_of.shape == (len(cells),) and set(slice_of.tolist()) == set(range(parts))
     with pytest.raises(ValueError):
-        slice_cells(layout, cells, cell_cols, len(columns), 3, 3)
+        slice_of_cells(layout, cells, cell_cols, len(columns), 0)
+    with pytest.raises(ValueError):
+        build_slice(exact_source(spec), 3, 3)

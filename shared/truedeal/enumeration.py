@@ -504,29 +504,32 @@ def _strides(dims: tuple[int, ...]) -> np.ndarray:
     return s
 
 
-def build_listing(spec_like, progress=None, part: tuple[int, int] | None = None) -> Listing:
+def build_listing(spec_like, progress=None) -> Listing:
     """Build the factored listing (exact; raises :class:`TooWide`) of a
-    :class:`~truedeal.constraints.compile.Compiled`, a Program or seat rules.
+    :class:`~truedeal.constraints.compile.Compiled`, a Program or seat rules."""
+    layout, cells, columns, cell_cols = checked_cells(spec_like)
+    listing = listing_tables(layout, cells, columns, cell_cols)
+    _fill_level0(listing, progress)
+    return listing
 
-    With ``part=(k, parts)`` only the cells of slice k of ``parts`` are
-    listed (:func:`slice_cells`); ``cell_index`` maps them to the whole
-    listing's cells.  A cell's level-0 entries are the whole listing's
-    entries of that cell, in the same order, so the slices' totals, cases
-    and entries add up to the whole listing's.  The width limits are judged
-    on the whole listing, so a slice raises :class:`TooWide` exactly when the
-    whole would (the entry limit: when the slices' entries add up past it,
-    which :mod:`truedeal.slices` checks).
-    """
+
+def checked_cells(spec_like) -> tuple[Layout, np.ndarray, list, np.ndarray]:
+    """The layout, the cells, their suit columns and each cell's column per
+    suit, once the whole listing passes the width limits (else TooWide)."""
     layout = make_layout(spec_like)
     cells = enumerate_cells(layout.comp, layout)
     columns, cell_cols = _columns(cells, layout)
     _check_width(layout, len(columns), cell_cols)
-    index = None
-    if part is not None:
-        index = slice_cells(layout, cells, cell_cols, len(columns), *part)
-        cells = cells[index]
-        columns, cell_cols = _columns(cells, layout)
-    listing = listing_tables(layout, cells, columns, cell_cols)
+    return layout, cells, columns, cell_cols
+
+
+def list_cells(layout: Layout, cells: np.ndarray, index: np.ndarray, progress=None) -> Listing:
+    """The listing of the cells ``cells[index]`` alone (a slice; see
+    :mod:`truedeal.slices`), ``cell_index`` mapping them to ``cells``.  A
+    cell's level-0 entries are those the whole listing has for it, in the
+    same order, so slices' totals, cases and entries add up to the whole's."""
+    sub = cells[index]
+    listing = listing_tables(layout, sub, *_columns(sub, layout))
     listing.cell_index = index
     _fill_level0(listing, progress)
     return listing
@@ -567,26 +570,26 @@ def listing_tables(layout: Layout, cells: np.ndarray, columns: list, cell_cols: 
     return listing
 
 
-def slice_cells(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, n_columns: int, k: int, parts: int) -> np.ndarray:
-    """Indices of the cells in slice ``k`` of ``parts``, in cell order.
+def slice_of_cells(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, n_columns: int, parts: int) -> np.ndarray:
+    """The slice (0 to ``parts - 1``) of each cell.
 
     The level-0 fill makes one vectorised pass per (D,C) suit pair and cell
     signature, so a slice takes whole groups of cells that share both
-    (contiguous cell ranges would split every group and cost several times
-    the whole build): groups in key order, cut where the running cell count
-    crosses each ``n * j / parts``.
+    (contiguous cell ranges would split every group and cost twice as much):
+    groups in key order, cut where the running cell count crosses each
+    ``n * j / parts``.
     """
-    if not 0 <= k < parts:
-        raise ValueError(f"partition {k} out of range 0..{parts - 1}")
+    if parts < 1:
+        raise ValueError(f"at least one slice, got {parts}")
     if not len(cells):
         return np.zeros(0, np.int64)
     sig, _ = layout.comp.cell_signatures(PATTERNS[cells])
     dc = _pair_keys(cell_cols, n_columns)[1]
     _, group = np.unique(dc * (int(sig.max()) + 1) + sig, return_inverse=True)
-    sizes = np.bincount(group.reshape(-1))
+    group = group.reshape(-1)
+    sizes = np.bincount(group)
     before = np.cumsum(sizes) - sizes
-    slice_of_group = before * parts // len(cells)
-    return np.nonzero(slice_of_group[group.reshape(-1)] == k)[0]
+    return (before * parts // len(cells))[group]
 
 
 def box_arrays(boxes: list, n: int):

@@ -1,7 +1,7 @@
 """A listing cut into slices of cells: built apart, stored compactly, merged.
 
 Slice ``k`` of ``parts`` lists the cells that
-:func:`truedeal.enumeration.slice_cells` gives it (whole groups of cells
+:func:`truedeal.enumeration.slice_of_cells` gives it (whole groups of cells
 that share a (D,C) suit pair and a signature, so that each slice keeps the
 build's vectorisation).  A cell's level-0 entries in its slice are exactly
 the whole listing's entries of that cell, in the same order, so:
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .enumeration import MAX_ENTRIES, Listing, TooWide, _columns, build_listing, enumerate_cells, listing_tables, make_layout
+from .enumeration import MAX_ENTRIES, Layout, Listing, TooWide, checked_cells, list_cells, listing_tables, slice_of_cells
 
 _FORMAT = "truedeal-slice/1"
 
@@ -84,11 +84,33 @@ def stored_totals(data: bytes) -> tuple[int, int, int]:
     return int(meta[5]), int(meta[3]), int(meta[6])
 
 
+@dataclass(frozen=True)
+class Cut:
+    """The whole listing's cells (width-checked) and the slice of each: what
+    every slice of one listing needs first.  Keep it to build several slices."""
+
+    layout: Layout
+    cells: np.ndarray
+    slice_of: np.ndarray
+    parts: int
+
+    @classmethod
+    def of(cls, spec_like, parts: int) -> "Cut":
+        """Raises :class:`TooWide` when the whole listing fails a width limit."""
+        layout, cells, columns, cell_cols = checked_cells(spec_like)
+        return cls(layout, cells, slice_of_cells(layout, cells, cell_cols, len(columns), parts), parts)
+
+    def build(self, index: int, progress=None) -> Slice:
+        """List slice ``index`` alone (TooWide past the entry limit)."""
+        if not 0 <= index < self.parts:
+            raise ValueError(f"slice {index} out of range 0..{self.parts - 1}")
+        part = list_cells(self.layout, self.cells, np.nonzero(self.slice_of == index)[0], progress)
+        return Slice(index, self.parts, part.cases, part.cell_index[part.e_cell], part.e_c, part.e_z1, part.e_weight)
+
+
 def build_slice(spec_like, index: int, parts: int, progress=None) -> Slice:
-    """List slice ``index`` of ``parts`` alone (raises :class:`TooWide` as
-    :func:`~truedeal.enumeration.build_listing` does)."""
-    part = build_listing(spec_like, progress, part=(index, parts))
-    return Slice(index, parts, part.cases, part.cell_index[part.e_cell], part.e_c, part.e_z1, part.e_weight)
+    """Slice ``index`` of ``parts`` of the listing of ``spec_like`` (see :class:`Cut`)."""
+    return Cut.of(spec_like, parts).build(index, progress)
 
 
 def merge(spec_like, slices: list[Slice]) -> Listing:
@@ -102,9 +124,8 @@ def merge(spec_like, slices: list[Slice]) -> Listing:
         raise ValueError(f"slices {[s.index for s in slices]} are not all {parts} slices of one listing")
     if sum(s.entries for s in slices) > MAX_ENTRIES:
         raise TooWide(f"more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
-    layout = make_layout(spec_like)
-    cells = enumerate_cells(layout.comp, layout)
-    listing = listing_tables(layout, cells, *_columns(cells, layout))
+    layout, cells, columns, cell_cols = checked_cells(spec_like)
+    listing = listing_tables(layout, cells, columns, cell_cols)
     # A cell's entries are all in one slice, in order: a stable sort by cell
     # gives the whole listing's order.
     order = np.argsort(np.concatenate([s.e_cell for s in slices]), kind="stable")

@@ -16,7 +16,7 @@ from typing import Callable
 from truedeal.dealnumber import encode_batch, limbs_to_bytes
 from truedeal.engine import Plan, TooWide, check_count, exact_counts, exact_source, listing_sizes
 from truedeal.enumeration import MAX_ENTRIES, enumerate_cells, make_layout
-from truedeal.slices import Slice, build_slice, merge, stored_totals
+from truedeal.slices import Cut, Slice, merge, stored_totals
 from truedeal.spec import Spec, load_spec
 from .store import (
     DRAWING,
@@ -195,9 +195,20 @@ def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, 
 def _slice_of(job: Job, k: int, stop) -> Slice | None:
     """Slice ``k`` of the job's listing, or None when its plan is not one
     listing that can be cut (the reduce then builds it whole)."""
+    cut = _cut(job.spec_json, job.parts)
     try:
-        source = exact_source(load_spec(job.spec_json))
-        return None if source is None else build_slice(source, k, job.parts, stop)
+        return None if cut is None else cut.build(k, stop)
+    except TooWide:
+        return None
+
+
+@functools.lru_cache(maxsize=2)
+def _cut(spec_json: str, parts: int) -> Cut | None:
+    """The cells of a job's listing and their slices (None: not one listing
+    that can be cut), kept for the job's other slices on this worker."""
+    source = exact_source(load_spec(spec_json))
+    try:
+        return None if source is None else Cut.of(source, parts)
     except TooWide:
         return None
 

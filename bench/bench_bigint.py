@@ -16,19 +16,10 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import time
 from itertools import accumulate
 
 import gmpy2
-
-
-def best(fn, repeat: int = 3) -> float:
-    out = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        out = min(out, time.perf_counter() - t0)
-    return out
+from bench_kernel import best
 
 
 def main() -> None:

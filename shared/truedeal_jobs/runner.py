@@ -15,7 +15,7 @@ from typing import Callable
 
 from truedeal.dealnumber import encode_batch, limbs_to_bytes
 from truedeal.engine import Plan, TooWide, check_count, exact_counts, exact_source, listing_sizes
-from truedeal.enumeration import MAX_ENTRIES, enumerate_cells, make_layout
+from truedeal.enumeration import MAX_ENTRIES
 from truedeal.slices import Cut, Slice, merge, stored_totals
 from truedeal.spec import Spec, load_spec
 from .store import (
@@ -285,12 +285,12 @@ def _sliced_fields(job: Job, partials: dict[int, Partial]) -> dict[str, str] | N
     partials = [partials[k] for k in sorted(partials)]
     if any(p.whole for p in partials) or sum(p.entries for p in partials) > MAX_ENTRIES:
         return None
-    spec = load_spec(job.spec_json)
-    layout = make_layout(exact_source(spec))
-    total, cases = sum(p.total for p in partials), sum(p.cases for p in partials)
-    cells = len(enumerate_cells(layout.comp, layout))
-    summary = {**exact_counts(total * layout.free_ways(), cases),
-               **listing_sizes(total, layout.free_ways(), cells, sum(p.entries for p in partials), 0.0)}
+    cut = _cut(job.spec_json, job.parts)
+    if cut is None:  # cannot happen when every partition listed a slice
+        return None
+    total, cases, free = sum(p.total for p in partials), sum(p.cases for p in partials), cut.layout.free_ways()
+    summary = {**exact_counts(total * free, cases),
+               **listing_sizes(total, free, len(cut.cells), sum(p.entries for p in partials), 0.0)}
     summary["slices"] = len(partials)
     cumulative = list(itertools.accumulate(p.total for p in partials))
     return {**_count_fields(summary), "sliced": "1", "slice_totals": json.dumps([str(c) for c in cumulative])}

@@ -16,25 +16,28 @@ Life cycle
     tasks can never move a job backwards or out of a final state.
 
 Enumeration
-    The cells of the spec's listing are cut into ``parts`` contiguous
-    partitions (:func:`partition_count`).  Partition ``k`` writes
-    ``HSET <job>:partials k "<side total>:<cases>"`` (decimal strings: Redis
-    cannot add past 64 bits; a re-delivered task overwrites its own entry, so
-    nothing is counted twice).  When every partition is present,
-    :func:`run_reduce` adds them with Python ints, checks the sums against
-    the worker's own :class:`~truedeal.engine.Plan` (a mismatch fails the
-    job), stores the count and moves the job to ``drawing`` -- once, guarded
-    by ``SET <job>:reduced NX`` inside the same atomic step.
+    The spec's listing is cut into ``parts`` slices of its cells
+    (:func:`partition_count`, :mod:`truedeal.slices`).  Partition ``k``
+    builds only its slice and writes ``HSET <job>:partials k
+    "<side total>:<cases>:<entries>"`` (decimal strings: Redis cannot add past
+    64 bits) and the slice's compact form in ``<job>:slices``, in one atomic
+    step; a re-delivered task overwrites its own entry, so nothing is counted
+    twice.  A plan that is not one listing is marked ``whole``.  When every
+    partition is present, :func:`run_reduce` checks each partial against its
+    slice, adds them with Python ints (or builds a ``whole`` plan in one
+    piece), stores the count and moves the job to ``drawing`` -- once,
+    guarded by ``SET <job>:reduced NX`` inside the same atomic step.
 
 Draws
-    Chunk ``i`` is ``plan.chunk(i, seed)`` (cut short for the last chunk),
+    Chunk ``i`` is ``plan.chunk(i, seed)`` (cut short for the last chunk; a
+    sliced job's plan is merged from its slices, the same plan),
     i.e. exactly the deals ``truedeal generate --seed`` prints, stored as
     12-byte deal numbers in ``<job>:chunk:<i>`` (``SET`` overwrites, so a
     re-run is harmless) and recorded in the set ``<job>:chunks``.  The chunk
     that completes the set moves the job to ``done``.
 
 Keys (prefix ``P``, default ``td:``; ``{id}`` is a Redis Cluster hash tag)
-    ``P job:{id}`` hash (the record), ``:partials`` hash, ``:reduced``,
+    ``P job:{id}`` hash (the record), ``:partials`` and ``:slices`` hashes, ``:reduced``,
     ``:chunks`` set, ``:chunk:<i>`` strings, ``:cancel`` flag, ``:tasks`` hash
     (queued Celery task ids, for revocation), ``:attempts`` hash,
     ``:watchdog`` lock; ``P jobs:active`` set (jobs the watchdog looks at);

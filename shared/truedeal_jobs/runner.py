@@ -7,13 +7,13 @@ import functools
 import gc
 import itertools
 import json
-import os
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
 from truedeal.dealnumber import encode_batch, limbs_to_bytes
+from truedeal.resources import resident_bytes
 from truedeal.engine import Plan, TooWide, check_count, exact_counts, exact_source, listing_sizes
 from truedeal.enumeration import MAX_ENTRIES
 from truedeal.slices import Cut, Slice, merge, stored_totals
@@ -33,15 +33,6 @@ from .store import (
 )
 
 # --------------------------------------------------------------------------- plans
-
-
-def _rss() -> int:
-    """Resident memory of this process in bytes (0 where /proc is missing)."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
 
 
 class PlanCache:
@@ -67,13 +58,13 @@ class PlanCache:
         if plan is not None:
             self._plans.move_to_end(spec_json)
             return plan
-        if self._plans and _rss() > self.max_rss:
+        if self._plans and resident_bytes() > self.max_rss:
             self._keep_only(None)  # make room before building
         plan = build() if build is not None else Plan.build(load_spec(spec_json), progress)
         self._plans[spec_json] = plan
         while len(self._plans) > self.maxsize:
             self._plans.popitem(last=False)
-        if len(self._plans) > 1 and _rss() > self.max_rss:
+        if len(self._plans) > 1 and resident_bytes() > self.max_rss:
             self._keep_only(spec_json)
         return plan
 

@@ -27,13 +27,7 @@ import os
 import signal
 import sys
 
-
-def _rss() -> int:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
+from truedeal.resources import resident_bytes
 
 
 def _die_with_parent() -> None:
@@ -110,7 +104,7 @@ def main() -> None:
                 reply = {"kind": "too_wide", "value": "counting this spec needs more memory than this server has"}
         except Exception as exc:  # reported to the web process, which logs it
             reply = {"kind": "error", "value": f"{type(exc).__name__}: {' '.join(str(exc).split())}"}
-        reply["rss"] = _rss()
+        reply["rss"] = resident_bytes()
         out.write(json.dumps(reply).encode() + b"\n")
         out.flush()
 

@@ -1,0 +1,14 @@
+"""What this process uses, for the memory bounds of workers and count helpers."""
+
+from __future__ import annotations
+
+import os
+
+
+def resident_bytes() -> int:
+    """Resident memory of this process in bytes (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0

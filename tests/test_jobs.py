@@ -610,7 +610,7 @@ def test_a_dealer_script_job_matches_generate(store, workers, group):
 def test_plan_cache_memory_bound_is_a_setting():
     assert jobs.JobSettings.from_env({}).plan_cache_mb == 512
     assert jobs.JobSettings.from_env({"TRUEDEAL_PLAN_CACHE_MB": "64"}).plan_cache_mb == 64
-    with pytest.raises(jobs.JobInputError):
+    with pytest.raises(jobs.SettingsError, match="TRUEDEAL_PLAN_CACHE_MB must be an integer"):
         jobs.JobSettings.from_env({"TRUEDEAL_PLAN_CACHE_MB": "lots"})
 
 

@@ -64,7 +64,7 @@ from .runner import (
     submit,
     watchdog_scan,
 )
-from .store import (
+from .models import (
     ACTIVE_STATES,
     CANCELLED,
     DONE,
@@ -73,7 +73,6 @@ from .store import (
     FAILED,
     FAST_LANE,
     FINAL_STATES,
-    MAX_PARTITIONS,
     QUEUED,
     SLOW_LANE,
     STATES,
@@ -83,13 +82,12 @@ from .store import (
     JobInputError,
     JobNotFound,
     JobNotReady,
-    JobSettings,
-    JobStore,
-    connect,
+    State,
     lane_for,
-    partition_count,
-    redis_url,
 )
+from .settings import MAX_PARTITIONS, JobSettings, SettingsError, redis_url
+from .store import JobStore, connect
+from .submission import partition_count
 from .view import NO_WORKER_NOTE, public_status
 
 __all__ = [
@@ -123,6 +121,8 @@ __all__ = [
     "QUEUED",
     "SLOW_LANE",
     "STATES",
+    "State",
+    "SettingsError",
     "connect",
     "lane_for",
     "redis_url",

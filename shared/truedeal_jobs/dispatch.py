@@ -9,52 +9,20 @@ Celery.
 
 from __future__ import annotations
 
-import os
 import uuid
-from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from celery import Celery
 
-from .store import FAST_LANE, JobSettings, redis_url
+from .models import FAST_LANE
+from .settings import DispatchSettings
 
 #: Task names (stable: they are what queued messages refer to).
 ENUMERATE = "truedeal.enumerate_partition"
 REDUCE = "truedeal.reduce"
 DRAW = "truedeal.draw_chunk"
 WATCHDOG = "truedeal.watchdog"
-
-
-@dataclass(frozen=True)
-class DispatchSettings:
-    """Where job work is queued: ``TRUEDEAL_REDIS_URL`` (the broker),
-    ``TRUEDEAL_KEY_PREFIX`` (the broker's keys get ``<prefix>celery:``),
-    ``TRUEDEAL_QUEUE`` (default ``truedeal``; slow jobs use ``<queue>.slow``)
-    and ``TRUEDEAL_VISIBILITY_TIMEOUT`` (seconds, default 3600)."""
-
-    redis_url: str
-    prefix: str
-    queue: str
-    visibility_timeout: int
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> "DispatchSettings":
-        env = os.environ if env is None else env
-        return cls(redis_url(env), JobSettings.from_env(env).prefix, env.get("TRUEDEAL_QUEUE") or "truedeal",
-                   positive_int(env, "TRUEDEAL_VISIBILITY_TIMEOUT", 3600))
-
-
-def positive_int(env: Mapping[str, str], name: str, default: int) -> int:
-    """``env[name]`` as an integer >= 1 (``default`` when unset); ValueError with one line otherwise."""
-    raw = env.get(name, "").strip()
-    try:
-        value = int(raw) if raw else default
-    except ValueError:
-        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
-    return value
 
 
 def broker_url(url: str) -> str:

@@ -18,19 +18,15 @@ from truedeal.engine import Plan, TooWide, check_count, exact_counts, exact_sour
 from truedeal.enumeration import MAX_ENTRIES
 from truedeal.slices import Cut, Slice, merge, stored_totals
 from truedeal.spec import Spec, load_spec
-from .store import (
-    DRAWING,
-    ENUMERATING,
-    FAST_LANE,
-    QUEUED,
-    Dispatcher,
-    Job,
-    JobNotFound,
-    JobSettings,
-    JobStore,
-    Partial,
-    _Stopped,
-)
+from .models import DRAWING, ENUMERATING, FAST_LANE, QUEUED, Dispatcher, Job, JobNotFound, Partial
+from .settings import JobSettings
+from .store import JobStore
+
+
+
+class JobStopped(Exception):
+    """Raised inside a worker loop when the job was cancelled or failed."""
+
 
 # --------------------------------------------------------------------------- plans
 
@@ -98,7 +94,7 @@ def submit(store: JobStore, dispatcher: Dispatcher, spec: Spec | dict | str, n: 
 
 
 def _stopper(store: JobStore, job_id: str, every: float = 0.25) -> Callable[[int, int], None]:
-    """A progress callback that raises _Stopped once the job is cancelled or
+    """A progress callback that raises JobStopped once the job is cancelled or
     failed (reads the flag at most every ``every`` seconds)."""
     last = [0.0]
 
@@ -107,7 +103,7 @@ def _stopper(store: JobStore, job_id: str, every: float = 0.25) -> Callable[[int
         if now - last[0] >= every:
             last[0] = now
             if store.stop_requested(job_id):
-                raise _Stopped()
+                raise JobStopped()
 
     return check
 
@@ -170,7 +166,7 @@ def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, 
         return "failed"
     try:
         piece = _slice_of(job, k, _stopper(store, job_id))
-    except _Stopped:
+    except JobStopped:
         return "stopped"
     if piece is None:
         present = store.write_partial(job_id, k, Partial(whole=True))
@@ -244,7 +240,7 @@ def run_reduce(store: JobStore, dispatcher: Dispatcher, job_id: str, plans: Plan
         fields = _sliced_fields(job, partials)
         if fields is None:
             fields = _whole_fields(store, dispatcher, job, plans)
-    except _Stopped:
+    except JobStopped:
         return "stopped"
     if fields is None:
         return "failed"
@@ -332,7 +328,7 @@ def run_chunk(store: JobStore, dispatcher: Dispatcher, job_id: str, i: int, plan
         return "failed"
     try:
         plan = _plan_or_fail(store, dispatcher, job, plans, _stopper(store, job_id))
-    except _Stopped:
+    except JobStopped:
         return "stopped"
     if plan is None:
         return "failed"

@@ -1,156 +1,44 @@
-"""The job record in Redis: states, errors, settings, keys and atomic updates."""
+"""The job store: every Redis call of the job system (keys, the job record's
+hash, atomic changes through :mod:`.lua`, deal chunks, worker heartbeats)."""
 
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import secrets
 import time
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
 import redis
 
 from truedeal.dealnumber import bytes_to_limbs, decode_batch, limbs_to_ints
-from truedeal.engine import MAX_DEALS, TooWide, check_count, exact_source
-from truedeal.enumeration import make_layout
-from truedeal.formats import FORMATS
 from truedeal.randomness import CHUNK_DEALS
 from truedeal.spec import Spec, load_spec
 
-# --------------------------------------------------------------------------- states
-
-QUEUED = "queued"
-ENUMERATING = "enumerating"
-DRAWING = "drawing"
-DONE = "done"
-FAILED = "failed"
-CANCELLED = "cancelled"
-#: Every state, in life-cycle order.
-STATES: tuple[str, ...] = (QUEUED, ENUMERATING, DRAWING, DONE, FAILED, CANCELLED)
-#: States a job never leaves.
-FINAL_STATES: frozenset[str] = frozenset({DONE, FAILED, CANCELLED})
-#: States in which work is still to be done.
-ACTIVE_STATES: tuple[str, ...] = (QUEUED, ENUMERATING, DRAWING)
-
-#: Hard upper bound on enumeration partitions per job.
-MAX_PARTITIONS = 64
+from . import lua
+from .models import (
+    ACTIVE_STATES,
+    CANCELLED,
+    DONE,
+    FAILED,
+    FAST_LANE,
+    QUEUED,
+    Dispatcher,
+    Job,
+    JobInputError,
+    JobNotFound,
+    JobNotReady,
+    Partial,
+    State,
+)
+from .settings import JobSettings, redis_url
+from .submission import check_submission, partition_count
 
 _ID_RE = re.compile(r"^[0-9a-f]{32}$")
-
-
-# --------------------------------------------------------------------------- errors
-
-
-#: Largest first board number (board numbers must stay printable integers).
-MAX_FIRST_BOARD = 1_000_000_000
-
-
-class JobError(Exception):
-    """A job-level problem with a one-line, user-readable message."""
-
-
-class JobNotFound(JobError, KeyError):
-    """No such job: the id never existed, or the job has expired."""
-
-    def __str__(self) -> str:  # KeyError would quote the message
-        return str(self.args[0]) if self.args else "unknown job"
-
-
-class JobInputError(JobError, ValueError):
-    """A submission the job system refuses (bad count, format or option)."""
-
-
-class JobNotReady(JobError):
-    """The job's deals are not (or no longer) available."""
-
-
-class _Stopped(Exception):
-    """Raised inside a worker loop when the job was cancelled or failed."""
-
-
-# --------------------------------------------------------------------------- settings
-
-
-def _env_int(env: Mapping[str, str], name: str, default: int, minimum: int = 0) -> int:
-    raw = env.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw.replace("_", ""))
-    except ValueError:
-        raise JobInputError(f"{name} must be an integer, got {raw!r}") from None
-    if value < minimum:
-        raise JobInputError(f"{name} must be at least {minimum}, got {value}")
-    return value
-
-
-@dataclass(frozen=True)
-class JobSettings:
-    """Tunables of the job system; :meth:`from_env` reads ``TRUEDEAL_*``.
-
-    ``prefix``        key prefix (``TRUEDEAL_KEY_PREFIX``, default ``td:``).
-    ``ttl``           seconds every job key lives after its last write
-                      (``TRUEDEAL_JOB_TTL``, default 7 days).
-    ``max_deals``     most deals per job (``TRUEDEAL_MAX_JOB_DEALS``, default
-                      100,000,000; never above the engine's 1,000,000,000).
-    ``partitions``    enumeration partitions wanted (``TRUEDEAL_PARTITIONS``,
-                      default 8); a job uses ``min(cells, this, 64)``.
-    ``max_attempts``  starts of one partition or chunk before the job fails
-                      (``TRUEDEAL_MAX_ATTEMPTS``, default 5).
-    ``stale_after``   seconds without progress before the watchdog re-queues
-                      (``TRUEDEAL_WATCHDOG_STALE``, default 120).
-    ``max_requeues``  consecutive watchdog rounds without progress (counted
-                      only while the task queue is empty) before the job fails
-                      (``TRUEDEAL_WATCHDOG_MAX_REQUEUES``, default 10).
-    ``requeue_batch`` most partitions or chunks re-queued per job and round,
-                      lowest indices first (``TRUEDEAL_WATCHDOG_BATCH``, 64).
-    ``plan_cache``    plans kept per process (``TRUEDEAL_PLAN_CACHE``, 4).
-    ``plan_cache_mb`` a process holding more than this many MB keeps only the
-                      plan in use (``TRUEDEAL_PLAN_CACHE_MB``, 512).
-    """
-
-    prefix: str = "td:"
-    ttl: int = 7 * 24 * 3600
-    max_deals: int = 100_000_000
-    partitions: int = 8
-    max_attempts: int = 5
-    stale_after: float = 120.0
-    max_requeues: int = 10
-    requeue_batch: int = 64
-    plan_cache: int = 4
-    plan_cache_mb: int = 512
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> "JobSettings":
-        """Settings from ``env`` (default ``os.environ``); JobInputError on a bad value."""
-        env = os.environ if env is None else env
-        max_deals = _env_int(env, "TRUEDEAL_MAX_JOB_DEALS", cls.max_deals, 1)
-        return cls(
-            prefix=env.get("TRUEDEAL_KEY_PREFIX", cls.prefix),
-            ttl=_env_int(env, "TRUEDEAL_JOB_TTL", cls.ttl, 1),
-            max_deals=min(max_deals, MAX_DEALS),
-            partitions=min(_env_int(env, "TRUEDEAL_PARTITIONS", cls.partitions, 1), MAX_PARTITIONS),
-            max_attempts=_env_int(env, "TRUEDEAL_MAX_ATTEMPTS", cls.max_attempts, 1),
-            stale_after=float(_env_int(env, "TRUEDEAL_WATCHDOG_STALE", int(cls.stale_after), 1)),
-            max_requeues=_env_int(env, "TRUEDEAL_WATCHDOG_MAX_REQUEUES", cls.max_requeues, 1),
-            requeue_batch=_env_int(env, "TRUEDEAL_WATCHDOG_BATCH", cls.requeue_batch, 1),
-            plan_cache=_env_int(env, "TRUEDEAL_PLAN_CACHE", cls.plan_cache, 1),
-            plan_cache_mb=_env_int(env, "TRUEDEAL_PLAN_CACHE_MB", cls.plan_cache_mb, 1),
-        )
-
-
-def redis_url(env: Mapping[str, str] | None = None) -> str:
-    """``TRUEDEAL_REDIS_URL``, default ``redis://localhost:6379/0``."""
-    env = os.environ if env is None else env
-    return env.get("TRUEDEAL_REDIS_URL") or "redis://localhost:6379/0"
-
 
 def connect(url: str | None = None) -> redis.Redis:
     """A redis-py client (bytes replies) with finite timeouts, so that an
@@ -161,71 +49,6 @@ def connect(url: str | None = None) -> redis.Redis:
         socket_timeout=60,
         health_check_interval=30,
     )
-
-
-# --------------------------------------------------------------------------- the record
-
-
-#: Lanes: a job whose count took long (or did not finish) before it was queued
-#: runs in the slow lane, on its own queue and worker processes, so that it never
-#: holds up small jobs (``truedeal worker`` keeps processes for each lane).
-FAST_LANE = "fast"
-SLOW_LANE = "slow"
-#: A build slower than this (seconds) puts a job in the slow lane.
-SLOW_BUILD_SECONDS = 1.0
-
-
-def lane_for(summary: dict[str, Any] | None) -> str:
-    """The lane of a job from its spec's count before queueing: the slow lane
-    when the count did not finish in time (``None``) or took over
-    :data:`SLOW_BUILD_SECONDS` (its workers would build it again)."""
-    if summary is None or float(summary.get("build_seconds") or 0.0) > SLOW_BUILD_SECONDS:
-        return SLOW_LANE
-    return FAST_LANE
-
-
-@dataclass
-class Job:
-    """One job record, as read from Redis (read-only snapshot)."""
-
-    id: str
-    state: str
-    spec_json: str
-    n: int
-    seed: str
-    seed_generated: bool
-    options: dict[str, Any]
-    parts: int
-    chunks: int
-    created: float
-    updated: float
-    started: float | None = None
-    finished: float | None = None
-    progress_at: float | None = None
-    requeued_at: float | None = None
-    requeues: int = 0
-    error: str | None = None
-    summary: dict[str, Any] | None = None
-    sliced: bool = False  # its listing is merged from the partitions' slices
-
-    @property
-    def final(self) -> bool:
-        return self.state in FINAL_STATES
-
-    @property
-    def lane(self) -> str:
-        """:data:`FAST_LANE` or :data:`SLOW_LANE`: the queue its tasks go to (see :func:`lane_for`)."""
-        return str(self.options.get("lane", FAST_LANE))
-
-    def chunk_size(self, i: int) -> int:
-        """Deals in chunk ``i`` (the last chunk may be short)."""
-        if not 0 <= i < self.chunks:
-            raise ValueError(f"chunk {i} out of range 0..{self.chunks - 1}")
-        return min(CHUNK_DEALS, self.n - i * CHUNK_DEALS)
-
-    @property
-    def last_activity(self) -> float:
-        return max(self.created, self.progress_at or 0.0, self.requeued_at or 0.0)
 
 
 def _f(raw: bytes | None) -> float | None:
@@ -239,7 +62,7 @@ def _s(raw: bytes | None) -> str | None:
 def _job_from_hash(job_id: str, h: dict[bytes, bytes]) -> Job:
     return Job(
         id=job_id,
-        state=h[b"state"].decode(),
+        state=State(h[b"state"].decode()),
         spec_json=h[b"spec"].decode(),
         n=int(h[b"n"]),
         seed=h[b"seed"].decode(),
@@ -266,140 +89,6 @@ def _iso(t: float | None) -> str | None:
     return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-# --------------------------------------------------------------------------- Lua
-
-# Move KEYS[1] from one of the states in ARGV[1] (comma separated) to ARGV[2],
-# setting the field/value pairs ARGV[4..].  Leaving for a final state drops the
-# job ARGV[3] from the active set KEYS[2].  Returns 1 moved, 0 not allowed, -1 no job.
-_TRANSITION = """
-local s = redis.call('HGET', KEYS[1], 'state')
-if not s then return -1 end
-for a in string.gmatch(ARGV[1], '[^,]+') do
-  if s == a then
-    redis.call('HSET', KEYS[1], 'state', ARGV[2])
-    for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-    if ARGV[2] == 'done' or ARGV[2] == 'failed' or ARGV[2] == 'cancelled' then
-      redis.call('SREM', KEYS[2], ARGV[3])
-    end
-    return 1
-  end
-end
-return 0
-"""
-
-# Partition ARGV[1] writes "total:cases:entries" (or "whole") ARGV[2] and its
-# slice ARGV[5] (if any) while the job enumerates, both at once.
-# Returns the number of partitions present, or -1 if the job no longer takes partials.
-_WRITE_PARTIAL = """
-local s = redis.call('HGET', KEYS[1], 'state')
-if s ~= 'queued' and s ~= 'enumerating' then return -1 end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-if ARGV[5] ~= '' then
-  redis.call('HSET', KEYS[3], ARGV[1], ARGV[5])
-  redis.call('EXPIRE', KEYS[3], ARGV[3])
-end
-redis.call('HSET', KEYS[1], 'progress_at', ARGV[4], 'updated', ARGV[4])
-return redis.call('HLEN', KEYS[2])
-"""
-
-# The reduce step's guard: enumerating -> drawing once (SET NX on KEYS[2]),
-# storing the field/value pairs ARGV[3..].  Returns 1 for the one winner.
-_COMPLETE_ENUMERATION = """
-if redis.call('HGET', KEYS[1], 'state') ~= 'enumerating' then return 0 end
-if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'EX', ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'drawing')
-for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-return 1
-"""
-
-# Chunk ARGV[2]'s bytes ARGV[1] are stored while the job draws.
-# Returns the number of chunks done, or -1 if the job no longer takes chunks.
-_WRITE_CHUNK = """
-if redis.call('HGET', KEYS[1], 'state') ~= 'drawing' then return -1 end
-redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
-redis.call('SADD', KEYS[3], ARGV[2])
-redis.call('EXPIRE', KEYS[3], ARGV[3])
-redis.call('HSET', KEYS[1], 'progress_at', ARGV[4], 'updated', ARGV[4])
-return redis.call('SCARD', KEYS[3])
-"""
-
-# drawing -> done when all ARGV[1] chunks are present.  Returns 1 for the one winner.
-_FINISH = """
-if redis.call('HGET', KEYS[1], 'state') ~= 'drawing' then return 0 end
-if redis.call('SCARD', KEYS[2]) < tonumber(ARGV[1]) then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'done', 'finished', ARGV[2], 'updated', ARGV[2])
-redis.call('SREM', KEYS[3], ARGV[3])
-return 1
-"""
-
-
-# --------------------------------------------------------------------------- dispatcher
-
-
-class Dispatcher(Protocol):
-    """How job logic queues work; the Celery adapter implements it.
-
-    Each queueing method returns the task ids it queued (for revocation);
-    queueing the same work twice must be harmless (every task is idempotent).
-    """
-
-    def enumerate_partitions(self, job_id: str, ks: Sequence[int], lane: str = FAST_LANE) -> list[str]:
-        """Queue ``enumerate_partition(job_id, k)`` for each ``k`` on ``lane``'s queue."""
-
-    def reduce(self, job_id: str, lane: str = FAST_LANE) -> str:
-        """Queue ``reduce(job_id)`` on ``lane``'s queue."""
-
-    def draw_chunks(self, job_id: str, indices: Sequence[int], lane: str = FAST_LANE) -> list[str]:
-        """Queue ``draw_chunk(job_id, i)`` for each ``i`` on ``lane``'s queue."""
-
-    def revoke(self, task_ids: Sequence[str]) -> None:
-        """Ask workers to discard these queued tasks (best effort)."""
-
-    def backlog(self) -> int | None:
-        """Messages waiting in the task queue, or None if unknown."""
-
-
-@dataclass(frozen=True)
-class Partial:
-    """What partition ``k`` found: its slice's exact side total, cases and
-    level-0 entries, or ``whole``: the job's plan is not one listing that
-    can be cut (an either/or across seats, rejection, too wide), so the
-    reduce builds it in one piece."""
-
-    total: int = 0
-    cases: int = 0
-    entries: int = 0
-    whole: bool = False
-
-    def text(self) -> str:
-        return "whole" if self.whole else f"{self.total}:{self.cases}:{self.entries}"
-
-    @classmethod
-    def parse(cls, text: str) -> "Partial":
-        if text == "whole":
-            return cls(whole=True)
-        total, cases, entries = text.split(":")
-        return cls(int(total), int(cases), int(entries))
-
-
-def partition_count(spec: Spec, wanted: int) -> int:
-    """Partitions for ``spec``, decided without listing anything (this runs
-    in the web request): ``min(wanted, 64)`` slices of the cells, or 1 when
-    the plan is not one listing that can be cut (see
-    :func:`truedeal.engine.exact_source`) or has a single cell (no seat
-    whose shape is constrained).  Compiling the spec is cheap; a spec that
-    does not compile gets ``wanted`` and the workers report why it fails.
-    """
-    try:
-        source = exact_source(spec)
-        if source is None or not make_layout(source).patterned:
-            return 1
-    except (TooWide, ValueError):
-        pass
-    return max(1, min(wanted, MAX_PARTITIONS))
-
-
 # --------------------------------------------------------------------------- the store
 
 
@@ -414,11 +103,11 @@ class JobStore:
     def __init__(self, client: redis.Redis, settings: JobSettings | None = None) -> None:
         self.r = client
         self.settings = settings or JobSettings()
-        self._transition = client.register_script(_TRANSITION)
-        self._write_partial = client.register_script(_WRITE_PARTIAL)
-        self._complete_enumeration = client.register_script(_COMPLETE_ENUMERATION)
-        self._write_chunk = client.register_script(_WRITE_CHUNK)
-        self._finish = client.register_script(_FINISH)
+        self._transition = client.register_script(lua.TRANSITION)
+        self._write_partial = client.register_script(lua.WRITE_PARTIAL)
+        self._complete_enumeration = client.register_script(lua.COMPLETE_ENUMERATION)
+        self._write_chunk = client.register_script(lua.WRITE_CHUNK)
+        self._finish = client.register_script(lua.FINISH)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "JobStore":
@@ -461,32 +150,11 @@ class JobStore:
         :func:`submit`); ``lane`` is where its tasks will go (:func:`lane_for`).
 
         Raises :class:`~truedeal.spec.SpecError` for a bad spec and
-        :class:`JobInputError` for a bad count (``check_count`` and at most
-        ``settings.max_deals``), seed, format or first board.  Without a seed,
-        one is generated with :mod:`secrets` and stored, so that re-runs of
-        any chunk reproduce the same deals.
+        :class:`JobInputError` for bad options
+        (:func:`~.submission.check_submission`).
         """
         spec = load_spec(spec)
-        try:
-            check_count(n)
-        except ValueError as exc:
-            raise JobInputError(str(exc)) from None
-        if n > self.settings.max_deals:
-            raise JobInputError(f"at most {self.settings.max_deals:,} deals per job, got {n:,}")
-        generated = seed is None
-        if generated:
-            seed = secrets.token_hex(16)
-        if not isinstance(seed, str) or not seed or len(seed) > 1000:
-            raise JobInputError("the seed must be a non-empty string of at most 1000 characters")
-        try:
-            seed.encode("utf-8")  # the stream is keyed by the seed's UTF-8 bytes
-        except UnicodeEncodeError:
-            raise JobInputError("the seed must be text (UTF-8); it contains bytes that are not") from None
-        if fmt not in FORMATS:
-            raise JobInputError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
-        if isinstance(first_board, bool) or not isinstance(first_board, int) or not 1 <= first_board <= MAX_FIRST_BOARD:
-            shown = repr(first_board) if len(repr(first_board)) <= 40 else repr(first_board)[:37] + "..."
-            raise JobInputError(f"the first board must be an integer from 1 to {MAX_FIRST_BOARD:,}, got {shown}")
+        seed, generated = check_submission(n, seed, fmt, first_board, self.settings.max_deals)
         parts = partition_count(spec, self.settings.partitions)
         job_id = uuid.uuid4().hex
         now = time.time()
@@ -666,7 +334,7 @@ class JobStore:
             pipe.expire(k, ttl)
         pipe.execute()
 
-    def _end(self, job_id: str, state: str, reason: str, dispatcher: Dispatcher | None) -> bool:
+    def _end(self, job_id: str, state: State, reason: str, dispatcher: Dispatcher | None) -> bool:
         now = time.time()
         moved = self.transition(job_id, ACTIVE_STATES, state, finished=now, error=reason)
         if not moved:

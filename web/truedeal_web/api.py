@@ -26,7 +26,7 @@ from truedeal.odds import odds_of_summary
 from truedeal.spec import DuplicateKey, Spec, SpecError, load_spec, strict_json
 
 from truedeal.engine import MAX_DEALS
-from truedeal_jobs.store import MAX_FIRST_BOARD
+from truedeal_jobs.models import MAX_FIRST_BOARD
 
 from .counting import Counter, CountFailed
 from .models import DEAL_FORMATS, CountResult, JobRequest, JobStatus

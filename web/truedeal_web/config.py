@@ -28,61 +28,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from truedeal.engine import MAX_DEALS
-
-_RATE_RE = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|s|m|h)\s*$", re.IGNORECASE)
-_PERIODS = {"second": 1, "s": 1, "minute": 60, "m": 60, "hour": 3600, "h": 3600}
-
-
-class ConfigError(ValueError):
-    """A bad setting; the message names the variable."""
-
-
-def _int(env: Mapping[str, str], name: str, default: int, minimum: int) -> int:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
-    if value < minimum:
-        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
-    return value
-
-
-def _float(env: Mapping[str, str], name: str, default: float, minimum: float) -> float:
-    raw = (env.get(name) or "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
-    if not value >= minimum:
-        raise ConfigError(f"{name} must be at least {minimum}, got {raw}")
-    return value
-
-
-def parse_rate(text: str | None, name: str = "TRUEDEAL_RATE_LIMIT") -> tuple[int, int] | None:
-    """``"60/minute"`` -> ``(60, 60)`` (requests, window seconds); None/"" -> None."""
-    if text is None or not str(text).strip():
-        return None
-    m = _RATE_RE.match(str(text))
-    if not m or int(m.group(1)) < 1:
-        raise ConfigError(f"{name} must look like 60/minute (or /second, /hour), got {text!r}")
-    return int(m.group(1)), _PERIODS[m.group(2).lower()]
+from truedeal_jobs.settings import DEFAULT_REDIS_URL, EnvReader, parse_rate
 
 
 @dataclass(frozen=True)
 class WebConfig:
     """Everything the web app reads from the environment (see the module doc)."""
 
-    redis_url: str = "redis://localhost:6379/0"
+    redis_url: str = DEFAULT_REDIS_URL
     key_prefix: str = "td:"
     queue: str = "truedeal"
     max_job_deals: int = 100_000_000
@@ -99,22 +56,21 @@ class WebConfig:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "WebConfig":
         """Settings from ``env`` (default ``os.environ``), then ``overrides``."""
-        env = os.environ if env is None else env
-        keys = tuple(k.strip() for k in (env.get("TRUEDEAL_API_KEYS") or "").split(",") if k.strip())
+        read = EnvReader.of(env)
         config = cls(
-            redis_url=env.get("TRUEDEAL_REDIS_URL") or cls.redis_url,
-            key_prefix=env.get("TRUEDEAL_KEY_PREFIX", cls.key_prefix),
-            queue=env.get("TRUEDEAL_QUEUE") or cls.queue,
-            max_job_deals=min(_int(env, "TRUEDEAL_MAX_JOB_DEALS", cls.max_job_deals, 1), MAX_DEALS),
-            api_keys=keys,
-            rate_limit=parse_rate(env.get("TRUEDEAL_RATE_LIMIT")),
-            auth_failures=parse_rate(env.get("TRUEDEAL_AUTH_FAILURES"), "TRUEDEAL_AUTH_FAILURES") or (20, 60),
-            max_body=_int(env, "TRUEDEAL_MAX_BODY", cls.max_body, 1024),
-            count_timeout=_float(env, "TRUEDEAL_COUNT_TIMEOUT", cls.count_timeout, 0.1),
-            count_processes=_int(env, "TRUEDEAL_COUNT_PROCESSES", cls.count_processes, 1),
-            count_cache=_int(env, "TRUEDEAL_COUNT_CACHE", cls.count_cache, 1),
-            counts_per_client=_int(env, "TRUEDEAL_COUNTS_PER_CLIENT", cls.counts_per_client, 1),
-            preview_deals=_int(env, "TRUEDEAL_PREVIEW_DEALS", cls.preview_deals, 1),
+            redis_url=read.text("TRUEDEAL_REDIS_URL", cls.redis_url),
+            key_prefix=read.prefix("TRUEDEAL_KEY_PREFIX", cls.key_prefix),
+            queue=read.text("TRUEDEAL_QUEUE", cls.queue),
+            max_job_deals=min(read.integer("TRUEDEAL_MAX_JOB_DEALS", cls.max_job_deals), MAX_DEALS),
+            api_keys=read.words("TRUEDEAL_API_KEYS"),
+            rate_limit=read.rate("TRUEDEAL_RATE_LIMIT"),
+            auth_failures=read.rate("TRUEDEAL_AUTH_FAILURES", cls.auth_failures) or cls.auth_failures,
+            max_body=read.integer("TRUEDEAL_MAX_BODY", cls.max_body, 1024),
+            count_timeout=read.number("TRUEDEAL_COUNT_TIMEOUT", cls.count_timeout, 0.1),
+            count_processes=read.integer("TRUEDEAL_COUNT_PROCESSES", cls.count_processes),
+            count_cache=read.integer("TRUEDEAL_COUNT_CACHE", cls.count_cache),
+            counts_per_client=read.integer("TRUEDEAL_COUNTS_PER_CLIENT", cls.counts_per_client),
+            preview_deals=read.integer("TRUEDEAL_PREVIEW_DEALS", cls.preview_deals),
         )
         return config.replace(**overrides) if overrides else config
 
@@ -122,7 +78,7 @@ class WebConfig:
         if "api_keys" in changes and isinstance(changes["api_keys"], str):
             changes["api_keys"] = tuple(k.strip() for k in changes["api_keys"].split(",") if k.strip())
         if "rate_limit" in changes and (changes["rate_limit"] is None or isinstance(changes["rate_limit"], str)):
-            changes["rate_limit"] = parse_rate(changes["rate_limit"])
+            changes["rate_limit"] = parse_rate(changes["rate_limit"], "TRUEDEAL_RATE_LIMIT")
         if isinstance(changes.get("auth_failures"), str):
             changes["auth_failures"] = parse_rate(changes["auth_failures"], "TRUEDEAL_AUTH_FAILURES")
         if "max_job_deals" in changes:

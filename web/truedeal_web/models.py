@@ -12,7 +12,7 @@ from typing import Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
 from truedeal.engine import MAX_DEALS
 from truedeal.formats import FORMATS
-from truedeal_jobs.store import MAX_FIRST_BOARD
+from truedeal_jobs.models import MAX_FIRST_BOARD
 from truedeal.spec import Spec
 
 #: Job states, in life-cycle order (mirrors truedeal_jobs.STATES).

@@ -63,17 +63,16 @@ from typing import Mapping
 from celery import Celery, bootsteps, signals
 from celery.exceptions import SecurityWarning
 from truedeal_jobs import JobSettings, JobStore, connect
+from truedeal_jobs.settings import DispatchSettings, EnvReader
 from truedeal_jobs.dispatch import (  # noqa: F401  (re-exported: the worker's public names)
     DRAW,
     ENUMERATE,
     REDUCE,
     WATCHDOG,
     CeleryDispatcher,
-    DispatchSettings,
     broker_url,
     celery_conf,
     lane_queue,
-    positive_int,
     slow_queue,
 )
 
@@ -111,7 +110,7 @@ class WorkerConfig:
         env = os.environ if env is None else env
         return cls(
             dispatch=DispatchSettings.from_env(env),
-            watchdog_interval=float(positive_int(env, "TRUEDEAL_WATCHDOG_INTERVAL", 15)),
+            watchdog_interval=EnvReader.of(env).number("TRUEDEAL_WATCHDOG_INTERVAL", 15.0, 1.0),
             jobs=JobSettings.from_env(env),
         )
 

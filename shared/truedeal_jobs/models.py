@@ -1,0 +1,169 @@
+"""The job system's models: a job's states, its record, what a partition
+found, the lanes, the errors, and the dispatcher contract that job logic
+queues work through.  The API, the Lua scripts (:mod:`.lua`) and the store
+all use these names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol, Sequence
+
+from truedeal.randomness import CHUNK_DEALS
+
+
+class State(StrEnum):
+    """A job's state, in life-cycle order (the values are what Redis holds)."""
+
+    QUEUED = "queued"
+    ENUMERATING = "enumerating"
+    DRAWING = "drawing"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def final(self) -> bool:
+        """A state the job never leaves."""
+        return self in FINAL_STATES
+
+
+QUEUED, ENUMERATING, DRAWING = State.QUEUED, State.ENUMERATING, State.DRAWING
+DONE, FAILED, CANCELLED = State.DONE, State.FAILED, State.CANCELLED
+#: Every state, in life-cycle order.
+STATES: tuple[State, ...] = tuple(State)
+#: States a job never leaves.
+FINAL_STATES: frozenset[State] = frozenset({DONE, FAILED, CANCELLED})
+#: States in which work is still to be done.
+ACTIVE_STATES: tuple[State, ...] = (QUEUED, ENUMERATING, DRAWING)
+
+
+#: Largest first board number (board numbers must stay printable integers).
+MAX_FIRST_BOARD = 1_000_000_000
+
+
+class JobError(Exception):
+    """A job-level problem with a one-line, user-readable message."""
+
+
+class JobNotFound(JobError, KeyError):
+    """No such job: the id never existed, or the job has expired."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "unknown job"
+
+
+class JobInputError(JobError, ValueError):
+    """A submission the job system refuses (bad count, format or option)."""
+
+
+class JobNotReady(JobError):
+    """The job's deals are not (or no longer) available."""
+
+
+#: Lanes: a job whose count took long (or did not finish) before it was queued
+#: runs in the slow lane, on its own queue and worker processes, so that it never
+#: holds up small jobs (``truedeal worker`` keeps processes for each lane).
+FAST_LANE = "fast"
+SLOW_LANE = "slow"
+#: A build slower than this (seconds) puts a job in the slow lane.
+SLOW_BUILD_SECONDS = 1.0
+
+
+def lane_for(summary: dict[str, Any] | None) -> str:
+    """The lane of a job from its spec's count before queueing: the slow lane
+    when the count did not finish in time (``None``) or took over
+    :data:`SLOW_BUILD_SECONDS` (its workers would build it again)."""
+    if summary is None or float(summary.get("build_seconds") or 0.0) > SLOW_BUILD_SECONDS:
+        return SLOW_LANE
+    return FAST_LANE
+
+
+@dataclass
+class Job:
+    """One job record, as read from Redis (read-only snapshot)."""
+
+    id: str
+    state: State
+    spec_json: str
+    n: int
+    seed: str
+    seed_generated: bool
+    options: dict[str, Any]
+    parts: int
+    chunks: int
+    created: float
+    updated: float
+    started: float | None = None
+    finished: float | None = None
+    progress_at: float | None = None
+    requeued_at: float | None = None
+    requeues: int = 0
+    error: str | None = None
+    summary: dict[str, Any] | None = None
+    sliced: bool = False  # its listing is merged from the partitions' slices
+
+    @property
+    def final(self) -> bool:
+        return self.state in FINAL_STATES
+
+    @property
+    def lane(self) -> str:
+        """:data:`FAST_LANE` or :data:`SLOW_LANE`: the queue its tasks go to (see :func:`lane_for`)."""
+        return str(self.options.get("lane", FAST_LANE))
+
+    def chunk_size(self, i: int) -> int:
+        """Deals in chunk ``i`` (the last chunk may be short)."""
+        if not 0 <= i < self.chunks:
+            raise ValueError(f"chunk {i} out of range 0..{self.chunks - 1}")
+        return min(CHUNK_DEALS, self.n - i * CHUNK_DEALS)
+
+    @property
+    def last_activity(self) -> float:
+        return max(self.created, self.progress_at or 0.0, self.requeued_at or 0.0)
+
+
+@dataclass(frozen=True)
+class Partial:
+    """What partition ``k`` found: its slice's exact side total, cases and
+    level-0 entries, or ``whole``: the job's plan is not one listing that
+    can be cut (an either/or across seats, rejection, too wide), so the
+    reduce builds it in one piece."""
+
+    total: int = 0
+    cases: int = 0
+    entries: int = 0
+    whole: bool = False
+
+    def text(self) -> str:
+        return "whole" if self.whole else f"{self.total}:{self.cases}:{self.entries}"
+
+    @classmethod
+    def parse(cls, text: str) -> "Partial":
+        if text == "whole":
+            return cls(whole=True)
+        total, cases, entries = text.split(":")
+        return cls(int(total), int(cases), int(entries))
+
+
+class Dispatcher(Protocol):
+    """How job logic queues work; the Celery adapter implements it.
+
+    Each queueing method returns the task ids it queued (for revocation);
+    queueing the same work twice must be harmless (every task is idempotent).
+    """
+
+    def enumerate_partitions(self, job_id: str, ks: Sequence[int], lane: str = FAST_LANE) -> list[str]:
+        """Queue ``enumerate_partition(job_id, k)`` for each ``k`` on ``lane``'s queue."""
+
+    def reduce(self, job_id: str, lane: str = FAST_LANE) -> str:
+        """Queue ``reduce(job_id)`` on ``lane``'s queue."""
+
+    def draw_chunks(self, job_id: str, indices: Sequence[int], lane: str = FAST_LANE) -> list[str]:
+        """Queue ``draw_chunk(job_id, i)`` for each ``i`` on ``lane``'s queue."""
+
+    def revoke(self, task_ids: Sequence[str]) -> None:
+        """Ask workers to discard these queued tasks (best effort)."""
+
+    def backlog(self) -> int | None:
+        """Messages waiting in the task queue, or None if unknown."""

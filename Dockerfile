@@ -1,4 +1,4 @@
-# The truedeal image: the core library, the Celery worker and the web app.
+# The truedeal image: the core library, the job system, the Celery worker, the web app and serve.
 # docker-compose.yml runs it as `gunicorn 'truedeal_web:create_app()'` (web)
 # and `truedeal worker` (workers).
 FROM python:3.11-slim
@@ -13,8 +13,9 @@ COPY pyproject.toml README.md ./
 COPY shared ./shared
 COPY worker ./worker
 COPY web ./web
+COPY serve ./serve
 COPY examples ./examples
-RUN pip install . && rm -rf build shared/*.egg-info
+RUN pip install ".[server]" && rm -rf build shared/*.egg-info
 
 # Celery refuses to be comfortable as root; so do we.
 RUN useradd --create-home --uid 10001 truedeal

@@ -50,7 +50,7 @@ PY = sys.executable
 
 def redis_binary() -> str:
     try:
-        from truedeal_worker.serve import find_redis_server
+        from truedeal_serve import find_redis_server
 
         return find_redis_server()[0]
     except Exception:

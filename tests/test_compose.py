@@ -117,9 +117,9 @@ def test_dockerfile_installs_the_project():
     text = DOCKERFILE.read_text()
     base = re.search(r"^FROM\s+python:(\d+)\.(\d+)", text, re.MULTILINE)
     assert base and (int(base.group(1)), int(base.group(2))) >= (3, 11)
-    for folder in ("shared", "worker", "web"):
+    for folder in ("shared", "worker", "web", "serve"):
         assert re.search(rf"^COPY\s+{folder}\b", text, re.MULTILINE), f"{folder}/ is not copied"
-    assert re.search(r"^RUN\s+pip install \.", text, re.MULTILINE)
+    assert re.search(r"^RUN\s+pip install \"\.\[server\]\"", text, re.MULTILINE), "the job service's extra"
     assert re.search(r"^USER\s+(?!root)\S+", text, re.MULTILINE), "run as a non-root user"
 
 

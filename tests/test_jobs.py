@@ -164,11 +164,9 @@ def dispatcher(rclient):
 
 @pytest.fixture()
 def group():
-    from truedeal_worker.commands import register
+    from truedeal.cli import cli
 
-    g = click.Group("truedeal")
-    register(g)
-    return g
+    return cli  # the job commands reach it through the truedeal.commands entry points
 
 
 def _invoke(group, args, **kw):

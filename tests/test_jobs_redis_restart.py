@@ -55,7 +55,7 @@ def _redis_binary() -> str:
     if path:
         return path
     try:
-        from truedeal_worker.serve import ServeError, find_redis_server
+        from truedeal_serve import ServeError, find_redis_server
 
         return find_redis_server()[0]
     except (ImportError, ServeError) as exc:

@@ -30,15 +30,13 @@ import pytest
 psutil = pytest.importorskip("psutil")
 
 import truedeal_jobs as jobs  # noqa: E402
-from truedeal.cli import _LazyGroup  # noqa: E402
 from truedeal_worker.app import broker_url  # noqa: E402
-from truedeal_worker.serve import ServeError, find_redis_server, health_app  # noqa: E402
+from truedeal_serve import ServeError, find_redis_server, health_app  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "examples" / "strong-nt.json"
 PY = sys.executable
-# `truedeal serve` once the CLI wires it; the same click command run as a module until then
-SERVE = [PY, "-P", "-m", "truedeal.cli", "serve"] if "serve" in _LazyGroup.lazy else [PY, "-m", "truedeal_worker.serve"]
+SERVE = [PY, "-P", "-m", "truedeal.cli", "serve"]
 TRUEDEAL = [PY, "-m", "truedeal.cli"]
 
 try:

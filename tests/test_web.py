@@ -679,7 +679,7 @@ def _raw_http(port: int, data: bytes, timeout: float = 30) -> bytes:
 def test_chunked_body_over_the_limit_is_413(app):
     """A chunked body has no Content-Length: it must still be refused past the
     limit (not cut at 64 KiB and read as whatever JSON its start makes)."""
-    from truedeal_worker.webserver import make_web_server
+    from truedeal_serve.webserver import make_web_server
     import threading
 
     server = make_web_server("127.0.0.1", 0, app)
@@ -710,7 +710,7 @@ def test_chunked_body_over_the_limit_is_413(app):
 def test_http_layer_errors_are_problems_and_connections_time_out(app):
     """What the HTTP server answers before the app runs is problem+json too;
     a silent connection is closed after the timeout; the thread cap holds."""
-    from truedeal_worker.webserver import make_web_server
+    from truedeal_serve.webserver import make_web_server
     import socket
     import threading
 

@@ -6,7 +6,9 @@ number or deal, a bad option) prints one line on stderr and exits with 2.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.metadata
 import json
 import os
 import re
@@ -84,19 +86,17 @@ def _write(chunks: Iterable[str]) -> None:
         raise OutputClosed() from None
 
 
+#: Where the packages above the core register their commands (see pyproject.toml).
+COMMANDS_ENTRY_POINT = "truedeal.commands"
+
+
 class _LazyGroup(click.Group):
-    """A group whose job-system commands are imported only when used, so that
-    the core commands never load the worker (or web) adapters."""
+    """A group whose heavier commands are imported only when used: the core's
+    own (:attr:`lazy`), and those of the job service, found through the
+    :data:`COMMANDS_ENTRY_POINT` entry points, so that the core names none
+    of them and a light install (without the ``server`` extra) still runs."""
 
     lazy = {
-        "worker": "truedeal_worker.commands:worker_command",
-        "submit": "truedeal_worker.commands:submit_command",
-        "status": "truedeal_worker.commands:status_command",
-        "fetch": "truedeal_worker.commands:fetch_command",
-        "cancel": "truedeal_worker.commands:cancel_command",
-        "submit-set": "truedeal_worker.set_commands:submit_set_command",
-        "fetch-set": "truedeal_worker.set_commands:fetch_set_command",
-        "serve": "truedeal_worker.serve:serve_command",
         "set": "truedeal.tournament.cli:set_command",
         "verify": "truedeal.tournament.cli:verify_command",
         "shapes": "truedeal.analysis.commands:shapes_command",
@@ -118,13 +118,39 @@ class _LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *self.lazy])
+        return sorted({*super().list_commands(ctx), *self.lazy, *_plugins()})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy:
             module, attr = self.lazy[name].split(":")
             return getattr(importlib.import_module(module), attr)
+        if name in _plugins():
+            return _load_plugin(name, _plugins()[name])
         return super().get_command(ctx, name)
+
+
+@functools.cache
+def _plugins() -> dict[str, importlib.metadata.EntryPoint]:
+    """The registered server commands by name (read once per process)."""
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=COMMANDS_ENTRY_POINT)}
+
+
+def _load_plugin(name: str, entry: importlib.metadata.EntryPoint) -> click.Command:
+    """The command behind ``entry``, or one that says in one line which extra
+    to install when its package's dependencies are missing."""
+    try:
+        return entry.load()
+    except ImportError as exc:
+        missing = exc.name or str(exc)
+
+        @click.command(name=name, context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+                       add_help_option=False)
+        def unavailable() -> None:
+            """(needs the server extra: pip install 'truedeal[server]')"""
+            raise UserError(f"'truedeal {name}' needs the job service's dependencies ({missing} is missing): "
+                            "pip install 'truedeal[server]'")
+
+        return unavailable
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import click
 from truedeal.tournament.setfile import SetError
-from truedeal_jobs import NO_WORKER_NOTE
-from truedeal_jobs import sets as setjobs
 
-from .commands import JobCommandError, _dispatcher, _errors, _store
+from . import sets as setjobs
+from .view import NO_WORKER_NOTE
+from .commands import JobCommandError, command_errors, open_dispatcher, open_store
 
 
 def _read_set(path: str) -> dict:
@@ -38,14 +38,14 @@ def _read_set(path: str) -> dict:
 def submit_set_command(setfile: str, seed: str | None, public_value: str | None) -> None:
     """Queue the tournament set SETFILE to the workers and print its id."""
     data = _read_set(setfile)
-    with _errors():
-        store = _store()
+    with command_errors():
+        store = open_store()
         try:
             set_id = setjobs.submit_set(store.r, store.settings.prefix, data, Path(setfile).resolve().parent,
                                         seed=seed, public=public_value)
         except SetError as exc:
             raise JobCommandError(str(exc)) from None
-        _dispatcher().app.send_task(setjobs.DEAL_TASK, args=[set_id], ignore_result=True)
+        open_dispatcher().app.send_task(setjobs.DEAL_TASK, args=[set_id], ignore_result=True)
         workers = store.workers_alive()
     click.echo(set_id)
     if not workers:
@@ -57,8 +57,8 @@ def submit_set_command(setfile: str, seed: str | None, public_value: str | None)
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Folder for the files.")
 def fetch_set_command(set_id: str, out_dir: str) -> None:
     """Write the files of finished set ID into --out: X.pbn to X.pdf for each session X."""
-    with _errors():
-        store = _store()
+    with command_errors():
+        store = open_store()
         try:
             status = setjobs.set_status(store.r, store.settings.prefix, set_id)
             if status["state"] != "done":

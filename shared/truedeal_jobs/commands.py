@@ -1,0 +1,206 @@
+"""``truedeal submit | status | fetch | cancel``: the job commands of a client
+(they need Redis and Celery's sending side, never the worker's code).  They
+reach the ``truedeal`` group through the ``truedeal.commands`` entry point.  Every failure the user can cause -- unknown
+job id, bad spec, bad count, job not done, unreachable Redis -- raises
+:class:`JobCommandError`, a :class:`click.ClickException` with exit code 2
+and a one-line message (``truedeal.cli.main`` prints it as
+``truedeal: error: ...``).
+
+All commands read ``TRUEDEAL_REDIS_URL`` (default ``redis://localhost:6379/0``)
+and the other ``TRUEDEAL_*`` settings (see :mod:`truedeal_jobs.settings`) when
+they run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+import click
+import redis
+from kombu.exceptions import OperationalError
+from truedeal.formats import FORMATS, WRITERS
+from truedeal.constraints.load import load_constraints
+from truedeal.spec import SpecError
+
+import truedeal_jobs as jobs
+
+from .precheck import precheck
+
+
+
+class JobCommandError(click.ClickException):
+    """A user-facing error of a job command: one line, exit code 2."""
+
+    exit_code = 2
+
+
+def _safe_url(url: str) -> str:
+    return re.sub(r"//[^@/]*@", "//***@", url)
+
+
+@contextmanager
+def command_errors() -> Iterator[None]:
+    """Turn the errors a user can cause into one-line JobCommandErrors."""
+    url = jobs.redis_url()
+    try:
+        yield
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OperationalError) as exc:
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        raise JobCommandError(f"cannot reach Redis at {_safe_url(url)} (TRUEDEAL_REDIS_URL): {msg}") from None
+    except (jobs.JobError, SpecError) as exc:
+        raise JobCommandError(str(exc)) from None
+    except ValueError as exc:  # bad TRUEDEAL_* setting
+        raise JobCommandError(str(exc)) from None
+
+
+def open_store() -> jobs.JobStore:
+    store = jobs.JobStore.from_env()
+    store.ping()
+    return store
+
+
+def open_dispatcher():
+    from .dispatch import dispatcher_from_env
+
+    return dispatcher_from_env()
+
+
+# --------------------------------------------------------------------------- submit
+
+
+@click.command(name="submit")
+@click.argument("spec")
+@click.option("-n", "--count", "n", type=int, required=True, help="Number of deals.")
+@click.option("--seed", default=None, help="Reproducible stream (default: a random seed, stored with the job).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="pbn", show_default=True,
+              help="Default format for fetch.")
+@click.option("--first-board", type=int, default=1, show_default=True, help="Board number of the first deal.")
+def submit_command(spec: str, n: int, seed: str | None, fmt: str, first_board: int) -> None:
+    """Queue a job of N deals satisfying SPEC and print its id.
+
+    A spec that no deal satisfies (or one too wide to list) is refused at
+    once, as the web API does, when it counts within a few seconds.
+    """
+    with command_errors():
+        source = sys.stdin.read() if spec == "-" else spec
+        parsed = load_constraints(source)  # spec or script errors before touching Redis
+        store = open_store()
+        workers = store.workers_alive()
+        check = precheck(parsed)
+        if check.impossible:
+            raise JobCommandError("no deal satisfies this spec (it counts 0 deals)")
+        if check.kind == "too_wide":
+            raise JobCommandError(f"spec too wide to generate: {check.message}")
+        job = jobs.submit(store, open_dispatcher(), parsed, n, seed, fmt, first_board, jobs.lane_for(check.summary))
+    click.echo(job.id)
+    if not workers:
+        click.echo(f"truedeal: note: {jobs.NO_WORKER_NOTE}", err=True)
+
+
+# --------------------------------------------------------------------------- status
+
+
+def _status_lines(s: dict, view: dict) -> list[str]:
+    p = s["progress"]
+    e, d = p["enumeration"], p["drawing"]
+    lines = [
+        f"job:          {s['id']}",
+        f"state:        {s['state']}",
+        f"enumeration:  {e['done']}/{e['total']} partitions",
+        f"drawing:      {d['done']}/{d['total']} chunks ({d['deals_done']:,} of {d['deals_total']:,} deals)",
+    ]
+    count = s.get("count")
+    if count:
+        if count.get("deals") is not None:
+            lines.append(f"deals:        {count['deals']:,} satisfy the spec ({view['result']['odds']}), {count['cases']:,} cases")
+        else:
+            lines.append(f"deals:        about {count['deals_estimate']:,.6g} satisfy the spec ({count['method']})")
+    lines.append(f"seed:         {s['seed']}" + ("  (generated)" if s["seed_generated"] else ""))
+    lines.append(f"created:      {s['created']}")
+    if s.get("finished"):
+        lines.append(f"finished:     {s['finished']}")
+    if s.get("error"):
+        lines.append(f"error:        {s['error']}")
+    if view.get("note"):
+        lines.append(f"note:         {view['note']}")
+    return lines
+
+
+@click.command(name="status")
+@click.argument("job_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def status_command(job_id: str, as_json: bool) -> None:
+    """State and progress of job ID (or of tournament set ID)."""
+    if SET_ID.fullmatch(job_id):
+        return _set_status(job_id, as_json)
+    with command_errors():
+        store = open_store()
+        info = store.status(job_id)
+        view = jobs.public_status(info, store.workers_alive())
+    if as_json:  # the words of GET /api/jobs/<id>
+        click.echo(json.dumps(view))
+    else:
+        click.echo("\n".join(_status_lines(info, view)))
+
+
+#: Tournament set ids (``truedeal submit-set``): 16 hex digits; job ids have 32.
+SET_ID = re.compile(r"[0-9a-f]{16}")
+
+
+def _set_status(set_id: str, as_json: bool) -> None:
+    from truedeal.tournament.setfile import SetError
+    from . import sets as setjobs
+
+    from .set_commands import set_status_lines
+
+    with command_errors():
+        store = open_store()
+        try:
+            status = setjobs.set_status(store.r, store.settings.prefix, set_id)
+        except SetError as exc:
+            raise JobCommandError(str(exc)) from None
+    click.echo(json.dumps(status) if as_json else "\n".join(set_status_lines(status)))
+
+
+# --------------------------------------------------------------------------- fetch
+
+
+@click.command(name="fetch")
+@click.argument("job_id", metavar="ID")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Output format (default: the one given at submit).")
+@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Skip this many deals.")
+@click.option("--limit", type=click.IntRange(min=0), default=None, help="Print at most this many deals.")
+def fetch_command(job_id: str, fmt: str | None, offset: int, limit: int | None) -> None:
+    """Stream the deals of finished job ID (constant memory)."""
+    with command_errors():
+        store = open_store()
+        job = store.get(job_id)
+        batches = store.iter_deals(job_id, offset, limit)  # checks the job is done
+        fmt = fmt or job.options.get("format", "pbn")
+        first = int(job.options.get("first_board", 1)) + offset
+        out = sys.stdout
+        for text in WRITERS[fmt](batches, first_board=first):
+            out.write(text)
+        out.flush()
+
+
+# --------------------------------------------------------------------------- cancel
+
+
+@click.command(name="cancel")
+@click.argument("job_id", metavar="ID")
+def cancel_command(job_id: str) -> None:
+    """Cancel job ID: stop its work and discard its deals."""
+    with command_errors():
+        store = open_store()
+        before = store.get(job_id)
+        job = store.cancel(job_id, open_dispatcher())
+    if before.state in jobs.FINAL_STATES:
+        click.echo(f"job {job.id} had already ended: {job.state}")
+    else:
+        click.echo(f"job {job.id} cancelled")

@@ -19,6 +19,7 @@ import random
 from itertools import accumulate
 
 import gmpy2
+
 from bench_kernel import best
 
 

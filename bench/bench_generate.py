@@ -43,7 +43,8 @@ SPECS = {
     "wide ranges: N 12+, S 10+": {"north": {"hcp": [12, 37]}, "south": {"hcp": [10, 37]}},
     "no constraints": {},
     # issue 7: the constraints players write
-    "1NT (15-17 bal) and partner 8-9 with 5+ hearts": {"north": {"hcp": [15, 17], "shape": BAL}, "south": {"hcp": [8, 9], "hearts": [5, 13]}},
+    "1NT (15-17 bal) and partner 8-9 with 5+ hearts": {"north": {"hcp": [15, 17], "shape": BAL},
+                                                        "south": {"hcp": [8, 9], "hearts": [5, 13]}},
     "weak two (6 spades, 5-10, 2 of top 3) v 16+ with 3+": {
         "north": {"hcp": [5, 10], "spades": {"length": 6, "top3": [2, 3]}},
         "south": {"hcp": [16, 37], "spades": [3, 13]},
@@ -101,7 +102,8 @@ def main() -> None:
     ap.add_argument("--deals", type=int, default=200_000)
     ap.add_argument("--only", default="", help="run the specs whose name contains this text")
     args = ap.parse_args()
-    print(f"{'spec':52s} {'method':9s} {'build s':>8s} {'peakMB':>6s} {'exact/s':>10s} {'+numbers':>10s} {'reject/s':>12s} {'ratio':>10s} {'deals/hit':>14s}")
+    print(f"{'spec':52s} {'method':9s} {'build s':>8s} {'peakMB':>6s} {'exact/s':>10s} {'+numbers':>10s} "
+          f"{'reject/s':>12s} {'ratio':>10s} {'deals/hit':>14s}")
     for name, raw in SPECS.items():
         if args.only not in name:
             continue
@@ -111,8 +113,8 @@ def main() -> None:
         build = time.perf_counter() - t0
         rng = Rng(SeededBits("bench"))
         plan._draw(10_000, rng)  # warm up
-        exact = best_rate(lambda n: plan._draw(n, rng), args.deals)
-        with_numbers = best_rate(lambda n: encode_batch(plan._draw(n, rng)), args.deals)
+        exact = best_rate(lambda n, plan=plan, rng=rng: plan._draw(n, rng), args.deals)
+        with_numbers = best_rate(lambda n, plan=plan, rng=rng: encode_batch(plan._draw(n, rng)), args.deals)
         info = plan.summary()
         deals = plan.deals_total if plan.exact else info["deals_estimate"]
         p = deals / D
@@ -122,7 +124,8 @@ def main() -> None:
         per_hit = D / deals
         mem = build_memory(raw)
         method = "exact" if plan.exact else f"rej {plan.acceptance:.0%}"
-        print(f"{name[:52]:52s} {method:9s} {build:8.3f} {mem:6.0f} {exact:10,.0f} {with_numbers:10,.0f} {reject:12,.3f} {exact / reject:10,.1f}x {per_hit:14,.1f}")
+        print(f"{name[:52]:52s} {method:9s} {build:8.3f} {mem:6.0f} {exact:10,.0f} {with_numbers:10,.0f} "
+              f"{reject:12,.3f} {exact / reject:10,.1f}x {per_hit:14,.1f}")
     print(f"\nrejection baseline: {raw_rate:,.0f} random deals/s checked in numpy on this machine;"
           " a C rejection dealer manages ~1M/s (see DEVELOPERS' notes), i.e. divide its hit rate the same way.")
     print(f"process peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import psutil
 import redis
+
 import truedeal_jobs as jobs
 
 ROOT = Path(__file__).resolve().parents[1]

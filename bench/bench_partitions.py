@@ -33,8 +33,8 @@ from pathlib import Path
 import psutil
 
 import truedeal_jobs as jobs
-from truedeal_jobs.dispatch import dispatcher_from_env
 from bench_jobs import PY, ROOT, RedisServer, Workers, mb, wait_done
+from truedeal_jobs.dispatch import dispatcher_from_env
 
 BUILD = """
 import json, resource, sys, time

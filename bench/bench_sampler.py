@@ -23,7 +23,6 @@ best of two; one process, one thread.  No assertion is about time.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,7 +32,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_kernel import CLI, ROOT, best, compile_baseline, run_wall  # noqa: E402
-
 from truedeal import dealnumber as dn  # noqa: E402
 from truedeal import kernel  # noqa: E402
 from truedeal.engine import Plan  # noqa: E402
@@ -89,7 +87,8 @@ def bench_cli(n: int, exe: Path, c_rate: float) -> None:
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 400_000
     n_cli = int(sys.argv[2]) if len(sys.argv) > 2 else 2_000_000
-    specs = sys.argv[3:] or [str(p.relative_to(ROOT)) for p in sorted(ROOT.glob("examples/*.json")) + sorted(ROOT.glob("bench/specs/*.json"))]
+    found = sorted(ROOT.glob("examples/*.json")) + sorted(ROOT.glob("bench/specs/*.json"))
+    specs = sys.argv[3:] or [str(p.relative_to(ROOT)) for p in found]
     if kernel.sampler() is None:
         sys.exit(f"bench_sampler: the kernel is {kernel.missing_reason()}")
     os.chdir(ROOT)

@@ -20,8 +20,8 @@ import sys
 import numpy as np
 import pytest
 
-from truedeal.analysis.pavlicek1999 import CannotExpress, Pavlicek1999
 from truedeal.analysis.case_law import case_weights
+from truedeal.analysis.pavlicek1999 import CannotExpress, Pavlicek1999
 from truedeal.analysis.stats import case_test, run_stats
 from truedeal.engine import Plan
 from truedeal.evaluate import satisfies, valid

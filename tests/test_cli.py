@@ -22,6 +22,7 @@ from math import comb, factorial
 from pathlib import Path
 
 import pytest
+
 from truedeal.engine import MAX_DEALS
 from truedeal.formats import parse_deal
 
@@ -870,9 +871,8 @@ def test_help_lists_whole_summaries_and_the_spec_fields():
 def test_progress_bar_is_erased_before_the_next_output(tmp_path):
     """A listing slow enough to show its bar (~3 s) on a real terminal (pty):
     once the bar ends, its line is cleared, so nothing is glued onto it."""
-    import pty
-
     import fcntl
+    import pty
     import struct
     import termios
 

@@ -19,7 +19,6 @@ from scipy.stats import chisquare
 from truedeal.cards import SUITS, card
 from truedeal.constraints import ir
 from truedeal.engine import Plan
-from truedeal.randomness import chunk_rng
 from truedeal.spec import load_spec
 
 N, E, S, W = range(4)
@@ -96,7 +95,8 @@ def _sum(*xs: ir.Linear) -> ir.Linear:
     return ir.Linear(tuple(t for x in xs for t in x.terms), sum(x.const for x in xs))
 
 
-BALANCED = frozenset(p for p in itertools.product(range(14), repeat=4) if sum(p) == 13 and max(p) <= 5 and min(p) >= 2 and sorted(p) != [2, 2, 4, 5] and sorted(p) != [2, 2, 2, 7])
+BALANCED = frozenset(p for p in itertools.product(range(14), repeat=4)
+                     if sum(p) == 13 and max(p) <= 5 and min(p) >= 2 and sorted(p) != [2, 2, 4, 5] and sorted(p) != [2, 2, 2, 7])
 
 CONDITIONS = {
     "hcp range": _between(_f(N, ir.HCP), 10, 14),
@@ -147,7 +147,8 @@ def test_two_seats_predealt_against_brute_force():
 
 def test_json_spec_fields_match_brute_force():
     predeal = _random_predeal(4, 11)
-    holds = {name: ["SHDC"[c % 4] + "AKQJT98765432"[c // 4] for c in predeal[s]] for s, name in enumerate(("north", "east", "south", "west"))}
+    holds = {name: ["SHDC"[c % 4] + "AKQJT98765432"[c // 4] for c in predeal[s]]
+             for s, name in enumerate(("north", "east", "south", "west"))}
     spec = {
         "north": {"holds": holds["north"], "any_of": [{"hcp": [0, 9]}, {"controls": [3, 12]}]},
         "east": {"holds": holds["east"], "hearts": {"length": [2, 13], "top4": [0, 1]}},

@@ -294,7 +294,7 @@ def test_batch_accepts_other_integer_dtypes_and_empty():
 def test_limb_helpers_roundtrip(nums):
     limbs = dn.ints_to_limbs(nums)
     assert limbs.shape == (len(nums), 2) and limbs.dtype == np.uint64
-    assert [int(h) * 2**64 + int(l) for h, l in limbs.tolist()] == nums
+    assert [int(hi) * 2**64 + int(lo) for hi, lo in limbs.tolist()] == nums
     data = dn.limbs_to_bytes(limbs)
     assert data == b"".join(x.to_bytes(12, "big") for x in nums)
     assert np.array_equal(dn.bytes_to_limbs(data), limbs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+
 from truedeal.analysis.laws import distribution_of
 from truedeal.engine import Plan
 from truedeal.spec import load_spec

@@ -35,6 +35,7 @@ from math import comb, factorial, prod
 import numpy as np
 import pytest
 from scipy import stats
+
 from truedeal.engine import Impossible, Plan
 from truedeal.spec import load_spec
 
@@ -568,7 +569,7 @@ def test_seed1_rest_split_evenly_north_south(seed1_draws):
     weights = seed1_case_weights()
     T = sum(weights.values())
     p_e = Counter()
-    for (w, e), x in weights.items():
+    for (_w, e), x in weights.items():
         p_e[e[0]] += Fraction(x, T)
     _, lengths, _ = hand_stats(seed1_draws)
     obs = Counter(zip(lengths[:, 1, 0].tolist(), lengths[:, 0, 0].tolist()))

@@ -23,7 +23,6 @@ import time
 import uuid
 from pathlib import Path
 
-import click
 import numpy as np
 import pytest
 from click.testing import CliRunner

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+
 import truedeal_jobs as jobs
 from web_support import REDIS_URL, scoped_namespace
 

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 
 from truedeal.analysis.actions import answer_script
 from truedeal.analysis.distribution import exact_distribution
+from truedeal.analysis.general import parse_query
 from truedeal.analysis.laws import distribution_of
 from truedeal.analysis.sampled import DEFAULT_DD_SAMPLES, SampledDistribution, default_samples
-from truedeal.analysis.general import parse_query
 from truedeal.cli import cli
 from truedeal.constraints.load import load_constraints
 from truedeal.spec import Spec, load_spec

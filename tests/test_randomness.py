@@ -71,7 +71,7 @@ def test_below_int_and_below_wide_stay_below_bound_and_split_correctly():
     bound = 3 * (1 << 80) + 17
     shift = bound.bit_length() - 62
     hi, lo = rng.below_wide(bound, 50_000, shift)
-    values = [(int(h) << shift) | int(l) for h, l in zip(hi, lo)]
+    values = [(int(h) << shift) | int(low) for h, low in zip(hi, lo)]
     assert max(values) < bound and min(values) >= 0
     # the top third of the range [2 * bound / 3, bound) holds about a third of the draws
     top = sum(v >= 2 * bound // 3 for v in values) / len(values)

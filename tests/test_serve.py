@@ -30,8 +30,8 @@ import pytest
 psutil = pytest.importorskip("psutil")
 
 import truedeal_jobs as jobs  # noqa: E402
-from truedeal_worker.app import broker_url  # noqa: E402
 from truedeal_serve import ServeError, find_redis_server, health_app  # noqa: E402
+from truedeal_worker.app import broker_url  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "examples" / "strong-nt.json"
@@ -107,7 +107,7 @@ class Serve:
         try:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            raise AssertionError(f"serve still running {timeout} s after {signal.Signals(sig).name}: {self.stderr()}")
+            raise AssertionError(f"serve still running {timeout} s after {signal.Signals(sig).name}: {self.stderr()}") from None
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -312,7 +312,7 @@ def test_serve_exit_codes_shadowing_folder_and_quiet_log(tmp_path):
         assert status == 400 and b"download" in body
         err = serve.stderr()
         assert f"GET /api/jobs/{job_id} " not in err, err  # successful polls are not logged
-        assert f"/deals?download=maybe" in err  # errors still are
+        assert "/deals?download=maybe" in err  # errors still are
         assert "superuser privileges" not in err
         # the lock on the data dir is inherited by redis-server and the worker
         lock = str((data / "serve.lock").resolve())

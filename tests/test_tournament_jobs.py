@@ -6,9 +6,9 @@ seeded set; the stored boards, DD tables and par must equal what
 a worker SIGKILLed mid-solve must not change the result.
 """
 
+import json
 import os
 import signal
-import json
 import subprocess
 import sys
 import time
@@ -19,9 +19,9 @@ import pytest
 
 redis = pytest.importorskip("redis")
 
-from truedeal_jobs import sets as setjobs  # noqa: E402
 from truedeal.tournament.run import make_set  # noqa: E402
 from truedeal.tournament.setfile import parse_set  # noqa: E402
+from truedeal_jobs import sets as setjobs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS_URL = "redis://127.0.0.1:6379/15"

@@ -18,6 +18,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+
 from truedeal.engine import Plan
 from truedeal.spec import FIELD_NAMES, Spec, load_spec
 from web_support import (
@@ -679,8 +680,9 @@ def _raw_http(port: int, data: bytes, timeout: float = 30) -> bytes:
 def test_chunked_body_over_the_limit_is_413(app):
     """A chunked body has no Content-Length: it must still be refused past the
     limit (not cut at 64 KiB and read as whatever JSON its start makes)."""
-    from truedeal_serve.webserver import make_web_server
     import threading
+
+    from truedeal_serve.webserver import make_web_server
 
     server = make_web_server("127.0.0.1", 0, app)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -710,9 +712,10 @@ def test_chunked_body_over_the_limit_is_413(app):
 def test_http_layer_errors_are_problems_and_connections_time_out(app):
     """What the HTTP server answers before the app runs is problem+json too;
     a silent connection is closed after the timeout; the thread cap holds."""
-    from truedeal_serve.webserver import make_web_server
     import socket
     import threading
+
+    from truedeal_serve.webserver import make_web_server
 
     server = make_web_server("127.0.0.1", 0, app, timeout=1.0, max_threads=4)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from truedeal.spec import SpecError, load_spec
 from web_support import (
     REDIS_URL,
@@ -419,7 +420,7 @@ def test_script_editor_presets_live_odds_errors_and_dealing(browser, server, wor
         option.click()
         api = _count_when_free(server.url, {"script": script})
         assert api["exact"] and api["possible"], api
-        wait(d, lambda drv: drv.find_element(By.ID, "script-one-in").text == api["odds"]
+        wait(d, lambda drv, api=api, script=script: drv.find_element(By.ID, "script-one-in").text == api["odds"]
              and drv.find_element(By.ID, "script").get_attribute("value") == script, what=f"the odds of {option.text}")
         assert d.find_element(By.ID, "script-deal").is_enabled()
 

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from truedeal.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import click
+
 import truedeal_jobs  # noqa: F401  (the service runs on the job system: without the server extra, say so at once)
 
 from .service import Service

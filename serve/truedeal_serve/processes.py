@@ -15,7 +15,6 @@ from typing import Any
 
 import click
 
-
 #: Longest Unix socket path the kernel takes (sun_path is 108 bytes).
 MAX_SOCKET_PATH = 100
 

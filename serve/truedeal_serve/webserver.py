@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any, Callable
+from typing import Any
 
 from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
 

@@ -13,7 +13,7 @@ import json
 import os
 import re
 import sys
-from typing import Iterable
+from collections.abc import Iterable
 
 import click
 
@@ -187,7 +187,8 @@ def count(spec: str, as_json: bool) -> None:
         if info["possible"]:
             click.echo(f"probability:  {info['odds']}")
         click.echo(f"method:       {info['method']}")
-        click.echo(f"acceptance:   {rej['acceptance_rate']:.4%} of listed deals (+/- {rej['acceptance_stderr']:.2%}, {rej['pilot_draws']:,} pilot draws)")
+        click.echo(f"acceptance:   {rej['acceptance_rate']:.4%} of listed deals "
+                   f"(+/- {rej['acceptance_stderr']:.2%}, {rej['pilot_draws']:,} pilot draws)")
         click.echo(f"listed:       {rej['listed_deals']:,} deals in {rej['listed_cases']:,} cases for the exact seats")
         return
     if not info["possible"]:
@@ -202,7 +203,8 @@ def count(spec: str, as_json: bool) -> None:
 
 @cli.command()
 @click.argument("spec")
-@click.option("-n", "--count", "n", type=int, default=None, help=f"Number of deals (1..{MAX_DEALS:,}); default: a script's produce, else 1.")
+@click.option("-n", "--count", "n", type=int, default=None,
+              help=f"Number of deals (1..{MAX_DEALS:,}); default: a script's produce, else 1.")
 @click.option("--seed", default=None, help="Reproducible stream: same seed and spec give the same deals.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="pbn", show_default=True,
               help="Output: pbn (PBN 2.1), numbers (deal numbers), json (JSON Lines), text (diagrams), lin (BBO).")

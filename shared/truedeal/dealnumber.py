@@ -44,10 +44,10 @@ O(r, j) = sum_{i<j} K(r - e_i), the article's running sum of X values.
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import product
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -584,7 +584,7 @@ def bytes_to_limbs(data: bytes) -> np.ndarray:
 def limbs_to_ints(limbs: np.ndarray) -> list[int]:
     """Python ints ``hi * 2**64 + lo``; numbers must be < D (else ValueError)."""
     a = _check_limbs(limbs)
-    return [h << 64 | l for h, l in a.tolist()]
+    return [hi << 64 | lo for hi, lo in a.tolist()]
 
 
 def ints_to_limbs(numbers: Iterable[int]) -> np.ndarray:

@@ -25,9 +25,9 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterator
 
 import numpy as np
 
@@ -65,10 +65,10 @@ class Plan:
     program: ir.Program | None = None  # specs beyond the first language, and scripts
     listed: Compiled | None = None  # what the listing holds, when ``program`` is set
     relaxed: tuple[str, ...] = ()  # what rejection checks, when ``program`` is set
-    union: "Union | None" = None  # an either/or across seats, listed branch by branch
+    union: Union | None = None  # an either/or across seats, listed branch by branch
 
     @classmethod
-    def build(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None) -> "Plan":
+    def build(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None) -> Plan:
         """List ``spec`` exactly, or as many of its seats as fit (see module doc).
 
         Raises :class:`TooWide` if even the rejection fallback cannot work.
@@ -99,7 +99,7 @@ class Plan:
         raise wide
 
     @classmethod
-    def from_listing(cls, spec: Spec | ir.Program, listing: Listing, build_seconds: float = 0.0) -> "Plan":
+    def from_listing(cls, spec: Spec | ir.Program, listing: Listing, build_seconds: float = 0.0) -> Plan:
         """The plan :meth:`build` makes when ``listing`` is ``build_listing(
         exact_source(spec))`` (e.g. merged from slices): the same draws."""
         if isinstance(spec, Spec) and spec.is_simple():
@@ -108,7 +108,7 @@ class Plan:
         return cls(spec if isinstance(spec, Spec) else None, listing, build_seconds, program=program, listed=listing.layout.comp)
 
     @classmethod
-    def _build_program(cls, spec: Spec | ir.Program, progress) -> "Plan":
+    def _build_program(cls, spec: Spec | ir.Program, progress) -> Plan:
         """List a Program: exactly, or a relaxed one (some parts checked by
         rejection) when it has parts the listing cannot read or is too wide."""
         t0 = time.perf_counter()
@@ -140,10 +140,10 @@ class Plan:
         raise wide or TooWide("no listing fits")
 
     @classmethod
-    def _build_union(cls, spec, program: ir.Program, common: list, branches: list, progress, t0: float) -> "Plan":
+    def _build_union(cls, spec, program: ir.Program, common: list, branches: list, progress, t0: float) -> Plan:
         """A plan whose deals fit ``common`` and at least one of ``branches``:
         each branch listed exactly, the count by inclusion-exclusion."""
-        def part(conds: list) -> "Plan":
+        def part(conds: list) -> Plan:
             plan = cls._build_program(ir.Program(condition=ir.And(tuple(common + conds)), predeal=program.predeal), progress)
             if not plan.exact:
                 raise TooWide("a branch of the either/or is not exact")
@@ -218,7 +218,8 @@ class Plan:
                     "listed_cases": self.listing.cases,
                 },
             )
-        out.update(listing_sizes(self.listing.total, lay.free_ways(), len(self.listing.cells), len(self.listing.e_weight), self.build_seconds))
+        listing = self.listing
+        out.update(listing_sizes(listing.total, lay.free_ways(), len(listing.cells), len(listing.e_weight), self.build_seconds))
         return out
 
     def _method(self) -> str:

@@ -316,7 +316,8 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
             pool_cols = [layout.rank_seats.index(s) for s in layout.pooled]
             forced = np.array([layout.forced(s, suit) for s in layout.pooled], dtype=np.int64)
             feats.append(pcs[idx][:, pool_cols] - forced)
-            feats.append((pc_ph[idx] + h - layout.forced_patterned(suit))[:, None] if layout.patterned else np.zeros((len(idx), 1), np.int64))
+            patterned = (pc_ph[idx] + h - layout.forced_patterned(suit))[:, None] if layout.patterned else None
+            feats.append(np.zeros((len(idx), 1), np.int64) if patterned is None else patterned)
         v = np.concatenate(feats, axis=1) if feats else np.zeros((len(idx), 0), np.int64)
         inside = (v < np.array(layout.dims)).all(axis=1) if v.shape[1] else np.ones(len(idx), bool)
         idx, w, v = idx[inside], w[inside], v[inside]
@@ -324,7 +325,8 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
     if not parts:
         ndim = len(layout.dims)
         n_rank = len(layout.rank_seats)
-        return SuitOptions(np.zeros((0, n_rank), np.uint16), np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros((0, ndim), np.int64), np.zeros(0, np.int64))
+        return SuitOptions(np.zeros((0, n_rank), np.uint16), np.zeros(0, np.int8), np.zeros(0, np.int64),
+                           np.zeros((0, ndim), np.int64), np.zeros(0, np.int64))
     m, f, w, v = (np.concatenate(x) for x in zip(*parts))
     order = np.argsort(v @ layout.strides, kind="stable")
     m, f, w, v = m[order], f[order], w[order], v[order]
@@ -398,7 +400,6 @@ def pair_table(ga: np.ndarray, gb: np.ndarray, layout: Layout) -> np.ndarray:
     ia, ib = np.nonzero(ga)[0], np.nonzero(gb)[0]
     if not len(ia) or not len(ib):
         return out
-    dims = np.array(layout.dims)
     va, vb = layout.vectors(ia), layout.vectors(ib)
     z, ok = layout.add(va[:, None, :], vb[None, :, :])
     i, j = np.nonzero(ok)

@@ -38,7 +38,8 @@ def explanation(plan: Plan) -> dict[str, Any]:
 
 
 def _form(form) -> str:
-    terms = " + ".join(("" if t.coef == 1 else f"{t.coef}*") + ("(max - " if t.complement else "") + feature(_feat(t)) + (")" if t.complement else "") for t in form.terms)
+    terms = " + ".join(("" if t.coef == 1 else f"{t.coef}*") + ("(max - " if t.complement else "") + feature(_feat(t))
+                       + (")" if t.complement else "") for t in form.terms)
     top = f"{form.dim - 1} or more" if form.clamp else f"at most {form.dim - 1}"
     return f"{terms}: values 0..{form.dim - 1} ({top})"
 

@@ -129,7 +129,7 @@ class RankCountListing:
             ways.append(g)
         return [ways[i] for i in inv.reshape(-1).tolist()]
 
-    def make_sampler(self) -> "RankCountSampler":
+    def make_sampler(self) -> RankCountSampler:
         return RankCountSampler(self)
 
 

@@ -33,7 +33,6 @@ from .kernel import sampler as _compiled
 from .patterns import PATTERNS
 from .randomness import Rng
 
-
 #: Largest key space given a dense table of where each key's run starts.
 MAX_START_TABLE = 1 << 21
 
@@ -154,7 +153,7 @@ class Sampler:
             qlo, qhi = lo.copy(), hi.copy()
             qlo[:, :d] = qhi[:, :d] = z2[:, :d]  # coordinates already chosen
 
-            def cum(upto: np.ndarray) -> np.ndarray:
+            def cum(upto: np.ndarray, d: int = d, qlo: np.ndarray = qlo, qhi: np.ndarray = qhi) -> np.ndarray:
                 """Table sum with coordinate d in [lo_d, upto] (the rest in the box)."""
                 q = qhi.copy()
                 q[:, d] = upto

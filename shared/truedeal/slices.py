@@ -62,7 +62,7 @@ class Slice:
         return buf.getvalue()
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "Slice":
+    def from_bytes(cls, data: bytes) -> Slice:
         """Read :meth:`to_bytes`; ValueError on anything else."""
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             meta = [str(x) for x in z["meta"]]
@@ -95,7 +95,7 @@ class Cut:
     parts: int
 
     @classmethod
-    def of(cls, spec_like, parts: int) -> "Cut":
+    def of(cls, spec_like, parts: int) -> Cut:
         """Raises :class:`TooWide` when the whole listing fails a width limit."""
         layout, cells, columns, cell_cols = checked_cells(spec_like)
         return cls(layout, cells, slice_of_cells(layout, cells, cell_cols, len(columns), parts), parts)

@@ -38,7 +38,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Union
+from typing import Annotated, Any
 
 import numpy as np
 from pydantic import (
@@ -225,7 +225,8 @@ class PointsSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    scale: list[Annotated[int, Field(ge=0, le=100)]] = Field(min_length=1, max_length=13, description="Points of A, K, Q, ... (missing ranks 0).")
+    scale: list[Annotated[int, Field(ge=0, le=100)]] = Field(min_length=1, max_length=13,
+                                                             description="Points of A, K, Q, ... (missing ranks 0).")
     range: PointRange = Field(description="Inclusive [min, max] of the hand's total.")
 
     def canonical(self) -> dict[str, Any]:
@@ -259,7 +260,7 @@ def _cards_value(value: Any) -> tuple[str, ...]:
 
 
 SuitField = Annotated[
-    Union[tuple[int, int], SuitSpec],
+    tuple[int, int] | SuitSpec,
     BeforeValidator(_suit_value),
     WithJsonSchema({"anyOf": [{"type": "integer", "minimum": 0, "maximum": 13},
                               {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 13}, "minItems": 2, "maxItems": 2},
@@ -312,8 +313,8 @@ class SeatSpec(BaseModel):
     losers: Upto12 | None = Field(default=None, description="Losers, dealer's count per suit, 0..12.")
     points: PointsSpec | None = Field(default=None, description="A point scale of your own and its range.")
     holds: Cards | None = Field(default=None, description="Cards the seat holds (predealt), e.g. [\"SA\", \"SK\"].")
-    any_of: list["SeatSpec"] | None = Field(default=None, min_length=1, description="Either/or: the hand fits at least one of these.")
-    not_: "SeatSpec | None" = Field(default=None, alias="not", description="The hand does not fit this.")
+    any_of: list[SeatSpec] | None = Field(default=None, min_length=1, description="Either/or: the hand fits at least one of these.")
+    not_: SeatSpec | None = Field(default=None, alias="not", description="The hand does not fit this.")
 
     @model_validator(mode="before")
     @classmethod
@@ -430,7 +431,7 @@ class Spec(BaseModel):
         description="A dealer script (the classic dealer language, BBO's dialect too); its condition and predeal apply.",
         examples=["hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4333 + any 4432 + any 5332)"],
     )
-    any_of: list["Spec"] | None = Field(
+    any_of: list[Spec] | None = Field(
         default=None,
         min_length=1,
         max_length=64,
@@ -638,7 +639,7 @@ def _parse_json(text: str, name: str) -> Any:
         raise SpecError(f"{name}: key {e.args[0]!r} appears twice in the same JSON object") from None
 
 
-def load_spec(source: Union[Spec, dict, str, bytes, os.PathLike]) -> Spec:
+def load_spec(source: Spec | dict | str | bytes | os.PathLike) -> Spec:
     """Load and validate a spec.
 
     ``source`` is a :class:`Spec` (returned as is), a dict, JSON text, or a

@@ -54,16 +54,7 @@ Reliability
 """
 
 from truedeal.randomness import CHUNK_DEALS
-from .runner import (
-    PlanCache,
-    WatchdogReport,
-    draw_chunk_bytes,
-    run_chunk,
-    run_partition,
-    run_reduce,
-    submit,
-    watchdog_scan,
-)
+
 from .models import (
     ACTIVE_STATES,
     CANCELLED,
@@ -84,6 +75,16 @@ from .models import (
     JobNotReady,
     State,
     lane_for,
+)
+from .runner import (
+    PlanCache,
+    WatchdogReport,
+    draw_chunk_bytes,
+    run_chunk,
+    run_partition,
+    run_reduce,
+    submit,
+    watchdog_scan,
 )
 from .settings import MAX_PARTITIONS, JobSettings, SettingsError, redis_url
 from .store import JobStore, connect

@@ -16,20 +16,19 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import click
 import redis
 from kombu.exceptions import OperationalError
-from truedeal.formats import FORMATS, WRITERS
-from truedeal.constraints.load import load_constraints
-from truedeal.spec import SpecError
 
 import truedeal_jobs as jobs
+from truedeal.constraints.load import load_constraints
+from truedeal.formats import FORMATS, WRITERS
+from truedeal.spec import SpecError
 
 from .precheck import precheck
-
 
 
 class JobCommandError(click.ClickException):
@@ -153,8 +152,8 @@ SET_ID = re.compile(r"[0-9a-f]{16}")
 
 def _set_status(set_id: str, as_json: bool) -> None:
     from truedeal.tournament.setfile import SetError
-    from . import sets as setjobs
 
+    from . import sets as setjobs
     from .set_commands import set_status_lines
 
     with command_errors():

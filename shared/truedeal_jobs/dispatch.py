@@ -10,7 +10,8 @@ Celery.
 from __future__ import annotations
 
 import uuid
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from celery import Celery
@@ -93,7 +94,7 @@ def sending_app(settings: DispatchSettings) -> Celery:
     return app
 
 
-def dispatcher_from_env(env: Mapping[str, str] | None = None) -> "CeleryDispatcher":
+def dispatcher_from_env(env: Mapping[str, str] | None = None) -> CeleryDispatcher:
     """A dispatcher for the workers that the environment (``TRUEDEAL_*``) points at."""
     settings = DispatchSettings.from_env(env)
     return CeleryDispatcher(sending_app(settings), settings.queue)

@@ -5,9 +5,10 @@ all use these names."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 from truedeal.randomness import CHUNK_DEALS
 
@@ -139,7 +140,7 @@ class Partial:
         return "whole" if self.whole else f"{self.total}:{self.cases}:{self.entries}"
 
     @classmethod
-    def parse(cls, text: str) -> "Partial":
+    def parse(cls, text: str) -> Partial:
         if text == "whole":
             return cls(whole=True)
         total, cases, entries = text.split(":")

@@ -9,19 +9,19 @@ import itertools
 import json
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from truedeal.dealnumber import encode_batch, limbs_to_bytes
-from truedeal.resources import resident_bytes
 from truedeal.engine import Plan, TooWide, check_count, exact_counts, exact_source, listing_sizes
 from truedeal.enumeration import MAX_ENTRIES
+from truedeal.resources import resident_bytes
 from truedeal.slices import Cut, Slice, merge, stored_totals
 from truedeal.spec import Spec, load_spec
+
 from .models import DRAWING, ENUMERATING, FAST_LANE, QUEUED, Dispatcher, Job, JobNotFound, Partial
 from .settings import JobSettings
 from .store import JobStore
-
 
 
 class JobStopped(Exception):
@@ -158,7 +158,8 @@ def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, 
     store.transition(job_id, (QUEUED,), ENUMERATING, started=time.time())
     attempts = store.count_attempt(job_id, f"p:{k}")
     if attempts > store.settings.max_attempts:
-        store.fail(job_id, f"enumeration partition {k} was started {attempts - 1} times without finishing (its worker crashed, was killed or timed out each time)", dispatcher)
+        store.fail(job_id, f"enumeration partition {k} was started {attempts - 1} times without finishing "
+                           "(its worker crashed, was killed or timed out each time)", dispatcher)
         return "failed"
     reason = _limits_reason(job, store.settings)
     if reason:
@@ -324,7 +325,8 @@ def run_chunk(store: JobStore, dispatcher: Dispatcher, job_id: str, i: int, plan
         return "stopped"
     attempts = store.count_attempt(job_id, f"c:{i}")
     if attempts > store.settings.max_attempts:
-        store.fail(job_id, f"draw chunk {i} was started {attempts - 1} times without finishing (its worker crashed, was killed or timed out each time)", dispatcher)
+        store.fail(job_id, f"draw chunk {i} was started {attempts - 1} times without finishing "
+                           "(its worker crashed, was killed or timed out each time)", dispatcher)
         return "failed"
     try:
         plan = _plan_or_fail(store, dispatcher, job, plans, _stopper(store, job_id))
@@ -405,7 +407,8 @@ def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = N
             rounds = 1 if progressed else job.requeues + (0 if backlog else 1)
             if rounds > st.max_requeues:
                 quiet = now - max(job.progress_at or job.created, job.created)
-                store.fail(job_id, f"no progress for {quiet:.0f} s although its missing work was re-queued {rounds - 1} times (no worker running, or workers keep failing)", dispatcher)
+                store.fail(job_id, f"no progress for {quiet:.0f} s although its missing work was re-queued {rounds - 1} times "
+                                   "(no worker running, or workers keep failing)", dispatcher)
                 report.failed.append(job_id)
                 continue
             store.r.hset(store.key(job_id), mapping={"requeues": rounds, "requeued_at": repr(now)})

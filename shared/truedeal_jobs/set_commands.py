@@ -12,11 +12,12 @@ import json
 from pathlib import Path
 
 import click
+
 from truedeal.tournament.setfile import SetError
 
 from . import sets as setjobs
-from .view import NO_WORKER_NOTE
 from .commands import JobCommandError, command_errors, open_dispatcher, open_store
+from .view import NO_WORKER_NOTE
 
 
 def _read_set(path: str) -> dict:

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from truedeal.engine import MAX_DEALS
 
@@ -50,7 +50,7 @@ class EnvReader:
     env: Mapping[str, str]
 
     @classmethod
-    def of(cls, env: Mapping[str, str] | None = None) -> "EnvReader":
+    def of(cls, env: Mapping[str, str] | None = None) -> EnvReader:
         return cls(os.environ if env is None else env)
 
     def _raw(self, name: str) -> str:
@@ -138,7 +138,7 @@ class JobSettings:
     plan_cache_mb: int = 512
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> "JobSettings":
+    def from_env(cls, env: Mapping[str, str] | None = None) -> JobSettings:
         """Settings from ``env`` (default ``os.environ``); SettingsError on a bad value."""
         read = EnvReader.of(env)
         return cls(
@@ -168,7 +168,7 @@ class DispatchSettings:
     visibility_timeout: int
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> "DispatchSettings":
+    def from_env(cls, env: Mapping[str, str] | None = None) -> DispatchSettings:
         read = EnvReader.of(env)
         return cls(redis_url(env), read.prefix("TRUEDEAL_KEY_PREFIX", JobSettings.prefix),
                    read.text("TRUEDEAL_QUEUE", "truedeal"), read.integer("TRUEDEAL_VISIBILITY_TIMEOUT", 3600))

@@ -9,8 +9,9 @@ import math
 import re
 import time
 import uuid
-from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import redis
@@ -86,7 +87,7 @@ def _job_from_hash(job_id: str, h: dict[bytes, bytes]) -> Job:
 def _iso(t: float | None) -> str | None:
     if t is None:
         return None
-    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 # --------------------------------------------------------------------------- the store
@@ -110,7 +111,7 @@ class JobStore:
         self._finish = client.register_script(lua.FINISH)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> "JobStore":
+    def from_env(cls, env: Mapping[str, str] | None = None) -> JobStore:
         """Store on ``TRUEDEAL_REDIS_URL`` with :meth:`JobSettings.from_env`."""
         return cls(connect(redis_url(env)), JobSettings.from_env(env))
 
@@ -281,7 +282,7 @@ class JobStore:
     def task_ids(self, job_id: str) -> list[str]:
         return [v.decode() for v in self.r.hvals(self.key(job_id, "tasks"))]
 
-    def write_partial(self, job_id: str, k: int, partial: "Partial", data: bytes = b"") -> int:
+    def write_partial(self, job_id: str, k: int, partial: Partial, data: bytes = b"") -> int:
         """Store partition ``k``'s exact totals and its slice ``data``
         (overwriting a previous run of the same partition, so a retry never
         counts twice); returns how many partitions are present, or -1 if the

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from truedeal.odds import odds_of_summary
+
 from .models import ACTIVE_STATES, DONE
 
 NO_WORKER_NOTE = ("no worker has been seen; the job waits until one starts "

@@ -15,17 +15,18 @@ import logging
 import math
 import re
 import threading
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import redis
 from flask import Blueprint, Response, current_app, request
 from pydantic import ValidationError
+
 import truedeal_jobs as jobs_mod
+from truedeal.engine import MAX_DEALS
 from truedeal.formats import WRITERS
 from truedeal.odds import odds_of_summary
 from truedeal.spec import DuplicateKey, Spec, SpecError, load_spec, strict_json
-
-from truedeal.engine import MAX_DEALS
 from truedeal_jobs.models import MAX_FIRST_BOARD
 
 from .counting import Counter, CountFailed
@@ -111,7 +112,8 @@ def json_body() -> Any:
         raise Problem(400, f"the request body is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}",
                       kind="invalid-json", title="Invalid JSON") from None
     except DuplicateKey as e:
-        raise Problem(400, f"the request body repeats the key {e.args[0]!r} in one object", kind="invalid-json", title="Invalid JSON") from None
+        raise Problem(400, f"the request body repeats the key {e.args[0]!r} in one object",
+                      kind="invalid-json", title="Invalid JSON") from None
     except (ValueError, RecursionError) as e:
         raise Problem(400, f"the request body is not usable JSON: {str(e) or type(e).__name__}",
                       kind="invalid-json", title="Invalid JSON") from None

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from truedeal.engine import MAX_DEALS
 from truedeal_jobs.settings import DEFAULT_REDIS_URL, EnvReader, parse_rate
@@ -54,7 +55,7 @@ class WebConfig:
     preview_deals: int = 8
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "WebConfig":
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> WebConfig:
         """Settings from ``env`` (default ``os.environ``), then ``overrides``."""
         read = EnvReader.of(env)
         config = cls(
@@ -74,7 +75,7 @@ class WebConfig:
         )
         return config.replace(**overrides) if overrides else config
 
-    def replace(self, **changes: Any) -> "WebConfig":
+    def replace(self, **changes: Any) -> WebConfig:
         if "api_keys" in changes and isinstance(changes["api_keys"], str):
             changes["api_keys"] = tuple(k.strip() for k in changes["api_keys"].split(",") if k.strip())
         if "rate_limit" in changes and (changes["rate_limit"] is None or isinstance(changes["rate_limit"], str)):

@@ -97,14 +97,14 @@ class _Spawner:
     as the web process."""
 
     _lock = threading.Lock()
-    _instance: "_Spawner | None" = None
+    _instance: _Spawner | None = None
 
     def __init__(self) -> None:
         self._jobs: queue.Queue = queue.Queue()
         threading.Thread(target=self._run, name="count-helper-spawner", daemon=True).start()
 
     @classmethod
-    def get(cls) -> "_Spawner":
+    def get(cls) -> _Spawner:
         with cls._lock:
             if cls._instance is None:
                 cls._instance = cls()

@@ -17,7 +17,8 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app
 
-from .api import api_problem_for, bp as api_bp, json_body, parse_spec, request_client, state
+from .api import api_problem_for, json_body, parse_spec, request_client, state
+from .api import bp as api_bp
 from .counting import CountFailed
 from .problems import Problem
 

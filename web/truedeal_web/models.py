@@ -7,13 +7,14 @@ CLI and the workers validate with.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+
 from truedeal.engine import MAX_DEALS
 from truedeal.formats import FORMATS
-from truedeal_jobs.models import MAX_FIRST_BOARD
 from truedeal.spec import Spec
+from truedeal_jobs.models import MAX_FIRST_BOARD
 
 #: Job states, in life-cycle order (mirrors truedeal_jobs.STATES).
 JobState = Literal["queued", "enumerating", "drawing", "done", "failed", "cancelled"]
@@ -45,17 +46,17 @@ class CountResult(BaseModel):
     spec: dict[str, Any] = Field(description="The spec in canonical form (full seat names, ranges as [min, max]).")
     possible: bool = Field(description="Whether at least one deal satisfies the spec.")
     exact: bool = Field(description="True when the count is exact, false when it is an estimate.")
-    deals: Optional[int] = Field(description="Exact number of deals that satisfy the spec.")
-    deals_text: Optional[str] = Field(description="`deals` as a decimal string.")
-    deals_estimate: Optional[float] = None
-    deals_estimate_stderr: Optional[float] = None
+    deals: int | None = Field(description="Exact number of deals that satisfy the spec.")
+    deals_text: str | None = Field(description="`deals` as a decimal string.")
+    deals_estimate: float | None = None
+    deals_estimate_stderr: float | None = None
     probability: float = Field(description="Probability that a random deal satisfies the spec.")
-    probability_exact: Optional[str] = Field(None, description="The exact probability as a fraction 'p/q'.")
+    probability_exact: str | None = Field(None, description="The exact probability as a fraction 'p/q'.")
     odds: str = Field(description="The probability as a player reads it: '1 in 291 (0.343%)' ('about ...' for an estimate).")
-    one_in: Optional[float] = Field(description="1 deal in `one_in` satisfies the spec; null when none does.")
-    cases: Optional[int] = Field(description="Cases in Pavlicek's listing (suit pattern x A-K-Q-J holding of each constrained seat).")
+    one_in: float | None = Field(description="1 deal in `one_in` satisfies the spec; null when none does.")
+    cases: int | None = Field(description="Cases in Pavlicek's listing (suit pattern x A-K-Q-J holding of each constrained seat).")
     method: str
-    rejection: Optional[Rejection] = None
+    rejection: Rejection | None = None
     side_total: int
     unconstrained_ways: int
     cells: int
@@ -81,7 +82,7 @@ class JobRequest(BaseModel):
         strict=True, ge=1, le=MAX_DEALS,
         description="Number of deals. Above the server's configured maximum the answer is 413.",
     )
-    seed: Optional[Union[StrictStr, StrictInt]] = Field(
+    seed: StrictStr | StrictInt | None = Field(
         None,
         description=(
             "Seed of a reproducible stream (1 to 1000 characters); an integer is used as its decimal text, so 3 and "
@@ -143,13 +144,13 @@ class JobStatus(BaseModel):
     first_board: int
     constraints: dict[str, Any] = Field(description="The spec in canonical form.")
     progress: Progress
-    result: Optional[CountResult] = Field(description="The spec's exact count and probability, once known.")
-    error: Optional[str] = Field(description="Why the job failed or was cancelled.")
-    note: Optional[str] = Field(None, description="A warning about the job, e.g. that no worker has been seen to run it.")
+    result: CountResult | None = Field(description="The spec's exact count and probability, once known.")
+    error: str | None = Field(description="Why the job failed or was cancelled.")
+    note: str | None = Field(None, description="A warning about the job, e.g. that no worker has been seen to run it.")
     created: str
-    started: Optional[str]
-    updated: Optional[str]
-    finished: Optional[str]
+    started: str | None
+    updated: str | None
+    finished: str | None
     links: JobLinks
 
 
@@ -166,9 +167,9 @@ class ProblemDetails(BaseModel):
     type: str = "about:blank"
     title: str
     status: int
-    detail: Optional[str] = None
-    instance: Optional[str] = None
-    errors: Optional[list[ProblemError]] = None
+    detail: str | None = None
+    instance: str | None = None
+    errors: list[ProblemError] | None = None
 
 
 __all__ = ["CountResult", "JobRequest", "JobStatus", "Progress", "ProblemDetails", "Spec", "DEAL_FORMATS"]

@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from pydantic.json_schema import models_json_schema
+
 from truedeal import __version__ as _version
 
 from .config import WebConfig

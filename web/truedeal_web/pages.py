@@ -6,6 +6,7 @@ import logging
 
 import redis
 from flask import Blueprint, current_app, jsonify, render_template
+
 from truedeal.cards import SEAT_NAMES, SUIT_NAMES
 from truedeal.formats import FORMATS
 

@@ -16,9 +16,9 @@ import re
 
 from flask import Blueprint, Response, current_app, jsonify, url_for
 
-from truedeal_jobs import sets as setjobs
 from truedeal.tournament.files import EXTENSIONS
 from truedeal.tournament.setfile import SetError
+from truedeal_jobs import sets as setjobs
 
 from .api import _jobs, json_body
 from .api import bp as api_bp

@@ -57,13 +57,13 @@ from __future__ import annotations
 import logging
 import os
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from celery import Celery, bootsteps, signals
 from celery.exceptions import SecurityWarning
+
 from truedeal_jobs import JobSettings, JobStore, connect
-from truedeal_jobs.settings import DispatchSettings, EnvReader
 from truedeal_jobs.dispatch import (  # noqa: F401  (re-exported: the worker's public names)
     DRAW,
     ENUMERATE,
@@ -75,6 +75,7 @@ from truedeal_jobs.dispatch import (  # noqa: F401  (re-exported: the worker's p
     lane_queue,
     slow_queue,
 )
+from truedeal_jobs.settings import DispatchSettings, EnvReader
 
 logger = logging.getLogger("truedeal.worker")
 
@@ -106,7 +107,7 @@ class WorkerConfig:
         return self.dispatch.visibility_timeout
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> "WorkerConfig":
+    def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerConfig:
         env = os.environ if env is None else env
         return cls(
             dispatch=DispatchSettings.from_env(env),

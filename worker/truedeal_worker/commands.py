@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 import click
+
 from truedeal_jobs.commands import command_errors, open_store
 
 from .lanes import LANES, SlowLane, follow_parent, queue_args

@@ -13,10 +13,12 @@ import logging
 import os
 import random
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import redis
 from kombu.exceptions import OperationalError
+
 import truedeal_jobs as jobs
 from truedeal_jobs import sets
 
@@ -140,7 +142,8 @@ def watchdog(self, after_outage: bool = False) -> str:
         logger.warning("watchdog: store unreachable: %s", exc)
         return "unreachable"
     for job_id, items in report.requeued.items():
-        logger.warning("watchdog: job %s made no progress; re-queued %s", job_id, ", ".join(items[:10]) + (" ..." if len(items) > 10 else ""))
+        shown = ", ".join(items[:10]) + (" ..." if len(items) > 10 else "")
+        logger.warning("watchdog: job %s made no progress; re-queued %s", job_id, shown)
     for job_id in report.failed:
         logger.warning("watchdog: job %s failed (no progress)", job_id)
     for line in resent:

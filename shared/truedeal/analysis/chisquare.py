@@ -75,7 +75,7 @@ def chi_square(name: str, labels, observed, probabilities, min_expected: float =
     if (observed[probs == 0] > 0).any():
         return ChiSquare(name, float("inf"), max(len(labels) - 1, 0), 0.0, list(map(str, labels)), observed.tolist(), (probs * n).tolist())
     keep = probs > 0
-    labs = [str(l) for l, k in zip(labels, keep) if k]
+    labs = [str(label) for label, k in zip(labels, keep) if k]
     lab, obs, exp = merge_bins(labs, observed[keep], probs[keep] * n, min_expected)
     obs_a, exp_a = np.array(obs, dtype=float), np.array(exp)
     stat = float(((obs_a - exp_a) ** 2 / exp_a).sum()) if len(exp) > 1 else 0.0

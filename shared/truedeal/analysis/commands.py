@@ -21,8 +21,8 @@ from ..spec import Spec, load_spec
 from .conditioning import NotExact, spec_total
 from .distribution import Distribution, Feature, UnsupportedFeature, exact_distribution, parse_feature
 from .laws import distribution_of
-from .sampled import DEFAULT_DD_SAMPLES, DEFAULT_SAMPLES, DEFAULT_SEED, SampledDistribution
 from .pavlicek1999 import CannotExpress
+from .sampled import DEFAULT_DD_SAMPLES, DEFAULT_SAMPLES, DEFAULT_SEED, SampledDistribution
 from .shapeclasses import HANDS, shape_classes
 
 
@@ -72,7 +72,8 @@ def shapes_rows(spec: Spec | None, seat: int) -> tuple[list[dict], int]:
     for sc in shape_classes():
         n = counts.get(sc.name, 0)
         p = Fraction(n, total) if total else Fraction(0)
-        rows.append({"class": sc.name, "count": n, "probability_exact": _frac(p), "probability": float(p), "ordered_patterns": sc.ordered_patterns})
+        rows.append({"class": sc.name, "count": n, "probability_exact": _frac(p), "probability": float(p),
+                     "ordered_patterns": sc.ordered_patterns})
     return rows, total
 
 

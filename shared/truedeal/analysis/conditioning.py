@@ -11,8 +11,8 @@ condition on sums, controls, losers and so on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

@@ -21,8 +21,8 @@ estimate.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..constraints import ir
 from ..constraints.compile import compile_program, hand_max

@@ -10,7 +10,7 @@ estimate.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..constraints import ir
 from ..spec import Spec

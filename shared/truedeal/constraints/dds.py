@@ -8,7 +8,7 @@ script that asks for ``tricks()`` or ``score()``.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -39,7 +39,7 @@ def dd_tables(owners: np.ndarray) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def contract_scores(level: int, strain: int, vul: bool) -> np.ndarray:
     """Declarer's undoubled score of ``level``/``strain`` by tricks taken (0..13)."""
     _, types = _endplay()

@@ -18,7 +18,6 @@ compare and hash equal.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
 
 from ..cards import HCP_OF_RANK
 
@@ -124,9 +123,9 @@ class Linear:
 class IfElse:
     """``cond ? then : other`` on numbers."""
 
-    cond: "Cond"
-    then: "Num"
-    other: "Num"
+    cond: Cond
+    then: Num
+    other: Num
 
 
 @dataclass(frozen=True)
@@ -134,8 +133,8 @@ class Arith:
     """A non-linear operation: ``*``, ``/`` (dealer truncates), ``%``."""
 
     op: str
-    left: "Num"
-    right: "Num"
+    left: Num
+    right: Num
 
 
 @dataclass(frozen=True)
@@ -148,7 +147,7 @@ class OpaqueNum:
     args: tuple = ()
 
 
-Num = Union[Linear, IfElse, Arith, OpaqueNum]
+Num = Linear | IfElse | Arith | OpaqueNum
 
 
 # ---------------------------------------------------------------- conditions
@@ -173,17 +172,17 @@ class ShapeIn:
 
 @dataclass(frozen=True)
 class And:
-    items: tuple["Cond", ...]
+    items: tuple[Cond, ...]
 
 
 @dataclass(frozen=True)
 class Or:
-    items: tuple["Cond", ...]
+    items: tuple[Cond, ...]
 
 
 @dataclass(frozen=True)
 class Not:
-    item: "Cond"
+    item: Cond
 
 
 @dataclass(frozen=True)
@@ -193,7 +192,7 @@ class Truth:
     value: bool
 
 
-Cond = Union[Compare, ShapeIn, And, Or, Not, Truth]
+Cond = Compare | ShapeIn | And | Or | Not | Truth
 
 TRUE = Truth(True)
 

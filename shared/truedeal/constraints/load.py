@@ -7,15 +7,14 @@ a script is accepted wherever a JSON spec is.
 from __future__ import annotations
 
 import os
-from typing import Union
 
 from ..spec import Spec, SpecError, load_spec
 from . import ir
 
-Constraints = Union[Spec, ir.Program]
+Constraints = Spec | ir.Program
 
 
-def load_constraints(source: Union[str, bytes, os.PathLike, dict, Spec, ir.Program]) -> Constraints:
+def load_constraints(source: str | bytes | os.PathLike | dict | Spec | ir.Program) -> Constraints:
     """A validated :class:`Spec` for JSON, a :class:`ir.Program` for a dealer
     script (a ``.dlr`` path, or text that does not start with ``{``).
 

@@ -53,7 +53,7 @@ def _board(r: HandRecord) -> str:
 
 def html_text(records: Sequence[HandRecord], *, title: str) -> str:
     """The HTML hand record of ``records`` with heading ``title``."""
-    body = [f'<div class="page">' + "\n".join(_board(r) for r in page) + "</div>"
+    body = ['<div class="page">' + "\n".join(_board(r) for r in page) + "</div>"
             for page in pages(records, BOARDS_PER_PAGE)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>\n"

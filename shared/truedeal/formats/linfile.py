@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Optional
 
 from ..cards import SUITS
 from .deal import _check_row, _holdings
@@ -20,7 +19,7 @@ def _lin_hand(hand: list[str]) -> str:
     return "".join(SUITS[s] + hand[s] for s in range(4))
 
 
-def lin_line(owners_row, board: int, *, none_vul: str = "0", names: Optional[Sequence[str]] = None) -> str:
+def lin_line(owners_row, board: int, *, none_vul: str = "0", names: Sequence[str] | None = None) -> str:
     """One BBO LIN line (without line end) for ``owners_row`` as board ``board``.
 
     ``qx|o<B>|md|<D><South>,<West>,<North>|rh||ah|Board <B>|sv|<V>|pg||`` as
@@ -35,7 +34,7 @@ def lin_line(owners_row, board: int, *, none_vul: str = "0", names: Optional[Seq
     return _lin_record(_check_row(owners_row), _check_board(board), none_vul, pn)
 
 
-def _lin_names(none_vul: str, names: Optional[Sequence[str]]) -> str:
+def _lin_names(none_vul: str, names: Sequence[str] | None) -> str:
     if none_vul not in ("0", "o"):
         raise ValueError(f"none_vul must be '0' or 'o', got {none_vul!r}")
     if names is None:
@@ -59,7 +58,7 @@ def lin(
     first_board: int = 1,
     *,
     none_vul: str = "0",
-    names: Optional[Sequence[str]] = None,
+    names: Sequence[str] | None = None,
 ) -> Iterator[str]:
     """BBO LIN, one board per ``"\\n"``-terminated line (see :func:`lin_line`).
 

@@ -10,7 +10,6 @@ records; :mod:`truedeal.tournament` makes them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 from ..cards import HCP_OF_RANK, SEATS
 from .deal import _holdings, _pbn_deal
@@ -56,14 +55,14 @@ class HandRecord:
     owners: tuple[int, ...]
     number: int
     spec: str = ""
-    dd: Optional[DoubleDummy] = None
+    dd: DoubleDummy | None = None
 
     @property
     def hands(self) -> list[list[str]]:
         """``hands[seat][suit]``: ranks held, highest first (T for ten)."""
         return _holdings(list(self.owners))
 
-    def deal(self, first: Optional[int] = None) -> str:
+    def deal(self, first: int | None = None) -> str:
         """PBN deal string starting with ``first`` (default: the dealer)."""
         return _pbn_deal(self.hands, self.dealer if first is None else first)
 

@@ -10,7 +10,6 @@ or ``None``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Optional
 
 import numpy as np
 
@@ -18,13 +17,13 @@ from ..cards import SEATS
 from .rotation import _check_board
 
 #: One batch handed to a writer: ``(owners (k, 52) uint8, numbers)``.
-Batch = tuple[np.ndarray, Optional[Sequence[int]]]
+Batch = tuple[np.ndarray, Sequence[int] | None]
 
 #: Most boards rendered into a single yielded chunk.
 CHUNK_BOARDS = 256
 
 
-def _boards(batches: Iterable[Batch], first_board: int) -> Iterator[tuple[int, list[int], Optional[int]]]:
+def _boards(batches: Iterable[Batch], first_board: int) -> Iterator[tuple[int, list[int], int | None]]:
     """Yield ``(board, seats list, number or None)`` for every deal, validating batches."""
     for b, owners, nums in _batches(batches, first_board):
         if _is_limbs(nums):

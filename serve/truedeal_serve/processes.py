@@ -57,6 +57,13 @@ def death_signal() -> Callable[[], None] | None:
     return preexec
 
 
+def started(proc: subprocess.Popen | None) -> subprocess.Popen:
+    """``proc``, which its owner has started (a bug otherwise)."""
+    if proc is None:
+        raise RuntimeError("the child process was not started")
+    return proc
+
+
 def spawn(cmd: list[str], **kw: Any) -> subprocess.Popen:
     # Children are spawned from the main thread before the web server's
     # thread starts, so preexec_fn is safe here.  (The death signal is sent

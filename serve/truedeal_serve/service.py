@@ -12,11 +12,15 @@ import socket
 import tempfile
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .embedded_redis import EmbeddedRedis, find_redis_server
-from .processes import MAX_SOCKET_PATH, ServeError, log_tail, say, warn
+from .processes import MAX_SOCKET_PATH, ServeError, log_tail, say, started, warn
 from .web import Switch, load_web_app
 from .worker_process import WorkerProcess
+
+if TYPE_CHECKING:  # werkzeug is imported when the server starts
+    from .webserver import BoundedWSGIServer
 
 
 class Service:
@@ -37,7 +41,7 @@ class Service:
         self.lock_fd: int | None = None
         self.redis: EmbeddedRedis | None = None
         self.worker: WorkerProcess | None = None
-        self.server = None
+        self.server: BoundedWSGIServer | None = None
         self.server_thread: threading.Thread | None = None
         self.signals = 0
         self.stop_event = threading.Event()
@@ -97,35 +101,35 @@ class Service:
             sock.bind(get_sockaddr(self.host, self.port, family))
             sock.listen(128)
             self.port = sock.getsockname()[1]
-            self.server = make_web_server(self.host, self.port, switch, fd=sock.fileno(),
-                                          max_threads=self.max_threads, timeout=self.request_timeout)
+            server = self.server = make_web_server(self.host, self.port, switch, fd=sock.fileno(),
+                                                   max_threads=self.max_threads, timeout=self.request_timeout)
         except OSError as exc:
             raise ServeError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
         finally:
             sock.close()  # the server holds its own duplicate
 
-        self.redis = EmbeddedRedis(binary, data_dir, self._socket_dir(data_dir), self.appendfsync)
+        redis = self.redis = EmbeddedRedis(binary, data_dir, self._socket_dir(data_dir), self.appendfsync)
         # children inherit the data-dir lock: a new serve cannot take the
         # directory while an old worker or Redis still runs (e.g. after a SIGKILL)
         keep = (self.lock_fd,) if self.lock_fd is not None else ()
-        self.redis.start(keep_fds=keep)
-        url = self.redis.url
+        redis.start(keep_fds=keep)
+        url = redis.url
         os.environ["TRUEDEAL_REDIS_URL"] = url  # the web app (in this process) and the worker read it
         where = "deleted at exit" if not self.keep_data else "kept"
-        say(f"redis    {url}  (redis-server {self.redis.version} from {origin}, AOF on, "
+        say(f"redis    {url}  (redis-server {redis.version} from {origin}, AOF on, "
              f"appendfsync {self.appendfsync}; data in {data_dir}, {where})")
 
-        self.worker = WorkerProcess(self.workers, dict(os.environ), data_dir / "worker.log", self.loglevel)
-        self.worker.start(keep_fds=keep)
+        worker = self.worker = WorkerProcess(self.workers, dict(os.environ), data_dir / "worker.log", self.loglevel)
+        worker.start(keep_fds=keep)
         say(f"workers  {self.workers} process{'es' if self.workers != 1 else ''} "
-             f"(truedeal worker -c {self.workers}, pid {self.worker.proc.pid}; banner in {self.worker.log})")
+             f"(truedeal worker -c {self.workers}, pid {started(worker.proc).pid}; banner in {worker.log})")
 
         try:
             app, why = load_web_app(url)
         except Exception as exc:
             raise ServeError(f"the web app failed to start: {type(exc).__name__}: {exc}") from None
         switch.app = app
-        self.server_thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.2},
+        self.server_thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
                                               name="truedeal-web", daemon=True)
         self.server_thread.start()
         web = self.web_url()
@@ -134,7 +138,7 @@ class Service:
         else:
             say(f"web      {web}")
         info = {"web": web, "redis_url": url, "data_dir": str(data_dir), "pid": os.getpid(),
-                "redis_pid": self.redis.proc.pid, "worker_pid": self.worker.proc.pid, "workers": self.workers,
+                "redis_pid": started(redis.proc).pid, "worker_pid": started(worker.proc).pid, "workers": self.workers,
                 "web_app": "truedeal_web" if not why else "healthz"}
         (data_dir / "serve.json").write_text(json.dumps(info, indent=2) + "\n")
         say(f"job commands: export TRUEDEAL_REDIS_URL={url}")
@@ -150,9 +154,11 @@ class Service:
 
     def watch(self) -> int:
         """Block until a signal (0) or until Redis or the worker dies (1)."""
+        redis, worker = self.redis, self.worker
+        assert redis is not None and worker is not None  # watch() runs after start()
         while not self.stop_event.wait(0.25):
-            for name, proc, log in (("redis-server", self.redis.proc, self.redis.log),
-                                    ("the worker", self.worker.proc, self.worker.log)):
+            for name, proc, log in (("redis-server", started(redis.proc), redis.log),
+                                    ("the worker", started(worker.proc), worker.log)):
                 if proc.poll() is not None:
                     warn(f"{name} exited with code {proc.returncode}; stopping everything. Its log ({log}):\n{log_tail(log)}")
                     return 1

@@ -56,7 +56,7 @@ class Impossible(ValueError):
 class Plan:
     """A built listing for one spec, ready to count and to draw from."""
 
-    spec: Spec
+    spec: Spec | None  # None when the plan was built from a program (a script, or a spec beyond the first language)
     listing: Listing
     build_seconds: float
     rejected: list[SeatConstraint] = field(default_factory=list)
@@ -175,6 +175,13 @@ class Plan:
             return self.union.deals
         return self.listing.deals
 
+    def source_program(self) -> ir.Program:
+        """The program this plan lists: its own, or its spec's."""
+        if self.program is not None:
+            return self.program
+        assert self.spec is not None  # a plan has a spec or a program
+        return self.spec.program()
+
     @property
     def possible(self) -> bool:
         if self.exact:
@@ -195,10 +202,10 @@ class Plan:
             cases = self.listing.cases if self.union is None else out["cases"]
             out.update(exact_counts(self.deals_total, cases, "exact" if self.union is None else out["method"]))
         else:
-            listed = self.listing.deals
-            estimate = listed * self.acceptance
+            listed, acceptance = self.listing.deals, self.acceptance or 0.0
+            estimate = listed * acceptance
             # binomial standard error of the pilot's acceptance rate
-            se = math.sqrt(max(self.acceptance * (1 - self.acceptance), 1e-300) / PILOT_DRAWS)
+            se = math.sqrt(max(acceptance * (1 - acceptance), 1e-300) / PILOT_DRAWS)
             out.update(
                 deals=None,
                 deals_estimate=estimate,
@@ -253,7 +260,7 @@ class Plan:
             return self.sampler.draw(n, rng)
         kept: list[np.ndarray] = []
         have = 0
-        batch = max(64, int(n / max(self.acceptance, MIN_ACCEPTANCE) * 1.1))
+        batch = max(64, int(n / max(self.acceptance or 0.0, MIN_ACCEPTANCE) * 1.1))
         while have < n:
             owners = self.sampler.draw(min(batch, 200_000), rng)
             owners = owners[self._checks(owners, rng)]
@@ -323,6 +330,8 @@ class Union:
     def draw(self, n: int, rng: Rng) -> np.ndarray:
         from .constraints.evaluate import evaluate_cond
 
+        if self.pick is None:
+            raise Impossible("no deal satisfies this spec (it counts 0 deals)")
         kept: list[np.ndarray] = []
         have = 0
         while have < n:

@@ -71,6 +71,8 @@ class Layout:
     dims: tuple[int, ...]  # feature sizes: form dims, then exact dims
     n_box: int  # the first n_box dims are forms (range dims)
     clamp: tuple[bool, ...] = ()
+    #: the roles as the compiled fill reads them (built once by :mod:`truedeal.fill`)
+    fill_roles: tuple | None = field(default=None, repr=False, compare=False)
 
     @property
     def zsize(self) -> int:
@@ -327,10 +329,10 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
         n_rank = len(layout.rank_seats)
         return SuitOptions(np.zeros((0, n_rank), np.uint16), np.zeros(0, np.int8), np.zeros(0, np.int64),
                            np.zeros((0, ndim), np.int64), np.zeros(0, np.int64))
-    m, f, w, v = (np.concatenate(x) for x in zip(*parts))
-    order = np.argsort(v @ layout.strides, kind="stable")
-    m, f, w, v = m[order], f[order], w[order], v[order]
-    return SuitOptions(m, f, w, v, v @ layout.strides)
+    all_masks, all_feats, all_weights, all_vecs = (np.concatenate(x) for x in zip(*parts))
+    order = np.argsort(all_vecs @ layout.strides, kind="stable")
+    all_vecs = all_vecs[order]
+    return SuitOptions(all_masks[order], all_feats[order], all_weights[order], all_vecs, all_vecs @ layout.strides)
 
 
 # --------------------------------------------------------------------- the listing
@@ -611,7 +613,10 @@ def _fill_level0(listing: Listing, progress=None) -> None:
     key_of: dict[tuple[int, int], list] = {}
     for k, (p1, p2, sig) in enumerate(keys):
         key_of.setdefault((int(p2), int(sig)), []).append((k, int(p1)))
-    rows_key, rows_c, rows_z, row_w = [], [], [], []
+    rows_key: list[np.ndarray] = []
+    rows_c: list[np.ndarray] = []
+    rows_z: list[np.ndarray] = []
+    row_w: list[int] = []
     n_entries = 0
     for done, ((p2, sig), members) in enumerate(key_of.items()):
         ks = np.array([k for k, _ in members])

@@ -15,7 +15,7 @@ _RANKS = "AKQJT98765432"
 def explanation(plan: Plan) -> dict[str, Any]:
     """The internal form of a plan: condition, listing layout, exactness, size, time."""
     info = plan.summary()
-    program = plan.program if plan.program is not None else plan.spec.program()
+    program = plan.source_program()
     comp = plan.listed or compile_program(program)
     out: dict[str, Any] = {
         "condition": cond(program.condition),

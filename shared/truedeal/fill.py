@@ -86,7 +86,7 @@ def _deal(owners: np.ndarray, rng: Rng, cards: np.ndarray, counts: np.ndarray, d
 
 def _roles(layout: Layout) -> tuple:
     """The layout's roles as the compiled fill reads them (see _sampler.c), cached on the layout."""
-    roles = getattr(layout, "_fill_roles", None)
+    roles = layout.fill_roles
     if roles is None:
         pat_pos = {s: i for i, s in enumerate(layout.patterned)}
         honours, spots, _ = _card_sets(layout)
@@ -98,7 +98,7 @@ def _roles(layout: Layout) -> tuple:
         roles = (u8(layout.rank_seats), np.array([pat_pos.get(s, -1) for s in layout.rank_seats], np.int64),
                  u8(layout.shape_only), np.array([pat_pos[s] for s in layout.shape_only], np.int64),
                  u8(layout.pooled), u8(layout.free), tracked, n_tracked, spot, n_spots)
-        layout._fill_roles = roles
+        layout.fill_roles = roles
     return roles
 
 
@@ -131,7 +131,8 @@ def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_s
     pooled = layout.has_pool
     for s in range(4):
         suit = np.concatenate([honours[s], spots[s]])
-        shape_len = np.stack([lengths[:, pat_pos[int(x)], s] for x in shape_seats], axis=1) if len(shape_seats) else None
+        shape_len = (np.stack([lengths[:, pat_pos[int(x)], s] for x in shape_seats], axis=1) if len(shape_seats)
+                     else np.zeros((n, 0), np.int64))
         # 1. spots for patterned HCP seats (and, with a pool, the shape-only seats' spots).
         dest, counts = [], []
         for i, seat in enumerate(hcp_seats):
@@ -162,16 +163,13 @@ def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_s
             _deal(owners, rng, suit, shape_len, shape_seats, take=_SHAPE)
     # 4. pooled seats take their spot cards from the pool.
     if layout.pooled:
-        counts = []
-        for seat in layout.pooled:
-            counts.append(13 - (owners == seat).sum(axis=1))
-        _deal(owners, rng, all_spots, np.stack(counts, axis=1), np.array(layout.pooled, dtype=np.uint8))
+        pool_counts = [13 - (owners == seat).sum(axis=1) for seat in layout.pooled]
+        _deal(owners, rng, all_spots, np.stack(pool_counts, axis=1), np.array(layout.pooled, dtype=np.uint8))
     # 5. the unconstrained seats share the rest.
     free = layout.free
     if len(free) == 1:
         owners[owners == _OPEN] = free[0]
     elif len(free) > 1:
-        counts = np.full((n, len(free) - 1), 13, dtype=np.int64)
-        _deal(owners, rng, _ALL, counts, np.array(free[:-1], dtype=np.uint8))
+        _deal(owners, rng, _ALL, np.full((n, len(free) - 1), 13, dtype=np.int64), np.array(free[:-1], dtype=np.uint8))
         owners[owners == _OPEN] = free[-1]
     return owners

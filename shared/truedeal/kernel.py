@@ -21,6 +21,7 @@ which forces the numpy path, e.g. to test it) everything runs on numpy, and
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from contextlib import contextmanager
@@ -59,7 +60,7 @@ def native() -> ModuleType | None:
         _missing = "disabled by TRUEDEAL_NO_KERNEL"
         return None
     try:
-        from . import _kernel
+        _kernel = importlib.import_module("truedeal._kernel")  # compiled: no type information
     except ImportError as exc:  # no compiler at install time, or a stale build
         _missing = f"not built ({exc})"
         return None
@@ -75,7 +76,7 @@ def _load_sampler() -> ModuleType | None:
     if native() is None:  # disabled, or the build has no compiler: the same reason
         return None
     try:
-        from . import _sampler
+        _sampler = importlib.import_module("truedeal._sampler")
     except ImportError as exc:
         _missing = f"partly built (no sampler: {exc})"
         return None

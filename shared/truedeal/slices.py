@@ -105,6 +105,7 @@ class Cut:
         if not 0 <= index < self.parts:
             raise ValueError(f"slice {index} out of range 0..{self.parts - 1}")
         part = list_cells(self.layout, self.cells, np.nonzero(self.slice_of == index)[0], progress)
+        assert part.cell_index is not None  # list_cells sets it
         return Slice(index, self.parts, part.cases, part.cell_index[part.e_cell], part.e_c, part.e_z1, part.e_weight)
 
 

@@ -38,7 +38,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 import numpy as np
 from pydantic import (
@@ -190,10 +190,21 @@ def _check_shape(value: Any) -> str:
         raise _fail(str(e)) from None
 
 
-HcpRange = _range_type(0, MAX_HCP)
-SuitRange = _range_type(0, 13)
-PointRange = _range_type(0, 10**6)
-Upto2, Upto3, Upto4, Upto5, Upto10, Upto12 = (_range_type(0, n) for n in (2, 3, 4, 5, 10, 12))
+if TYPE_CHECKING:  # to a type checker, each is the (min, max) tuple that its validator returns
+    HcpRange: TypeAlias = tuple[int, int]
+    SuitRange: TypeAlias = tuple[int, int]
+    PointRange: TypeAlias = tuple[int, int]
+    Upto2: TypeAlias = tuple[int, int]
+    Upto3: TypeAlias = tuple[int, int]
+    Upto4: TypeAlias = tuple[int, int]
+    Upto5: TypeAlias = tuple[int, int]
+    Upto10: TypeAlias = tuple[int, int]
+    Upto12: TypeAlias = tuple[int, int]
+else:
+    HcpRange = _range_type(0, MAX_HCP)
+    SuitRange = _range_type(0, 13)
+    PointRange = _range_type(0, 10**6)
+    Upto2, Upto3, Upto4, Upto5, Upto10, Upto12 = (_range_type(0, n) for n in (2, 3, 4, 5, 10, 12))
 
 
 class SuitSpec(BaseModel):

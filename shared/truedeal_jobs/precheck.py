@@ -33,7 +33,7 @@ class Precheck:
 
     @property
     def impossible(self) -> bool:
-        return self.kind == "ok" and not self.summary.get("possible")
+        return self.kind == "ok" and self.summary is not None and not self.summary.get("possible")
 
 
 def precheck(spec: Spec, timeout: float = PRECHECK_SECONDS) -> Precheck:

@@ -67,7 +67,7 @@ class PlanCache:
     def _keep_only(self, spec_json: str | None) -> None:
         keep = self._plans.get(spec_json) if spec_json is not None else None
         self._plans.clear()
-        if keep is not None:
+        if spec_json is not None and keep is not None:
             self._plans[spec_json] = keep
         gc.collect()  # listings hold reference cycles: give their memory back now
 
@@ -151,8 +151,8 @@ def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, 
         return "skipped"
     if not 0 <= k < job.parts:
         return "skipped"
-    if store.r.hexists(store.key(job_id, "partials"), k):
-        if store.r.hlen(store.key(job_id, "partials")) >= job.parts and job.state == ENUMERATING:
+    if store.has_partial(job_id, k):
+        if store.partial_count(job_id) >= job.parts and job.state == ENUMERATING:
             dispatcher.reduce(job_id, lane=job.lane)
         return "duplicate"
     store.transition(job_id, (QUEUED,), ENUMERATING, started=time.time())
@@ -270,17 +270,17 @@ def _sliced_fields(job: Job, partials: dict[int, Partial]) -> dict[str, str] | N
     """The count of a job listed in slices, merged from their exact totals
     alone (Python ints; nothing is listed here); None when the job must be
     built whole (a partition said so, or the entries add up past the limit)."""
-    partials = [partials[k] for k in sorted(partials)]
-    if any(p.whole for p in partials) or sum(p.entries for p in partials) > MAX_ENTRIES:
+    found = [partials[k] for k in sorted(partials)]
+    if any(p.whole for p in found) or sum(p.entries for p in found) > MAX_ENTRIES:
         return None
     cut = _cut(job.spec_json, job.parts)
     if cut is None:  # cannot happen when every partition listed a slice
         return None
-    total, cases, free = sum(p.total for p in partials), sum(p.cases for p in partials), cut.layout.free_ways()
+    total, cases, free = sum(p.total for p in found), sum(p.cases for p in found), cut.layout.free_ways()
     summary = {**exact_counts(total * free, cases),
-               **listing_sizes(total, free, len(cut.cells), sum(p.entries for p in partials), 0.0)}
-    summary["slices"] = len(partials)
-    cumulative = list(itertools.accumulate(p.total for p in partials))
+               **listing_sizes(total, free, len(cut.cells), sum(p.entries for p in found), 0.0)}
+    summary["slices"] = len(found)
+    cumulative = list(itertools.accumulate(p.total for p in found))
     return {**_count_fields(summary), "sliced": "1", "slice_totals": json.dumps([str(c) for c in cumulative])}
 
 
@@ -318,7 +318,7 @@ def run_chunk(store: JobStore, dispatcher: Dispatcher, job_id: str, i: int, plan
         return "skipped"
     if not 0 <= i < job.chunks:
         return "skipped"
-    if store.r.sismember(store.key(job_id, "chunks"), i):
+    if store.chunk_done(job_id, i):
         store.finish(job_id)
         return "duplicate"
     if store.stop_requested(job_id):
@@ -379,23 +379,22 @@ def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = N
     st = store.settings
     report = WatchdogReport()
     backlog: int | None | bool = False  # not asked yet
-    for raw in store.r.smembers(store.active_key):
-        job_id = raw.decode()
+    for job_id in store.active_jobs():
         report.scanned += 1
         try:
             job = store.get(job_id)
         except JobNotFound:
-            store.r.srem(store.active_key, job_id)
+            store.forget_active(job_id)
             report.dropped.append(job_id)
             continue
         if job.final:
-            store.r.srem(store.active_key, job_id)
+            store.forget_active(job_id)
             report.dropped.append(job_id)
             continue
         if not after_outage and now - job.last_activity < st.stale_after:
             continue
         lock, hold = ("outage", OUTAGE_LOCK_SECONDS) if after_outage else ("watchdog", st.stale_after)
-        if not bool(store.r.set(store.key(job_id, lock), "1", nx=True, px=int(hold * 1000))):
+        if not store.claim(job_id, lock, hold):
             continue
         if not after_outage:  # an outage's re-queue is not a round without progress
             if backlog is False:
@@ -411,7 +410,7 @@ def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = N
                                    "(no worker running, or workers keep failing)", dispatcher)
                 report.failed.append(job_id)
                 continue
-            store.r.hset(store.key(job_id), mapping={"requeues": rounds, "requeued_at": repr(now)})
+            store.record_requeue(job_id, rounds, now)
         items: list[str] = []
         if job.state in (QUEUED, ENUMERATING):
             items = _requeue(store, job_id, "p", job.parts, set(store.partials(job_id)), st.requeue_batch,

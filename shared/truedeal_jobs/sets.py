@@ -30,6 +30,7 @@ import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from truedeal.dealnumber import decode
 from truedeal.formats.records import DoubleDummy, HandRecord
@@ -63,7 +64,7 @@ def submit_set(r, prefix: str, data: dict, base: Path, *, seed: str | None = Non
     sources = [resolve(ref, i, base) for i, ref in enumerate(sf.spec_refs())]
     for s in sources:
         s.plan()  # refuse impossible or too-wide specs now, not in a worker
-    sessions = [{"name": s.name, "boards": list(s.boards), "quotas": sf.quotas(s)} for s in sf.sessions]
+    sessions: list[dict[str, Any]] = [{"name": s.name, "boards": list(s.boards), "quotas": sf.quotas(s)} for s in sf.sessions]
     session_plans(settings_of(sf), sessions, sources)  # rotation errors now
     keys = {s["name"]: session_key(s["name"], seed).hex() for s in sessions}
     doc = {"set": sf.model_dump(mode="json"), "specs": [s.to_json() for s in sources],

@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import redis
@@ -159,7 +159,7 @@ class JobStore:
         parts = partition_count(spec, self.settings.partitions)
         job_id = uuid.uuid4().hex
         now = time.time()
-        record = {
+        record: dict[Any, str] = {  # Any: redis-py's mapping type is invariant in its keys
             "id": job_id,
             "state": QUEUED,
             "spec": spec.canonical_json(),
@@ -184,22 +184,50 @@ class JobStore:
         """The current record of ``job_id``; :class:`JobNotFound` if none."""
         if not isinstance(job_id, str) or not _ID_RE.match(job_id):
             raise JobNotFound(f"unknown job id {str(job_id)[:80]!r} (job ids are 32 hex digits)")
-        h = self.r.hgetall(self.key(job_id))
+        h = self._hash(self.key(job_id))
         if not h:
             raise JobNotFound(f"unknown job id {job_id!r} (it never existed or has expired)")
         return _job_from_hash(job_id, h)
 
     def partials(self, job_id: str) -> dict[int, Partial]:
         """Partition ``k`` -> its :class:`Partial`, as written so far."""
-        raw = self.r.hgetall(self.key(job_id, "partials"))
+        raw = self._hash(self.key(job_id, "partials"))
         return {int(k): Partial.parse(v.decode()) for k, v in raw.items()}
+
+    def has_partial(self, job_id: str, k: int) -> bool:
+        return bool(self.r.hexists(self.key(job_id, "partials"), str(k)))
+
+    def partial_count(self, job_id: str) -> int:
+        return int(self.r.hlen(self.key(job_id, "partials")))
 
     def slices(self, job_id: str) -> dict[int, bytes]:
         """Partition ``k`` -> its slice's compact form (:class:`truedeal.slices.Slice`)."""
-        return {int(k): v for k, v in self.r.hgetall(self.key(job_id, "slices")).items()}
+        return {int(k): v for k, v in self._hash(self.key(job_id, "slices")).items()}
 
     def done_chunks(self, job_id: str) -> set[int]:
         return {int(x) for x in self.r.smembers(self.key(job_id, "chunks"))}
+
+    def chunk_done(self, job_id: str, i: int) -> bool:
+        return bool(self.r.sismember(self.key(job_id, "chunks"), str(i)))
+
+    def active_jobs(self) -> list[str]:
+        """Ids in the active set (jobs that have not ended, and stale entries)."""
+        return sorted(raw.decode() for raw in cast(set[bytes], self.r.smembers(self.active_key)))
+
+    def forget_active(self, job_id: str) -> None:
+        self.r.srem(self.active_key, job_id)
+
+    def claim(self, job_id: str, what: str, seconds: float) -> bool:
+        """``SET <job key>:<what> NX PX``: True if this caller holds the job's ``what`` now."""
+        return bool(self.r.set(self.key(job_id, what), "1", nx=True, px=max(1, int(seconds * 1000))))
+
+    def record_requeue(self, job_id: str, rounds: int, now: float) -> None:
+        fields: dict[Any, str] = {"requeues": str(rounds), "requeued_at": repr(now)}
+        self.r.hset(self.key(job_id), mapping=fields)
+
+    def _hash(self, key: str) -> dict[bytes, bytes]:
+        # this client replies bytes (connect() sets no decode_responses); redis-py's types allow str too
+        return cast(dict[bytes, bytes], self.r.hgetall(key))
 
     def status(self, job_id: str) -> dict[str, Any]:
         """JSON-able status: state, progress of both phases, count once known,
@@ -213,7 +241,7 @@ class JobStore:
         pipe = self.r.pipeline(transaction=False)
         pipe.hlen(self.key(job_id, "partials"))
         pipe.scard(self.key(job_id, "chunks"))
-        pipe.sismember(self.key(job_id, "chunks"), job.chunks - 1)
+        pipe.sismember(self.key(job_id, "chunks"), str(job.chunks - 1))
         n_parts, n_chunks, last_done = pipe.execute()
         deals_done = min(n_chunks * CHUNK_DEALS, job.n)
         if last_done and n_chunks < job.chunks:
@@ -268,19 +296,19 @@ class JobStore:
         return int(pipe.execute()[0])
 
     def attempts(self, job_id: str) -> dict[str, int]:
-        return {k.decode(): int(v) for k, v in self.r.hgetall(self.key(job_id, "attempts")).items()}
+        return {k.decode(): int(v) for k, v in self._hash(self.key(job_id, "attempts")).items()}
 
     def remember_tasks(self, job_id: str, items: Mapping[str, str]) -> None:
         """Remember queued task ids by item (for :meth:`cancel` to revoke)."""
         if not items:
             return
         pipe = self.r.pipeline(transaction=False)
-        pipe.hset(self.key(job_id, "tasks"), mapping=dict(items))
+        pipe.hset(self.key(job_id, "tasks"), mapping=dict[Any, str](items))
         pipe.expire(self.key(job_id, "tasks"), self.settings.ttl)
         pipe.execute()
 
     def task_ids(self, job_id: str) -> list[str]:
-        return [v.decode() for v in self.r.hvals(self.key(job_id, "tasks"))]
+        return [v.decode() for v in cast(list[bytes], self.r.hvals(self.key(job_id, "tasks")))]
 
     def write_partial(self, job_id: str, k: int, partial: Partial, data: bytes = b"") -> int:
         """Store partition ``k``'s exact totals and its slice ``data``
@@ -451,7 +479,7 @@ class JobStore:
         return job
 
     def _chunk(self, job: Job, i: int) -> bytes:
-        data = self.r.get(self.chunk_key(job.id, i))
+        data = cast(bytes | None, self.r.get(self.chunk_key(job.id, i)))
         if data is None:
             raise JobNotReady(f"job {job.id}: chunk {i} of its deals is missing (expired?)")
         if len(data) != 12 * job.chunk_size(i):

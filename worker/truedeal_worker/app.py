@@ -160,7 +160,7 @@ def create_app(config: WorkerConfig | None = None) -> Celery:
         worker_soft_shutdown_timeout=30.0,
         worker_hijack_root_logger=True,
     )
-    app.truedeal_config = config  # type: ignore[attr-defined]
+    app.truedeal_config = config
     app.steps["worker"].add(WatchdogKick)
     app.steps["consumer"].add(OutageRecovery)
     quiet_celery()

@@ -1,7 +1,9 @@
-"""End-to-end tests of the ``truedeal`` command line, run as a real subprocess.
+"""Tests of the ``truedeal`` command line.
 
-The CLI is started as ``[sys.executable, "-m", "truedeal.cli", ...]`` so the
-tests work from any venv with ``pip install -e .[test]``.  Expected values come
+Each command runs in this process through ``truedeal.cli.main`` (the console
+script's entry point, with its one-line errors and exit codes), with stdin,
+stdout and stderr isolated by click's test runner.  A few end-to-end tests
+start a real process: the installed console script, and a broken pipe.  Expected values come
 from the seeds (Pavlicek 2008 tables, article 7Z68), from the card order of
 7Z68, or from the independent helpers below (a PBN/LIN/text reader, an HCP and
 shape checker) -- never from the code under test.
@@ -15,14 +17,16 @@ import re
 import subprocess
 import sys
 import sysconfig
-from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import cache
 from itertools import permutations
 from math import comb, factorial
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from truedeal.cli import main
 from truedeal.engine import MAX_DEALS
 from truedeal.formats import parse_deal
 
@@ -53,44 +57,29 @@ FORMATS = ("numbers", "pbn", "json", "text", "lin")
 
 # ---------------------------------------------------------------------------
 # Running the CLI
-#
-# Every run is a fresh interpreter (~0.3 s of imports), so the commands the
-# tests will need are started ahead, a few at a time, by the session fixture
-# below; run() takes a prefetched result (once) when there is one.
-
-_FUTURES: dict[tuple, Future] = {}
 
 
-def _key(argv, stdin, cwd) -> tuple:
-    if isinstance(stdin, str):
-        stdin = stdin.encode()
-    return (tuple(str(a) for a in argv), stdin, str(cwd))
+@dataclass(frozen=True)
+class Ran:
+    """What one command did: its exit code and its output bytes."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
 
 
-def _spawn(argv, stdin, cwd, timeout):
-    if isinstance(stdin, str):
-        stdin = stdin.encode()
-    return subprocess.run(
-        [str(a) for a in argv],
-        check=False,
-        input=stdin if stdin is not None else b"",
-        capture_output=True,
-        cwd=cwd,
-        timeout=timeout,
-    )
-
-
-def spawn(argv, stdin: str | bytes | None = None, cwd: Path = ROOT, timeout: float = 120):
-    """Run ``argv``; returns the CompletedProcess with bytes stdout / stderr."""
-    fut = _FUTURES.pop(_key(argv, stdin, cwd), None)
-    if fut is not None and not fut.cancelled():
-        return fut.result()
-    return _spawn(argv, stdin, cwd, timeout)
-
-
-def run(*args: str, stdin: str | bytes | None = None, cwd: Path = ROOT, timeout: float = 120):
-    """Run the CLI with ``args``."""
-    return spawn([*CLI, *args], stdin=stdin, cwd=cwd, timeout=timeout)
+def run(*args: str, stdin: str | bytes | None = None, cwd: Path = ROOT) -> Ran:
+    """Run ``truedeal ARGS`` in this process, as the console script does."""
+    before = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with CliRunner().isolation(input=stdin) as (out, err, _mixed):
+            code = main([str(a) for a in args])
+            sys.stdout.flush()
+            sys.stderr.flush()
+    finally:
+        os.chdir(before)
+    return Ran(code, out.getvalue(), err.getvalue())
 
 
 def ok(*args: str, **kw) -> str:
@@ -753,48 +742,6 @@ def test_console_script_matches_module():
 # a missing spec file.  The same figures are inline here instead:
 # test_count_json_seed_tables (SEED_TABLES), test_decode_0_and_last_per_7z68
 # and ERROR_CASES ("decode-D", "decode-x", "missing-file").
-
-
-# ---------------------------------------------------------------------------
-# Start the commands the tests need ahead of time (see "Running the CLI").
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _prefetch():
-    jobs: list[tuple[list, object, Path]] = []
-
-    def cli(*args, stdin=None, cwd=ROOT):
-        jobs.append(([*CLI, *args], stdin, cwd))
-
-    for spec, *_ in SEED_TABLES:
-        cli("count", json.dumps(spec), "--json")
-    cli("count", json.dumps(SEED_TABLES[0][0]))
-    for call in GEN_CALLS:
-        cli(*gen_args(*call))
-    for spec in IMPOSSIBLE_SPECS.values():
-        cli("count", spec)
-        cli("count", spec, "--json")
-        cli("generate", spec, "-n", "3")
-    for f in sorted(EXAMPLES.glob("*.json")):
-        if f.name != "four-seats.json":
-            cli("count", str(f), "--json")
-    for name, n in EXAMPLE_GENERATE:
-        cli("generate", str(EXAMPLES / name), "-n", str(n), "--format", "json", "--seed", SEED)
-    cli("generate", "examples/strong-nt.json", "-n", "5")
-    cli("generate", "examples/strong-nt.json", "-n", "5", "--format", "text")
-    for _id, args, stdin, _needle in ERROR_CASES:
-        cli(*args, stdin=stdin)
-
-    pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
-    for argv, stdin, cwd in jobs:
-        key = _key(argv, stdin, cwd)
-        if key not in _FUTURES:
-            _FUTURES[key] = pool.submit(_spawn, argv, stdin, cwd, 300)
-    try:
-        yield
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        _FUTURES.clear()
 
 
 # ---------------------------------------------------------------------------

@@ -7,7 +7,6 @@ compact byte form and merged.
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 
@@ -121,8 +120,12 @@ def test_four_patterned_seats_list_the_cells_a_cross_product_lists():
     layout = make_layout(spec.constraints())
     masks = layout.comp.pattern_masks
     choices = [np.nonzero(masks[s])[0] for s in layout.patterned]
-    brute = [c for c in itertools.product(*choices) if (PATTERNS[list(c)].sum(axis=0) == 13).all()]
-    brute = np.array(brute, dtype=np.int64)
+    rows = []  # the product, in itertools.product's order, one first-seat pattern at a time (numpy, not a loop)
+    for first in choices[0]:
+        rest = np.stack(np.meshgrid(*choices[1:], indexing="ij"), axis=-1).reshape(-1, len(choices) - 1)
+        fits = ((PATTERNS[first] + PATTERNS[rest].sum(axis=1)) == 13).all(axis=1)
+        rows.append(np.column_stack([np.full(int(fits.sum()), first), rest[fits]]))
+    brute = np.concatenate(rows).astype(np.int64)
     brute = brute[layout.comp.cell_possible(PATTERNS[brute])]
     assert len(brute) > 100
     assert np.array_equal(enumerate_cells(layout.comp, layout), brute)

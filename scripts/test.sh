@@ -3,7 +3,8 @@
 #   - a virtual environment in .venv with the project and its test extra;
 #   - a Redis server on 127.0.0.1:6379 (started, and installed if missing);
 #   - Debian's chromium and chromedriver for the browser test (installed if missing);
-#   - poppler-utils (pdftoppm, pdftotext) for the hand-record PDF test (installed if missing).
+#   - poppler-utils (pdftoppm, pdftotext) for the hand-record PDF test (installed if missing);
+#   - ruff and mypy over the tree (config in pyproject.toml), then pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -59,11 +60,22 @@ procs=${TRUEDEAL_TEST_PROCESSES:-2}
 parallel=()
 if [ "$procs" != 0 ]; then parallel=(-n "$procs" --dist loadfile); fi
 
+# Lint and type-check first (seconds); the tests run either way, so one report shows everything.
 set +e
+say "ruff check"
+.venv/bin/ruff check --quiet .
+lint=$?
+say "mypy"
+.venv/bin/mypy
+types=$?
 .venv/bin/python -m pytest "${parallel[@]}" "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
     say "no tests were collected"
+fi
+if [ "$lint" -ne 0 ] || [ "$types" -ne 0 ]; then
+    say "ruff (exit $lint) or mypy (exit $types) failed"
+    [ "$rc" -ne 0 ] || rc=1
 fi
 exit "$rc"

@@ -15,7 +15,7 @@ import logging
 import math
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import redis
@@ -145,7 +145,7 @@ def spec_pointer(message: str) -> str:
     return "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in head.strip().split("."))
 
 
-def _humane(e: dict[str, Any]) -> str:
+def _humane(e: Mapping[str, Any]) -> str:
     """A pydantic error said as a person would ("ask for at least 1 deal")."""
     kind, ctx, loc = e.get("type", ""), e.get("ctx") or {}, tuple(e.get("loc", ()))
     field = str(loc[0]) if loc else ""
@@ -401,7 +401,8 @@ def submit_job() -> Response:
         raise Problem(422, "no deal satisfies this spec (it counts 0 deals)", kind="impossible-spec",
                       title="Impossible spec")
     try:
-        job = jobs_mod.submit(backend.store, backend.dispatcher, spec, req.count, req.seed, req.format, req.first_board,
+        seed = None if req.seed is None else str(req.seed)  # the model's validator made it text
+        job = jobs_mod.submit(backend.store, backend.dispatcher, spec, req.count, seed, req.format, req.first_board,
                               jobs_mod.lane_for(summary))  # a slow count: the slow lane's workers
     except jobs_mod.JobNotFound as e:  # pragma: no cover - expired between create and read
         raise _not_found(e, "?") from None

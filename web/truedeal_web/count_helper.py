@@ -26,6 +26,7 @@ import json
 import os
 import signal
 import sys
+from typing import Any
 
 from truedeal.resources import resident_bytes
 
@@ -93,7 +94,7 @@ def main() -> None:
             continue
         try:
             try:
-                reply = {"kind": "ok", "value": answer(json.loads(line))}
+                reply: dict[str, Any] = {"kind": "ok", "value": answer(json.loads(line))}
             except TooWide as exc:
                 reply = {"kind": "too_wide", "value": " ".join(str(exc).split())}
             except OverBudget as exc:

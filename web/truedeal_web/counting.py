@@ -265,10 +265,9 @@ class Counter:
                 if hit is not None:
                     self._cache.move_to_end(key)
                     return self._unwrap(hit)
-                pending = self._pending.get(key)
-                owner = pending is None
-                if owner:
-                    pending = self._pending[key] = _Pending()
+                found = self._pending.get(key)
+                owner = found is None
+                pending = self._pending[key] = _Pending() if found is None else found
             if owner:
                 if client is not None and self._running.get(client, 0) >= self.per_client:
                     with self._lock:

@@ -14,10 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_v
 from truedeal.engine import MAX_DEALS
 from truedeal.formats import FORMATS
 from truedeal.spec import Spec
-from truedeal_jobs.models import MAX_FIRST_BOARD
+from truedeal_jobs.models import MAX_FIRST_BOARD, State
 
 #: Job states, in life-cycle order (mirrors truedeal_jobs.STATES).
-JobState = Literal["queued", "enumerating", "drawing", "done", "failed", "cancelled"]
+#: The job states, as the job system, its Lua scripts and the API name them.
+JobState = State
 Format = Literal[FORMATS]  # type: ignore[valid-type]
 #: Formats the deals endpoint streams.
 DEAL_FORMATS: tuple[str, ...] = tuple(FORMATS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 from pydantic.json_schema import models_json_schema
 
@@ -75,7 +75,8 @@ def document(config: WebConfig) -> dict[str, Any]:
         "429": _problem("Too many requests: the rate limit, too many wrong API keys, or (count) a count of this client still running."),
         "503": _problem("The job store, the queue or the counting processes are unavailable or busy."),
     }
-    spec_example = Spec.model_config.get("json_schema_extra", {}).get("examples", [{}])[0]
+    extra = cast(dict[str, Any], Spec.model_config.get("json_schema_extra") or {})
+    spec_example = extra.get("examples", [{}])[0]
     paths: dict[str, Any] = {
         "/api/count": {
             "post": {

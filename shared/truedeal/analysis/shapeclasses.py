@@ -24,7 +24,7 @@ HANDS = comb(52, 13)
 class ShapeClass:
     """One class: its lengths (longest first), its ordered patterns and hand count."""
 
-    lengths: tuple[int, int, int, int]
+    lengths: tuple[int, ...]  # four suit lengths
     mask: np.ndarray  # (560,) bool over PATTERNS
     hands: int
 
@@ -39,7 +39,7 @@ class ShapeClass:
         return int(self.mask.sum())
 
 
-def class_of(lengths) -> tuple[int, int, int, int]:
+def class_of(lengths) -> tuple[int, ...]:
     """The class (sorted lengths, longest first) of a pattern."""
     return tuple(sorted((int(n) for n in lengths), reverse=True))  # type: ignore[return-value]
 

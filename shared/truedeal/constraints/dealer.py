@@ -170,6 +170,7 @@ class _ScriptParser(ExprParser):
         if tok.kind != "num":
             raise self.error(tok, f"expected {what} but found {describe(tok)}")
         self.advance()
+        assert isinstance(tok.value, int)  # a "num" token's value
         return sign * tok.value
 
     def st_produce(self, tok: Token) -> None:
@@ -302,7 +303,7 @@ class _ScriptParser(ExprParser):
 
     def label(self) -> str:
         if self.tok.kind == "str":
-            return self.advance().value
+            return str(self.advance().value)
         return ""
 
     def printes_items(self) -> tuple:
@@ -333,7 +334,7 @@ class _ScriptParser(ExprParser):
         label = self.label()
         self.expect("(", " after 'frequency'")
         expr = self.expression()
-        bounds = self.bounds()
+        bounds: tuple[int, ...] = self.bounds()
         expr2 = None
         if self.at(","):
             self.advance()

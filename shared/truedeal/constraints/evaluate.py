@@ -110,7 +110,7 @@ class _Evaluator:
         accumulated in the narrowest integer type that cannot overflow."""
         bound = sum(abs(w) for w in weights) * len(suits)
         dtype = np.int16 if bound < 2**15 else np.int32 if bound < 2**31 else np.int64
-        total = np.zeros(self.n, dtype=dtype)
+        total: np.ndarray = np.zeros(self.n, dtype=dtype)
         for s in suits:
             for rank, w in enumerate(weights):
                 if w == 1:

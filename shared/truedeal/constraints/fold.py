@@ -20,6 +20,7 @@ the dividend).  A constant division by zero is refused here
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from typing import TypeGuard
 
 from . import ir
 
@@ -47,7 +48,7 @@ def const(n: int) -> ir.Linear:
     return ir.Linear((), n)
 
 
-def is_const(x) -> bool:
+def is_const(x: object) -> TypeGuard[ir.Linear]:
     return isinstance(x, ir.Linear) and not x.terms
 
 

@@ -167,7 +167,7 @@ class ShapeIn:
     """The seat's pattern is one of ``patterns`` (4-tuples of lengths S H D C)."""
 
     seat: int
-    patterns: frozenset[tuple[int, int, int, int]]
+    patterns: frozenset[tuple[int, ...]]  # (spades, hearts, diamonds, clubs) lengths
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ a script is accepted wherever a JSON spec is.
 from __future__ import annotations
 
 import os
+from typing import overload
 
 from ..spec import Spec, SpecError, load_spec
 from . import ir
@@ -14,6 +15,10 @@ from . import ir
 Constraints = Spec | ir.Program
 
 
+@overload
+def load_constraints(source: ir.Program) -> ir.Program: ...
+@overload
+def load_constraints(source: str | bytes | os.PathLike | dict | Spec) -> Spec: ...
 def load_constraints(source: str | bytes | os.PathLike | dict | Spec | ir.Program) -> Constraints:
     """A validated :class:`Spec` for JSON, a :class:`ir.Program` for a dealer
     script (a ``.dlr`` path, or text that does not start with ``{``).

@@ -24,7 +24,7 @@ def _check_first(first: int) -> int:
 
 def _holdings(seats: list[int]) -> list[list[str]]:
     """``h[seat][suit]`` = ranks held, highest first (no validation)."""
-    h = [[[], [], [], []] for _ in range(4)]
+    h: list[list[list[str]]] = [[[], [], [], []] for _ in range(4)]
     for c, s in enumerate(seats):  # card order is rank-major, A first
         h[s][c & 3].append(RANKS[c >> 2])
     return [["".join(x) for x in hand] for hand in h]

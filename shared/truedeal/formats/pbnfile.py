@@ -48,7 +48,8 @@ def pbn(
 
     # Dealer and vulnerability repeat every 16 boards: "<dealer>"] ... [Vulnerable "<v>"] ... [Deal "
     middle = [f'{SEATS[i % 4]}"]{nl}[Vulnerable "{vulnerability_of_board(i + 1)}"]{nl}[Deal "' for i in range(16)]
-    pieces = [x.encode("utf-8") for x in (head, players)], [m.encode() for m in middle], [x.encode("utf-8") for x in (tail, nl)]
+    b_head, b_players, b_tail, b_nl = (x.encode("utf-8") for x in (head, players, tail, nl))
+    b_middle = [m.encode() for m in middle]
 
     def records() -> Iterator[str]:
         yield f"% PBN 2.1{nl}% EXPORT{nl}%{nl}"
@@ -59,7 +60,7 @@ def pbn(
                 part, num = owners[i : i + CHUNK_BOARDS], None if nums is None else nums[i : i + CHUNK_BOARDS]
                 fast = None
                 if (num is None or _is_limbs(num)) and b0 + i + len(part) < 1 << 63:  # the kernel's games
-                    fast = kernel.pbn_games(part, b0 + i, num, *pieces[0], pieces[1], *pieces[2])
+                    fast = kernel.pbn_games(part, b0 + i, num, b_head, b_players, b_middle, b_tail, b_nl)
                 if fast is not None:
                     yield fast.decode("utf-8")
                 else:

@@ -71,7 +71,7 @@ class HandRecord:
         pts = [0, 0, 0, 0]
         for c in range(16):  # cards 0-15 are the honours, A K Q J of each suit
             pts[self.owners[c]] += HCP_OF_RANK[c >> 2]
-        return tuple(pts)
+        return pts[0], pts[1], pts[2], pts[3]
 
     @property
     def dealer_letter(self) -> str:

@@ -10,6 +10,7 @@ or ``None``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ def _is_limbs(nums) -> bool:
     return isinstance(nums, np.ndarray) and nums.ndim == 2
 
 
-def _batches(batches: Iterable[Batch], first_board: int) -> Iterator[tuple[int, np.ndarray, object]]:
+def _batches(batches: Iterable[Batch], first_board: int) -> Iterator[tuple[int, np.ndarray, Any]]:
     """Yield ``(first board, owners, numbers)`` for every batch, validated as
     :func:`_boards` validates them (for writers that format a batch at once)."""
     b = _check_board(first_board)

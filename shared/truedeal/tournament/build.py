@@ -53,8 +53,9 @@ def session_boards(sp: SessionPlan, key: bytes, public: str, plans: list) -> lis
         dealer = dealer_of_board(board) if sp.dealer is None else sp.dealer
         owners = deals[i][used[i]]
         used[i] += 1
-        if sp.rotate_seats[i] is not None:  # seat s's hand goes to seat s + shift
-            owners = ((owners.astype(np.int16) + (dealer - sp.rotate_seats[i])) % 4).astype(np.uint8)
+        rotated = sp.rotate_seats[i]
+        if rotated is not None:  # seat s's hand goes to seat s + shift
+            owners = ((owners.astype(np.int16) + (dealer - rotated)) % 4).astype(np.uint8)
         rows.append(owners)
         vul = vulnerability_of_board(board) if sp.vulnerability is None else sp.vulnerability
         meta.append((board, dealer, vul, sp.sources[i].label))

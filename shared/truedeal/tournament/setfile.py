@@ -141,7 +141,10 @@ class SetFile(BaseModel):
 
     def spec_refs(self) -> list[SpecRef]:
         """The set's specs, in mix order (one for a single-spec set)."""
-        return [m.spec for m in self.mix] if self.mix is not None else [self.spec]
+        if self.mix is not None:
+            return [m.spec for m in self.mix]
+        assert self.spec is not None  # validated: a set has a spec or a mix
+        return [self.spec]
 
     def quotas(self, session: SessionModel) -> list[int]:
         """Boards of each spec in ``session`` (a single spec fills it)."""

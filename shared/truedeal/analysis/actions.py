@@ -57,8 +57,10 @@ def average(program: ir.Program, action: ir.Action, samples: int | None, seed: s
     """``average``: the exact mean (fraction and decimal) and standard deviation."""
     dist = distribution_of(program, Query(action.label or "average", num=_num(action.expr)), samples=samples, seed=seed)
     if isinstance(dist, Distribution):
-        body = {"deals": dist.total, "mean_exact": _frac(dist.mean), "mean": float(dist.mean),
-                "variance_exact": _frac(dist.variance), "sd": dist.sd}
+        mean, variance = dist.mean, dist.variance  # None when no deal fits
+        body = {"deals": dist.total, "mean_exact": None if mean is None else _frac(mean),
+                "mean": None if mean is None else float(mean),
+                "variance_exact": None if variance is None else _frac(variance), "sd": dist.sd}
         return Answer("average", action.label, True, body)
     body = {"samples": dist.n, "mean_estimate": dist.mean, "mean_stderr": dist.mean_stderr, "sd_estimate": dist.sd,
             "method": dist.to_json()["method"]}
@@ -87,7 +89,7 @@ def frequency(program: ir.Program, action: ir.Action, samples: int | None, seed:
     if action.expr2 is None:
         dist = distribution_of(program, Query(action.label or "frequency", num=_num(action.expr)), samples=samples, seed=seed)
         exact = isinstance(dist, Distribution)
-        total = dist.total if exact else dist.n
+        total = dist.total if isinstance(dist, Distribution) else dist.n
         body = {"bounds": [lo, hi], "deals" if exact else "samples": total,
                 "rows": _rows_1d(dist.counts, total, lo, hi, exact)}
         if not exact:

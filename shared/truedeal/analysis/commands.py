@@ -114,7 +114,7 @@ def _print_distribution(dist: Distribution) -> None:
     for v, c in dist.counts.items():
         p = dist.probability(v)
         click.echo(f"{str(v):>10}  {float(p):>10.6%}  {c:,}  ({_frac(p)})")
-    if dist.mean is not None:
+    if dist.mean is not None and dist.variance is not None:
         click.echo(f"mean      {float(dist.mean):.6f}  ({_frac(dist.mean)})")
         click.echo(f"sd        {dist.sd:.6f}  (variance {_frac(dist.variance)})")
 
@@ -172,16 +172,15 @@ def distribution_command(spec: str, expr: str, as_json: bool, plot_path: str | N
     dealer script), with no deal drawn; a labelled estimate only where no exact
     answer is possible."""
     dist = _law(_constraints(spec), expr, exact_only, samples, seed)
-    exact = isinstance(dist, Distribution)
     if plot_path is not None:
-        if not exact:
+        if not isinstance(dist, Distribution):
             raise UserError("--plot draws exact laws only; this answer is an estimate")
         from .plots import distribution_png
 
         _write_bytes(plot_path, distribution_png(dist))
     if as_json:
         click.echo(json.dumps(dist.to_json()))
-    elif exact:
+    elif isinstance(dist, Distribution):
         _print_distribution(dist)
     else:
         _print_estimate(dist)

@@ -13,6 +13,7 @@ import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from ..patterns import PATTERNS
 from ..spec import Spec
 from .conditioning import Counter, SeatCondition, allowed_hcp, allowed_patterns, count_with, spec_total
 from .shapeclasses import shape_classes
+
+if TYPE_CHECKING:  # general builds on this module
+    from .general import Query
 
 
 class UnsupportedFeature(ValueError):
@@ -40,7 +44,7 @@ class Feature:
         seat = SEAT_NAMES[self.seat]
         if self.kind == "hcp":
             return f"hcp({seat})"
-        if self.kind == "length":
+        if self.kind == "length" and self.suit is not None:
             return f"{SUIT_NAMES[self.suit]}({seat})"
         return f"shape class of {seat}"
 
@@ -55,7 +59,7 @@ class Feature:
             lo, hi = allowed_hcp(spec, self.seat)
             return [(v, SeatCondition(self.seat, hcp=(v, v))) for v in range(lo, hi + 1)]
         if self.kind == "length":
-            out = []
+            out: list[tuple[int | str, SeatCondition]] = []
             for v in range(14):
                 m = PATTERNS[:, self.suit] == v
                 if (m & mask).any():
@@ -105,7 +109,7 @@ def parse_feature(expr: str) -> Feature:
 class Distribution:
     """The exact law of ``feature`` over the ``total`` deals of a spec: value -> deals."""
 
-    feature: Feature
+    feature: Feature | Query  # anything with a name and a numeric flag
     counts: dict  # value -> exact deal count (values the spec rules out are absent)
     total: int
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..constraints import ir
 from ..constraints.compile import compile_program, hand_max
@@ -68,7 +69,11 @@ def _old_feature(text: str) -> Query | None:
         return None
     if f.kind == "class":
         return Query(text, class_seat=f.seat)
-    fn, suits = (ir.HCP, ir.ALL_SUITS) if f.kind == "hcp" else (ir.LENGTH, (f.suit,))
+    if f.kind == "hcp":
+        fn, suits = ir.HCP, ir.ALL_SUITS
+    else:
+        assert f.suit is not None  # a length feature names its suit
+        fn, suits = ir.LENGTH, (f.suit,)
     return Query(text, num=ir.Linear(((1, ir.Feature(f.seat, suits, fn)),)))
 
 
@@ -220,8 +225,10 @@ def general_distribution(constraints: Spec | ir.Program, query: Query | str, cou
     count = count or engine_counter(program)
     base = _and(program.condition, query.given)
     total = count(base)
+    counts: dict[Any, int]
     if query.class_seat is not None:
         counts = class_law(query.class_seat, base, total, count) if total else {}
     else:
+        assert query.num is not None  # a query is a number or a shape class
         counts = numeric_law(query.num, base, total, count) if total else {}
     return Distribution(query, counts, total)

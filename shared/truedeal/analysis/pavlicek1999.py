@@ -191,7 +191,7 @@ class Pavlicek1999:
 
     def _honours(self, goals, lengths, rng) -> dict[int, list[int]] | None:
         pool = set(range(16))
-        held = {s: [] for s in range(4)}
+        held: dict[int, list[int]] = {s: [] for s in range(4)}
         order = list(goals)
         rng.shuffle(order)
         for _ in range(CYCLES):

@@ -58,7 +58,7 @@ def hcp_by_class_png(data: HcpByClass, method: str) -> bytes:
         ax.plot(data.hcps, exact, "-", color=color, label=f"{cls} exact")
         ax.plot(data.hcps, data.observed[cls], "o", color=color, label=f"{cls} {method}")
     ax.set_xlabel("HCP")
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]  # a MaxNLocator; stubs type the base
     ax.set_ylabel("P(HCP | shape class)")
     ax.set_title(f"HCP by shape class: {method} against the exact law", fontsize=9)
     ax.legend(fontsize=7, ncol=2)

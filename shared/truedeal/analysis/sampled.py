@@ -108,6 +108,7 @@ def _values(query: Query, owners: np.ndarray, rng: np.random.Generator) -> np.nd
     if query.class_seat is not None:
         names = np.array([sc.name for sc in shape_classes()])
         return names[class_index_of_pattern()[pattern_index(owners, query.class_seat)]]
+    assert query.num is not None  # a query is a number or a shape class
     return evaluate_num(owners, query.num, rng)
 
 

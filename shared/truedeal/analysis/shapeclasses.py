@@ -41,7 +41,7 @@ class ShapeClass:
 
 def class_of(lengths) -> tuple[int, ...]:
     """The class (sorted lengths, longest first) of a pattern."""
-    return tuple(sorted((int(n) for n in lengths), reverse=True))  # type: ignore[return-value]
+    return tuple(sorted((int(n) for n in lengths), reverse=True))
 
 
 @cache

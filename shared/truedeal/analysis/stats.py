@@ -180,7 +180,9 @@ def case_test(spec: Spec, owners: np.ndarray) -> ChiSquare | None:
     """Observed cases (pattern x honour holding) against their exact weights
     (:mod:`.case_law`); None unless one seat is constrained and the listing is small."""
     seat = one_seat(spec)
-    weights = None if seat is None else case_weights(spec, seat)
+    if seat is None:
+        return None
+    weights = case_weights(spec, seat)
     if weights is None or len(weights) < 2:
         return None
     keys = sorted(weights, key=lambda k: -weights[k])

@@ -344,7 +344,7 @@ def test_impossible_spec_counts_zero_and_generate_refuses(spec):
 
     Regression: before commit d8b686d the pattern-level cases (no pattern tuple
     fits) crashed `count` and `generate` with a traceback ending in
-    enumeration._columns: "ValueError: cannot reshape array of size 0 ...".
+    enumeration._columns (now listing.cells.suit_columns): "ValueError: cannot reshape array of size 0 ...".
     """
     p = run("count", spec)
     err = p.stderr.decode(errors="replace")

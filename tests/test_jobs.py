@@ -34,6 +34,7 @@ from truedeal.cli import cli as truedeal_cli  # noqa: E402
 from truedeal.dealnumber import encode_batch, limbs_to_bytes  # noqa: E402
 from truedeal.engine import Plan  # noqa: E402
 from truedeal.evaluate import satisfies, valid  # noqa: E402
+from truedeal.listing import count_cases  # noqa: E402
 from truedeal.randomness import CHUNK_DEALS  # noqa: E402
 from truedeal.spec import load_spec  # noqa: E402
 
@@ -217,11 +218,11 @@ def test_submit_to_done_matches_generate(store, workers, group, rclient):
     partials = store.partials(job_id)
     assert sorted(partials) == list(range(8))
     assert sum(p.total for p in partials.values()) == plan.listing.total
-    assert sum(p.cases for p in partials.values()) == plan.listing.cases
+    assert sum(p.cases for p in partials.values()) == count_cases(plan.listing)
     assert sum(p.entries for p in partials.values()) == len(plan.listing.e_weight)
     assert s["count"]["slices"] == 8
     assert s["count"]["deals"] == plan.deals_total == plan.summary()["deals"]
-    assert s["count"]["cases"] == plan.listing.cases
+    assert s["count"]["cases"] == count_cases(plan.listing)
 
     # the deals: n of them, valid, satisfying the spec, equal to Plan.chunk for the seed
     batches = list(store.iter_deals(job_id))
@@ -615,13 +616,12 @@ def test_submitting_lists_nothing(unit_store, monkeypatch):
     """The web request's part of a job (JobStore.create) parses and compiles
     the spec but builds no listing and enumerates no cells, however wide the
     spec: the partitions do that on the workers."""
-    import truedeal.enumeration as enumeration
-
     def refuse(*_a, **_k):
         raise AssertionError("a listing was built while submitting")
 
-    for name in ("enumerate_cells", "build_listing", "listing_tables", "_fill_level0"):
-        monkeypatch.setattr(enumeration, name, refuse)
+    # where the listing's steps are looked up when they run
+    for name in ("cells.enumerate_cells", "build.listing_tables", "build.suit_options", "build.fill_level0"):
+        monkeypatch.setattr(f"truedeal.listing.{name}", refuse)
     four = json.loads((Path(__file__).parent.parent / "bench" / "specs" / "four.json").read_text())
     specs = [STRONG_NT, four, {"north": {"hcp": [20, 22]}},
              {"condition": "hcp(north) >= 15 || hcp(south) >= 15"}]

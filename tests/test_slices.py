@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from truedeal import enumeration
 from truedeal.engine import Plan, exact_source
-from truedeal.enumeration import TooWide, build_listing, enumerate_cells, make_layout, slice_of_cells
+from truedeal.listing import TooWide, build_listing, count_cases, enumerate_cells, make_layout, slice_of_cells
+from truedeal.listing.cells import suit_columns
+from truedeal.listing.slices import Slice, build_slice, merge
 from truedeal.patterns import PATTERNS
-from truedeal.slices import Slice, build_slice, merge
 from truedeal.spec import load_spec
 
 BENCH = Path(__file__).resolve().parent.parent / "bench" / "specs"
@@ -45,7 +45,7 @@ def test_merged_slices_deal_the_same_bytes_as_the_whole_build(name, parts):
     slices = _sliced(spec, parts)
     merged = Plan.from_listing(spec, merge(exact_source(spec), slices))
     assert merged.summary()["deals"] == whole.summary()["deals"]
-    assert merged.listing.cases == whole.listing.cases
+    assert count_cases(merged.listing) == count_cases(whole.listing)
     assert merged.listing.e_weight == whole.listing.e_weight
     for chunk in (0, 5):
         assert np.array_equal(merged.chunk(chunk, "slices"), whole.chunk(chunk, "slices"))
@@ -56,7 +56,7 @@ def test_slices_share_out_the_cells_and_add_up():
     whole = build_listing(exact_source(spec))
     slices = _sliced(spec, 5)
     assert sum(s.total for s in slices) == whole.total
-    assert sum(s.cases for s in slices) == whole.cases
+    assert sum(s.cases for s in slices) == count_cases(whole)
     assert sum(s.entries for s in slices) == len(whole.e_weight)
     owner = {}
     for s in slices:
@@ -77,8 +77,8 @@ def test_slices_refuse_exactly_when_the_whole_listing_does(monkeypatch):
     spec = load_spec(SPECS["two-seats"])
     source = exact_source(spec)
     n = len(build_listing(source).e_weight)
-    monkeypatch.setattr(enumeration, "MAX_ENTRIES", n - 1)
-    monkeypatch.setattr("truedeal.slices.MAX_ENTRIES", n - 1)
+    monkeypatch.setattr("truedeal.listing.build.MAX_ENTRIES", n - 1)
+    monkeypatch.setattr("truedeal.listing.slices.MAX_ENTRIES", n - 1)
     with pytest.raises(TooWide):
         build_listing(source)
     slices = [build_slice(source, k, 4) for k in range(4)]  # each fits alone
@@ -135,7 +135,7 @@ def test_every_cell_has_one_slice():
     spec = load_spec(SPECS["two-seats"])
     layout = make_layout(exact_source(spec))
     cells = enumerate_cells(layout.comp, layout)
-    columns, cell_cols = enumeration._columns(cells, layout)
+    columns, cell_cols = suit_columns(cells, layout)
     for parts in (1, 3, 8):
         slice_of = slice_of_cells(layout, cells, cell_cols, len(columns), parts)
         assert slice_of.shape == (len(cells),) and set(slice_of.tolist()) == set(range(parts))

@@ -2,7 +2,7 @@
 
 The listing's work grows with its cells (one pattern per patterned seat)
 and, within each cell, with the size of the feature space its suit tables
-span (:attr:`~truedeal.enumeration.Layout.zsize`).  The estimate takes an
+span (:attr:`~truedeal.listing.Layout.zsize`).  The estimate takes an
 upper bound of the cells -- the product of each patterned seat's allowed
 patterns, without listing them -- so it costs milliseconds, and weighs the
 two terms with constants measured on the specs in ``bench/specs`` (one core):
@@ -20,7 +20,7 @@ import numpy as np
 
 from .constraints import ir
 from .constraints.compile import compile_program
-from .enumeration import TooWide, make_layout
+from .listing import TooWide, make_layout
 from .spec import Spec
 
 #: Seconds per cell (pattern combination), and per cell and point of the feature space.

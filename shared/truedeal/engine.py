@@ -34,8 +34,8 @@ import numpy as np
 from .cards import SEAT_NAMES, D
 from .constraints import ir
 from .constraints.compile import Compiled, compile_program
-from .enumeration import Listing, TooWide, build_listing
 from .evaluate import satisfies
+from .listing import Listing, TooWide, build_listing, count_cases
 from .randomness import CHUNK_DEALS, Rng, SeededBits, chunk_rng
 from .sampling import Sampler
 from .spec import SeatConstraint, Spec
@@ -199,7 +199,7 @@ class Plan:
         if self.union is not None:
             out.update(self.union.summary())
         if self.exact:
-            cases = self.listing.cases if self.union is None else out["cases"]
+            cases = count_cases(self.listing) if self.union is None else out["cases"]
             out.update(exact_counts(self.deals_total, cases, "exact" if self.union is None else out["method"]))
         else:
             listed, acceptance = self.listing.deals, self.acceptance or 0.0
@@ -222,7 +222,7 @@ class Plan:
                     "acceptance_stderr": se,
                     "pilot_draws": PILOT_DRAWS,
                     "listed_deals": listed,
-                    "listed_cases": self.listing.cases,
+                    "listed_cases": count_cases(self.listing),
                 },
             )
         listing = self.listing
@@ -321,7 +321,7 @@ class Union:
     def summary(self) -> dict:
         share = self.acceptance
         return {
-            "cases": sum(p.listing.cases for p in self.plans),
+            "cases": sum(count_cases(p.listing) for p in self.plans),
             "method": f"exact: an either/or of {len(self.plans)} exact listings; a deal drawn from one is kept "
             f"only if it fits no earlier one (keeps exactly {float(share):.2%})",
             "branches": [p.deals_total for p in self.plans],

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from .cards import card
-from .enumeration import Layout
 from .kernel import sampler as _compiled
+from .listing import Layout
 from .randomness import Rng
 
 _OPEN = 255

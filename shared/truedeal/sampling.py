@@ -1,4 +1,4 @@
-"""Exact draws from a :class:`~truedeal.enumeration.Listing`, vectorised.
+"""Exact draws from a :class:`~truedeal.listing.Listing`, vectorised.
 
 A draw descends the factored listing, each step an exact categorical choice
 with integer weights (no floats anywhere):
@@ -27,9 +27,9 @@ from itertools import accumulate
 
 import numpy as np
 
-from .enumeration import Listing, prefix_sums
 from .fill import fill_deals
 from .kernel import sampler as _compiled
+from .listing import Listing, prefix_sums
 from .patterns import PATTERNS
 from .randomness import Rng
 

@@ -17,7 +17,7 @@ Life cycle
 
 Enumeration
     The spec's listing is cut into ``parts`` slices of its cells
-    (:func:`partition_count`, :mod:`truedeal.slices`).  Partition ``k``
+    (:func:`partition_count`, :mod:`truedeal.listing.slices`).  Partition ``k``
     builds only its slice and writes ``HSET <job>:partials k
     "<side total>:<cases>:<entries>"`` (decimal strings: Redis cannot add past
     64 bits) and the slice's compact form in ``<job>:slices``, in one atomic

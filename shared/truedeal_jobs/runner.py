@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from truedeal.dealnumber import encode_batch, limbs_to_bytes
 from truedeal.engine import Plan, TooWide, check_count, exact_counts, exact_source, listing_sizes
-from truedeal.enumeration import MAX_ENTRIES
+from truedeal.listing import MAX_ENTRIES
+from truedeal.listing.slices import Cut, Slice, merge, stored_totals
 from truedeal.resources import resident_bytes
-from truedeal.slices import Cut, Slice, merge, stored_totals
 from truedeal.spec import Spec, load_spec
 
 from .models import DRAWING, ENUMERATING, FAST_LANE, QUEUED, Dispatcher, Job, JobNotFound, Partial

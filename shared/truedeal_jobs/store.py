@@ -201,7 +201,7 @@ class JobStore:
         return int(self.r.hlen(self.key(job_id, "partials")))
 
     def slices(self, job_id: str) -> dict[int, bytes]:
-        """Partition ``k`` -> its slice's compact form (:class:`truedeal.slices.Slice`)."""
+        """Partition ``k`` -> its slice's compact form (:class:`truedeal.listing.slices.Slice`)."""
         return {int(k): v for k, v in self._hash(self.key(job_id, "slices")).items()}
 
     def done_chunks(self, job_id: str) -> set[int]:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import secrets
 
 from truedeal.engine import TooWide, check_count, exact_source
-from truedeal.enumeration import make_layout
 from truedeal.formats import FORMATS
+from truedeal.listing import make_layout
 from truedeal.spec import Spec
 
 from .models import MAX_FIRST_BOARD, JobInputError

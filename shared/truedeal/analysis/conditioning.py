@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..enumeration import TooWide, build_listing
+from ..listing import TooWide, build_listing
 from ..patterns import N_PATTERNS
 from ..spec import SeatConstraint, Spec
 

@@ -1,6 +1,6 @@
 """Compile a :class:`~truedeal.constraints.ir.Program` into what the listing reads.
 
-The listing (:mod:`truedeal.enumeration`) needs to know, for a spec:
+The listing (:mod:`truedeal.listing`) needs to know, for a spec:
 
 * which seats' suit lengths matter (**patterned** seats, listed by pattern
   tuples called cells) and which patterns each can have;

@@ -1,7 +1,7 @@
 """A listing cut into slices of cells: built apart, stored compactly, merged.
 
 Slice ``k`` of ``parts`` lists the cells that
-:func:`truedeal.enumeration.slice_of_cells` gives it (whole groups of cells
+:func:`truedeal.listing.cells.slice_of_cells` gives it (whole groups of cells
 that share a (D,C) suit pair and a signature, so that each slice keeps the
 build's vectorisation).  A cell's level-0 entries in its slice are exactly
 the whole listing's entries of that cell, in the same order, so:
@@ -25,7 +25,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .enumeration import MAX_ENTRIES, Layout, Listing, TooWide, checked_cells, list_cells, listing_tables, slice_of_cells
+from .build import list_cells, listing_tables
+from .cases import count_cases
+from .cells import checked_cells, slice_of_cells
+from .layout import MAX_ENTRIES, Layout, TooWide
+from .model import Listing
 
 _FORMAT = "truedeal-slice/1"
 
@@ -106,7 +110,7 @@ class Cut:
             raise ValueError(f"slice {index} out of range 0..{self.parts - 1}")
         part = list_cells(self.layout, self.cells, np.nonzero(self.slice_of == index)[0], progress)
         assert part.cell_index is not None  # list_cells sets it
-        return Slice(index, self.parts, part.cases, part.cell_index[part.e_cell], part.e_c, part.e_z1, part.e_weight)
+        return Slice(index, self.parts, count_cases(part), part.cell_index[part.e_cell], part.e_c, part.e_z1, part.e_weight)
 
 
 def build_slice(spec_like, index: int, parts: int, progress=None) -> Slice:
@@ -136,5 +140,5 @@ def merge(spec_like, slices: list[Slice]) -> Listing:
     weights = [w for s in slices for w in s.weights]
     listing.e_weight = [weights[i] for i in order.tolist()]
     listing.total = sum(s.total for s in slices)
-    listing._cases = sum(s.cases for s in slices)
+    listing.cases = sum(s.cases for s in slices)
     return listing

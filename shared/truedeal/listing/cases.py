@@ -1,6 +1,6 @@
 """Pavlicek's case count for a listing: distinct (patterns, holdings) with weight.
 
-The same factored tables as the weights (:mod:`truedeal.enumeration`), with
+The same factored tables as the weights (:mod:`truedeal.listing.tables`), with
 each suit option replaced by 1 per distinct holding of the HCP seats.
 """
 
@@ -10,21 +10,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from .enumeration import (
-    Listing,
-    box_arrays,
-    box_sums,
-    completions,
-    level0_rows,
-    pair_table,
-    pool_factors,
-    prefix_sums,
-)
+from .model import Listing
+from .tables import box_arrays, box_sums, completions, level0_rows, pair_table, pool_factors, prefix_sums
 
 
 def count_cases(listing: Listing) -> int:
     """Number of distinct cases (patterns of patterned seats, holdings of HCP
-    seats) that at least one deal fits.
+    seats) that at least one deal fits, counted once and kept on the listing.
 
     The same tables as the weights, with each option replaced by 1 per
     distinct holding.  Options that differ only in how many free honours the
@@ -32,6 +24,12 @@ def count_cases(listing: Listing) -> int:
     pool's honour total, so it is carried as an interval [lo, hi] of
     achievable totals (:func:`_count_cases_interval`).
     """
+    if listing.cases is None:
+        listing.cases = _count(listing)
+    return listing.cases
+
+
+def _count(listing: Listing) -> int:
     layout = listing.layout
     if layout.has_pool and layout.shape_only:
         return _count_cases_interval(listing)

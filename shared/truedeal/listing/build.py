@@ -1,0 +1,108 @@
+"""Building a listing: its tables, then its level-0 entries, for the whole
+spec or for a slice of its cells."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..patterns import PATTERNS
+from .cells import checked_cells, pair_keys, suit_columns
+from .layout import MAX_ENTRIES, Layout, TooWide
+from .model import Listing
+from .options import suit_options
+from .tables import c_values, level0_rows, pair_table, pool_factors
+
+
+def build_listing(spec_like, progress=None) -> Listing:
+    """Build the factored listing (exact; raises :class:`TooWide`) of a
+    :class:`~truedeal.constraints.compile.Compiled`, a Program or seat rules."""
+    layout, cells, columns, cell_cols = checked_cells(spec_like)
+    listing = listing_tables(layout, cells, columns, cell_cols)
+    fill_level0(listing, progress)
+    return listing
+
+
+def list_cells(layout: Layout, cells: np.ndarray, index: np.ndarray, progress=None) -> Listing:
+    """The listing of the cells ``cells[index]`` alone (a slice; see
+    :mod:`truedeal.slices`), ``cell_index`` mapping them to ``cells``.  A
+    cell's level-0 entries are those the whole listing has for it, in the
+    same order, so slices' totals, cases and entries add up to the whole's."""
+    sub = cells[index]
+    listing = listing_tables(layout, sub, *suit_columns(sub, layout))
+    listing.cell_index = index
+    fill_level0(listing, progress)
+    return listing
+
+
+def listing_tables(layout: Layout, cells: np.ndarray, columns: list, cell_cols: np.ndarray) -> Listing:
+    """Everything of the listing of ``cells`` but its level-0 entries: suit
+    options, feature tables, pair tables and cell signatures."""
+    options = [suit_options(col, layout) for col in columns]
+    g = np.zeros((len(columns), layout.zsize), dtype=np.int64)
+    for k, opt in enumerate(options):
+        np.add.at(g[k], opt.vflat, opt.weight)
+    if not len(cells) or not len(columns):  # no pattern tuple fits: nothing to list
+        empty = np.zeros((0, layout.zsize), np.int64)
+        return Listing(layout, cells, columns, cell_cols, options, g, [], empty, np.zeros((0, 2), np.int64), c_values(layout))
+    keys, pair_inv = np.unique(pair_keys(cell_cols, len(columns)).reshape(-1), return_inverse=True)
+    pairs = [(int(k) // len(columns), int(k) % len(columns)) for k in keys]
+    pair_tables = np.stack([pair_table(g[a], g[b], layout) for a, b in pairs]) if pairs else np.zeros((0, layout.zsize), np.int64)
+    cell_pairs = pair_inv.reshape(2, len(cells)).T
+    listing = Listing(layout, cells, columns, cell_cols, options, g, pairs, pair_tables, cell_pairs, c_values(layout))
+    sig, sig_keys = layout.comp.cell_signatures(PATTERNS[cells])
+    listing.cell_sig = sig
+    listing.sig_boxes = [layout.comp.boxes(key) for key in sig_keys]
+    return listing
+
+
+def fill_level0(listing: Listing, progress=None) -> None:
+    layout = listing.layout
+    g_of_c = pool_factors(layout, listing.c_values)
+    # Cells sharing a (S,H) pair, a (D,C) pair and a signature share every level-0 weight.
+    keys, inv = np.unique(np.concatenate([listing.cell_pairs, listing.cell_sig[:, None]], axis=1), axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    cells_per_key = np.bincount(inv, minlength=len(keys))
+    # One pass per (D,C) table, over every (S,H) table paired with it.
+    key_of: dict[tuple[int, int], list] = {}
+    for k, (p1, p2, sig) in enumerate(keys):
+        key_of.setdefault((int(p2), int(sig)), []).append((k, int(p1)))
+    rows_key: list[np.ndarray] = []
+    rows_c: list[np.ndarray] = []
+    rows_z: list[np.ndarray] = []
+    row_w: list[int] = []
+    n_entries = 0
+    for done, ((p2, sig), members) in enumerate(key_of.items()):
+        ks = np.array([k for k, _ in members])
+        t1s = listing.pair_tables[[p1 for _, p1 in members]]
+        which, z1, c_flat, u = level0_rows(t1s, listing.pair_tables[p2], layout, g_of_c, listing.sig_boxes[sig])
+        # T1 < 2**42 and U < 2**50: the products need Python ints.
+        a = t1s[which, z1]
+        row_w.extend(g_of_c[c] * x * y for c, x, y in zip(c_flat.tolist(), a.tolist(), u.tolist()))
+        rows_key.append(ks[which])
+        rows_c.append(c_flat)
+        rows_z.append(z1)
+        n_entries += int(cells_per_key[ks[which]].sum())
+        # A running count is a lower bound of the final one, so this refuses
+        # exactly the listings (and slices) past the limit, in any order.
+        if n_entries > MAX_ENTRIES:
+            raise TooWide(f"more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
+        if progress:
+            progress(done + 1, len(key_of))
+    # Group rows by key, keeping each key's rows in z1 order.
+    row_key = np.concatenate(rows_key) if rows_key else np.zeros(0, np.int64)
+    order = np.lexsort((np.concatenate(rows_c) if rows_c else row_key, np.concatenate(rows_z) if rows_z else row_key, row_key))
+    c_all = np.concatenate(rows_c)[order] if rows_c else np.zeros(0, np.int64)
+    z_all = np.concatenate(rows_z)[order] if rows_z else np.zeros(0, np.int64)
+    weights = [row_w[i] for i in order.tolist()]
+    lens = np.bincount(row_key, minlength=len(keys)).astype(np.int64)
+    # Expand key entries to cell entries, in cell order.
+    starts = np.cumsum(lens) - lens
+    per_cell = lens[inv]
+    total = int(per_cell.sum())
+    within = np.arange(total) - np.repeat(np.cumsum(per_cell) - per_cell, per_cell)
+    idx = np.repeat(starts[inv], per_cell) + within
+    listing.e_cell = np.repeat(np.arange(len(listing.cells)), per_cell)
+    listing.e_c = c_all[idx]
+    listing.e_z1 = z_all[idx]
+    listing.e_weight = [weights[i] for i in idx.tolist()]
+    listing.total = sum(listing.e_weight)

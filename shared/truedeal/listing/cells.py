@@ -1,0 +1,109 @@
+"""The cells of a listing (one pattern per patterned seat), their suit
+columns, the width check made before any table is built, and the cut of
+the cells into slices."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..patterns import PATTERN_BY_SHD, PATTERNS
+from .layout import MAX_CELLS, MAX_FEATURE_CELLS, Layout, TooWide, make_layout
+from .options import suit_profile
+
+
+def enumerate_cells(spec_like, layout: Layout) -> np.ndarray:
+    """All pattern tuples (one pattern index per patterned seat) whose suit
+    lengths fit in 13 cards per suit and for which the condition can hold.
+    Shape ``(n_cells, n_patterned)``."""
+    masks = layout.comp.pattern_masks
+    cells = np.zeros((1, 0), dtype=np.int64)
+    sums = np.zeros((1, 4), dtype=np.int64)
+    for seat in layout.patterned:
+        if len(layout.patterned) == 4 and seat == layout.patterned[-1]:
+            return _complete_cells(layout, cells, sums)
+        choices = np.nonzero(masks[seat])[0]
+        if len(cells) * len(choices) > 50 * MAX_CELLS:
+            raise TooWide(f"too many pattern combinations ({len(cells) * len(choices):,}) to list exactly")
+        new_sums = sums[:, None, :] + PATTERNS[choices][None, :, :]
+        ok = (new_sums <= 13).all(axis=2)
+        i, j = np.nonzero(ok)
+        cells = np.concatenate([cells[i], choices[j][:, None]], axis=1)
+        sums = new_sums[i, j]
+        if len(cells) > MAX_CELLS:
+            raise TooWide(f"too many pattern combinations ({len(cells):,}) to list exactly")
+    return cells[layout.comp.cell_possible(PATTERNS[cells])]
+
+
+def _complete_cells(layout: Layout, cells: np.ndarray, sums: np.ndarray) -> np.ndarray:
+    """Cells of four patterned seats from the first three's: the last seat
+    holds the rest of each suit, so its pattern is forced (no cross product)."""
+    rest = 13 - sums
+    last = PATTERN_BY_SHD[rest[:, 0], rest[:, 1], rest[:, 2]]
+    ok = layout.comp.pattern_masks[layout.patterned[-1]][last]
+    cells = np.concatenate([cells[ok], last[ok][:, None]], axis=1)
+    return cells[layout.comp.cell_possible(PATTERNS[cells])]
+
+
+def suit_columns(cells: np.ndarray, layout: Layout):
+    """Distinct suit columns ``(profile suit, patterned lengths...)`` and each
+    cell's column per suit.  Suits of one profile (:func:`suit_profile`) share
+    columns, named by the first suit of that profile."""
+    n = len(cells)
+    if n == 0:
+        return [], np.zeros((0, 4), np.int64)
+    profiles = [suit_profile(layout.comp, k) for k in range(4)]
+    first = np.array([profiles.index(p) for p in profiles], dtype=np.int64)
+    lengths = PATTERNS[cells] if layout.patterned else np.zeros((n, 0, 4), np.int64)  # (n, n_pat, 4)
+    cols = np.transpose(lengths, (0, 2, 1)).reshape(n * 4, -1)  # (cell, suit) -> lengths
+    cols = np.concatenate([np.tile(first, n)[:, None], cols], axis=1)
+    # Rows of values below 16 as base-16 keys: the same sorted order as
+    # np.unique(axis=0), which sorts rows far more slowly.
+    keys = cols @ (16 ** np.arange(cols.shape[1] - 1, -1, -1, dtype=np.int64))
+    uniq, first_at, inv = np.unique(keys, return_index=True, return_inverse=True)
+    return [tuple(int(x) for x in cols[i]) for i in first_at], inv.reshape(n, 4)
+
+
+def pair_keys(cell_cols: np.ndarray, n_columns: int) -> np.ndarray:
+    """Each cell's (S,H) and (D,C) column pairs as one key, (2, n_cells)."""
+    return np.stack([cell_cols[:, 0] * n_columns + cell_cols[:, 1], cell_cols[:, 2] * n_columns + cell_cols[:, 3]])
+
+
+def check_width(layout: Layout, n_columns: int, cell_cols: np.ndarray) -> None:
+    """Refuse, before any option is built, tables past :data:`MAX_FEATURE_CELLS`."""
+    if n_columns * layout.zsize > MAX_FEATURE_CELLS:
+        raise TooWide(f"feature tables too large ({n_columns:,} suit columns x {layout.zsize:,} feature states)")
+    n_pairs = len(np.unique(pair_keys(cell_cols, n_columns)))
+    if n_pairs * layout.zsize > MAX_FEATURE_CELLS:
+        raise TooWide(f"suit-pair tables too large ({n_pairs:,} pairs x {layout.zsize:,} feature states)")
+
+
+def checked_cells(spec_like) -> tuple[Layout, np.ndarray, list, np.ndarray]:
+    """The layout, the cells, their suit columns and each cell's column per
+    suit, once the whole listing passes the width limits (else TooWide)."""
+    layout = make_layout(spec_like)
+    cells = enumerate_cells(layout.comp, layout)
+    columns, cell_cols = suit_columns(cells, layout)
+    check_width(layout, len(columns), cell_cols)
+    return layout, cells, columns, cell_cols
+
+
+def slice_of_cells(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, n_columns: int, parts: int) -> np.ndarray:
+    """The slice (0 to ``parts - 1``) of each cell.
+
+    The level-0 fill makes one vectorised pass per (D,C) suit pair and cell
+    signature, so a slice takes whole groups of cells that share both
+    (contiguous cell ranges would split every group and cost twice as much):
+    groups in key order, cut where the running cell count crosses each
+    ``n * j / parts``.
+    """
+    if parts < 1:
+        raise ValueError(f"at least one slice, got {parts}")
+    if not len(cells):
+        return np.zeros(0, np.int64)
+    sig, _ = layout.comp.cell_signatures(PATTERNS[cells])
+    dc = pair_keys(cell_cols, n_columns)[1]
+    _, group = np.unique(dc * (int(sig.max()) + 1) + sig, return_inverse=True)
+    group = group.reshape(-1)
+    sizes = np.bincount(group)
+    before = np.cumsum(sizes) - sizes
+    return (before * parts // len(cells))[group]

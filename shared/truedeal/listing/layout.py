@@ -1,0 +1,146 @@
+"""Which seat plays which role in a listing, the feature space they span,
+and the limits that keep a build within memory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from math import factorial, prod
+
+import numpy as np
+
+from ..cards import N_CARDS
+from ..constraints import ir
+from ..constraints.compile import Compiled, compile_program, rules_program
+
+#: Limits that keep a build within memory; exceeding one is a clear error.
+MAX_CELLS = 2_000_000
+MAX_FEATURE_CELLS = 6_000_000  # columns x feature-space size, and pairs x size
+MAX_ENTRIES = 3_000_000
+
+
+class TooWide(ValueError):
+    """The spec's exact listing would exceed the memory limits."""
+
+
+@dataclass
+class Layout:
+    """Which seat plays which role, and the feature space they span.
+
+    The first ``n_box`` dims are the forms of :mod:`truedeal.constraints.compile`
+    (range-queried; ``clamp[d]``: the last value means "that or more"), the rest
+    the pool's honour counts (matched exactly)."""
+
+    comp: Compiled
+    patterned: tuple[int, ...]  # seats with a pattern set, seat order
+    rank_seats: tuple[int, ...]  # seats whose tracked cards are dealt explicitly
+    pooled: tuple[int, ...]  # rank seats with no pattern set
+    shape_only: tuple[int, ...]  # pattern set but no tracked cards
+    free: tuple[int, ...]  # unconstrained seats
+    dims: tuple[int, ...]  # feature sizes: form dims, then exact dims
+    n_box: int  # the first n_box dims are forms (range dims)
+    clamp: tuple[bool, ...] = ()
+    #: the roles as the compiled fill reads them (built once by :mod:`truedeal.fill`)
+    fill_roles: tuple | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def zsize(self) -> int:
+        return prod(self.dims)
+
+    @property
+    def strides(self) -> np.ndarray:
+        return strides_of(self.dims)
+
+    @property
+    def n_tracked(self) -> int:
+        return self.comp.n_tracked
+
+    def forced(self, seat: int, suit: int | None = None) -> int:
+        """Cards predealt to ``seat`` (in ``suit``): its pool coordinate counts
+        only the tracked cards beyond them, which keeps that coordinate short."""
+        return sum(1 for (k, _), s in self.comp.forced.items() if s == seat and suit in (None, k))
+
+    def forced_patterned(self, suit: int | None = None) -> int:
+        """Cards predealt to patterned seats (in ``suit``), likewise left out of the last coordinate."""
+        return sum(self.forced(s, suit) for s in self.patterned)
+
+    def vectors(self, flat: np.ndarray) -> np.ndarray:
+        """Feature vectors ``(n, ndims)`` of flat indices."""
+        flat = np.asarray(flat, dtype=np.int64)
+        if not self.dims:
+            return np.zeros((len(flat), 0), dtype=np.int64)
+        return np.stack(np.unravel_index(flat, self.dims), axis=1).astype(np.int64)
+
+    def add(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``a + b`` for feature vectors (clamping clamped forms), and which sums fit."""
+        z = a + b
+        if any(self.clamp):
+            cap = np.array([d - 1 if c else 10**9 for d, c in zip(self.dims, self.clamp)] + [10**9] * (len(self.dims) - self.n_box))
+            z = np.minimum(z, cap)
+        return z, (z < np.array(self.dims, dtype=np.int64)).all(axis=-1)
+
+    def open_top(self, hi: np.ndarray) -> np.ndarray:
+        """Box upper bounds with clamped tops opened ("that or more")."""
+        top = np.array([d - 1 if c else -1 for d, c in zip(self.dims[: self.n_box], self.clamp)], dtype=np.int64)
+        return np.where(hi == top, 10**9, hi)
+
+    @property
+    def has_pool(self) -> bool:
+        return bool(self.pooled)
+
+    def pool_factor(self, c_pooled: tuple[int, ...], c_pat: int) -> int:
+        """G: ways to give the pooled seats their spot cards, or 0 if impossible."""
+        n_pat = len(self.patterned)
+        c_pat += self.forced_patterned()
+        s_rem = N_CARDS - self.n_tracked - 13 * n_pat + c_pat
+        c_pooled = tuple(c + self.forced(s) for c, s in zip(c_pooled, self.pooled))
+        t = [13 - c for c in c_pooled]
+        u = s_rem - sum(t)
+        c_free = self.n_tracked - c_pat - sum(c_pooled)
+        if min(t, default=0) < 0 or u < 0 or c_free < 0 or s_rem < 0:
+            return 0
+        out = factorial(s_rem) // factorial(u)
+        for x in t:
+            out //= factorial(x)
+        return out
+
+    def free_ways(self) -> int:
+        """Ways to split the unconstrained seats' cards among them."""
+        n = len(self.free)
+        return factorial(13 * n) // factorial(13) ** n
+
+
+def strides_of(dims: tuple[int, ...]) -> np.ndarray:
+    s = np.ones(len(dims), dtype=np.int64)
+    for d in range(len(dims) - 2, -1, -1):
+        s[d] = s[d + 1] * dims[d + 1]
+    return s
+
+
+def as_compiled(spec_like) -> Compiled:
+    """A :class:`Compiled` from itself, a Program, or a list of seat rules."""
+    if isinstance(spec_like, Compiled):
+        return spec_like
+    if isinstance(spec_like, ir.Program):
+        return compile_program(spec_like)
+    return compile_program(rules_program(spec_like))
+
+
+def make_layout(spec_like) -> Layout:
+    comp = as_compiled(spec_like)
+    dims = [f.dim for f in comp.forms]
+    if comp.pooled:
+        dims += [max(0, comp.pool_bounds[s] - sum(1 for v in comp.forced.values() if v == s)) + 1 for s in comp.pooled]
+        # tracked cards held by patterned seats, beyond their predealt ones
+        forced_pat = sum(1 for v in comp.forced.values() if v in comp.patterned)
+        dims.append(min(comp.n_tracked, 13 * len(comp.patterned)) - forced_pat + 1 if comp.patterned else 1)
+    return Layout(
+        comp=comp,
+        patterned=comp.patterned,
+        rank_seats=comp.rank_seats,
+        pooled=comp.pooled,
+        shape_only=comp.shape_only,
+        free=comp.free,
+        dims=tuple(dims),
+        n_box=len(comp.forms),
+        clamp=tuple(f.clamp for f in comp.forms),
+    )

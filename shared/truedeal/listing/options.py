@@ -1,0 +1,140 @@
+"""Suit options: every way one suit's cards can go, for one column of
+patterned-seat lengths, with its weight F and its feature vector."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from math import comb, factorial, prod
+
+import numpy as np
+
+from ..constraints.compile import Compiled
+from .layout import Layout
+
+_FACT64 = np.array([factorial(i) for i in range(21)], dtype=np.int64)
+
+
+@dataclass
+class SuitOptions:
+    """Every way one suit can go, for one column of patterned-seat lengths."""
+
+    masks: np.ndarray  # (n, n_rank) honour masks of the rank seats (bit j: j-th tracked rank)
+    free_to_shape: np.ndarray  # (n,) free tracked cards the shape-only seats take; -1: any (no pool)
+    weight: np.ndarray  # (n,) int64, F
+    v: np.ndarray  # (n, ndims) feature vector
+    vflat: np.ndarray  # (n,) flat index of v
+
+
+def suit_profile(comp: Compiled, suit: int) -> tuple:
+    """What distinguishes one suit from another for the options: its tracked
+    ranks, its predealt cards and which form terms read it.  Suits with equal
+    profiles share their option tables."""
+    forced = tuple(sorted((r, s) for (k, r), s in comp.forced.items() if k == suit))
+    reads = tuple(suit in t.suits for f in comp.forms for t in f.terms)
+    return (comp.tracked[suit], forced, reads)
+
+
+def _assignments(layout: Layout, suit: int):
+    """Every way to send the suit's tracked cards to a rank seat or to 'free'
+    (predealt cards go to their seat only)."""
+    n_rank = len(layout.rank_seats)
+    tracked = layout.comp.tracked[suit]
+    choices = []
+    for r in tracked:
+        seat = layout.comp.forced.get((suit, r))
+        choices.append([layout.rank_seats.index(seat)] if seat is not None else range(n_rank + 1))
+    combos = list(itertools.product(*choices))
+    dest = np.array(combos, dtype=np.int64).reshape(len(combos), len(tracked))
+    bits = 1 << np.arange(len(tracked), dtype=np.int64)
+    masks = np.stack([((dest == i) * bits).sum(axis=1) for i in range(n_rank)], axis=1) if n_rank else np.zeros((len(dest), 0), np.int64)
+    pcs = np.stack([(dest == i).sum(axis=1) for i in range(n_rank)], axis=1) if n_rank else np.zeros((len(dest), 0), np.int64)
+    free = (dest == n_rank).sum(axis=1)
+    return masks, pcs, free
+
+
+def _form_values(layout: Layout, suit: int, lengths: dict[int, int], masks: np.ndarray) -> np.ndarray:
+    """Each option's contribution to each form, ``(n, n_forms)``."""
+    tracked = layout.comp.tracked[suit]
+    held = [frozenset(tracked[j] for j in range(len(tracked)) if m >> j & 1) for m in range(1 << len(tracked))]
+    out = np.zeros((len(masks), layout.n_box), dtype=np.int64)
+    for f, form in enumerate(layout.comp.forms):
+        for t in form.terms:
+            if suit not in t.suits:
+                continue
+            length = lengths.get(t.seat, 0)
+            lut = np.array([t.value(suit, length, h) for h in held], dtype=np.int64)
+            out[:, f] += lut[masks[:, layout.rank_seats.index(t.seat)]]
+    return out
+
+
+def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
+    """Options for one suit; ``column`` is (a suit with this profile, then the
+    patterned seats' lengths)."""
+    suit, lengths = column[0], column[1:]
+    masks, pcs, free = _assignments(layout, suit)
+    n_spots = 13 - len(layout.comp.tracked[suit])
+    length_of = dict(zip(layout.patterned, lengths))
+    forms = _form_values(layout, suit, length_of, masks)
+    ok = np.ones(len(masks), dtype=bool)
+    for f in range(layout.n_box):
+        if layout.clamp[f]:
+            forms[:, f] = np.minimum(forms[:, f], layout.dims[f] - 1)
+        else:
+            ok &= forms[:, f] < layout.dims[f]
+    spots = np.zeros((len(masks), 0), dtype=np.int64)
+    ph_cols = []
+    for i, seat in enumerate(layout.rank_seats):
+        if seat in length_of:
+            a = length_of[seat] - pcs[:, i]
+            ok &= a >= 0
+            spots = np.concatenate([spots, a[:, None]], axis=1)
+            ph_cols.append(i)
+    free_spots = n_spots - spots.sum(axis=1)
+    ok &= free_spots >= 0
+    shape_lengths = [length_of[s] for s in layout.shape_only]
+    total_shape = sum(shape_lengths)
+    shape_split = factorial(total_shape) // prod(factorial(x) for x in shape_lengths)
+    spot_ways = np.zeros(len(masks), dtype=np.int64)
+    a_fact = _FACT64[np.clip(spots, 0, 20)].prod(axis=1) if spots.shape[1] else np.ones(len(masks), np.int64)
+    fs = np.clip(free_spots, 0, 20)
+    spot_ways[ok] = _FACT64[n_spots] // (a_fact[ok] * _FACT64[fs[ok]])
+    pc_ph = pcs[:, ph_cols].sum(axis=1) if ph_cols else np.zeros(len(masks), np.int64)
+    parts = []
+    # Without a pool, how many free tracked cards the shape-only seats take
+    # changes no feature, so options sum over it (Vandermonde): free_to_shape = -1.
+    hs = range(0, min(len(layout.comp.tracked[suit]), total_shape) + 1) if layout.has_pool else [-1]
+    for h in hs:
+        if h < 0:
+            okh = ok & (free + free_spots >= total_shape)
+        else:
+            okh = ok & (free >= h) & (free_spots >= total_shape - h)
+        if not okh.any():
+            continue
+        idx = np.nonzero(okh)[0]
+        if h < 0:
+            w = spot_ways[idx] * np.array([comb(int(f), total_shape) for f in free[idx] + free_spots[idx]], dtype=np.int64)
+        else:
+            w = spot_ways[idx] * np.array([comb(int(f), h) for f in free[idx]], dtype=np.int64)
+            w *= np.array([comb(int(f), total_shape - h) for f in free_spots[idx]], dtype=np.int64)
+        w *= shape_split
+        feats = [forms[idx]]
+        if layout.has_pool:
+            pool_cols = [layout.rank_seats.index(s) for s in layout.pooled]
+            forced = np.array([layout.forced(s, suit) for s in layout.pooled], dtype=np.int64)
+            feats.append(pcs[idx][:, pool_cols] - forced)
+            patterned = (pc_ph[idx] + h - layout.forced_patterned(suit))[:, None] if layout.patterned else None
+            feats.append(np.zeros((len(idx), 1), np.int64) if patterned is None else patterned)
+        v = np.concatenate(feats, axis=1) if feats else np.zeros((len(idx), 0), np.int64)
+        inside = (v < np.array(layout.dims)).all(axis=1) if v.shape[1] else np.ones(len(idx), bool)
+        idx, w, v = idx[inside], w[inside], v[inside]
+        parts.append((masks[idx].astype(np.uint16), np.full(len(idx), h, np.int8), w, v))
+    if not parts:
+        ndim = len(layout.dims)
+        n_rank = len(layout.rank_seats)
+        return SuitOptions(np.zeros((0, n_rank), np.uint16), np.zeros(0, np.int8), np.zeros(0, np.int64),
+                           np.zeros((0, ndim), np.int64), np.zeros(0, np.int64))
+    all_masks, all_feats, all_weights, all_vecs = (np.concatenate(x) for x in zip(*parts))
+    order = np.argsort(all_vecs @ layout.strides, kind="stable")
+    all_vecs = all_vecs[order]
+    return SuitOptions(all_masks[order], all_feats[order], all_weights[order], all_vecs, all_vecs @ layout.strides)

@@ -1,0 +1,121 @@
+"""Dense tables over the feature space: suit-pair convolutions, summed-area
+tables and box sums, the pool's factors, and the level-0 rows they give."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .layout import Layout, strides_of
+
+
+def pair_table(ga: np.ndarray, gb: np.ndarray, layout: Layout) -> np.ndarray:
+    """T[z] = sum over va + vb = z of ga[va] * gb[vb] (dense, int64)."""
+    out = np.zeros(layout.zsize, dtype=np.int64)
+    ia, ib = np.nonzero(ga)[0], np.nonzero(gb)[0]
+    if not len(ia) or not len(ib):
+        return out
+    va, vb = layout.vectors(ia), layout.vectors(ib)
+    z, ok = layout.add(va[:, None, :], vb[None, :, :])
+    i, j = np.nonzero(ok)
+    np.add.at(out, z[i, j] @ layout.strides, ga[ia[i]] * gb[ib[j]])
+    return out
+
+
+def prefix_sums(table: np.ndarray, layout: Layout) -> np.ndarray:
+    """Summed-area table of a flat dense table along its range (HCP) axes,
+    with a zero slice in front of each, for :func:`box_sums`."""
+    t = table.reshape(layout.dims)
+    for d in range(layout.n_box):
+        t = np.concatenate([np.zeros_like(np.take(t, [0], axis=d)), np.cumsum(t, axis=d)], axis=d)
+    return t
+
+
+def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray, hi: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """For each row r: the sum of ``table[z2]`` over the z2 that complete ``z1[r]``:
+    each range coordinate d has ``lo[r, d] <= z1[r, d] + z2[d] <= hi[r, d]`` and each
+    other coordinate e has ``z1[r, e] + z2[e] == exact[r, e']``.
+
+    ``prefix`` is :func:`prefix_sums` of the table.  Exact in int64 provided
+    the table's total fits, which callers ensure.
+    """
+    nb = layout.n_box
+    dims = layout.dims
+    n = len(z1)
+    out = np.zeros(n, dtype=prefix.dtype)
+    lo2 = np.maximum(lo - z1[:, :nb], 0)
+    hi2 = np.minimum(layout.open_top(hi) - z1[:, :nb], np.array(dims[:nb], dtype=np.int64) - 1)
+    ex = exact - z1[:, nb:]
+    valid = (lo2 <= hi2).all(axis=1) & (ex >= 0).all(axis=1) & (ex < np.array(dims[nb:], dtype=np.int64)).all(axis=1)
+    if not valid.any():
+        return out
+    lo2, hi2, ex = lo2[valid], hi2[valid], ex[valid]
+    acc = np.zeros(len(lo2), dtype=prefix.dtype)
+    exact_idx = tuple(ex[:, e] for e in range(ex.shape[1]))
+    for corner in itertools.product((0, 1), repeat=nb):
+        idx = tuple(hi2[:, d] + 1 if c else lo2[:, d] for d, c in enumerate(corner))
+        if (nb - sum(corner)) % 2:
+            acc -= prefix[idx + exact_idx]
+        else:
+            acc += prefix[idx + exact_idx]
+    out[valid] = acc
+    return out
+
+
+def c_values(layout: Layout) -> np.ndarray:
+    """Every vector of pool honour totals (the exact dims), in flat order."""
+    exact_dims = layout.dims[layout.n_box :]
+    vals = list(itertools.product(*(range(d) for d in exact_dims)))
+    return np.array(vals, dtype=np.int64).reshape(len(vals), len(exact_dims))
+
+
+def pool_factors(layout: Layout, c_values: np.ndarray) -> list[int]:
+    """G for each row of :func:`_c_values` (1 everywhere without a pool)."""
+    if not layout.has_pool:
+        return [1] * len(c_values)
+    return [layout.pool_factor(tuple(int(x) for x in c[:-1]), int(c[-1])) for c in c_values]
+
+
+def completions(t1s: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):
+    """Pair every nonzero ``z1`` of each table in ``t1s`` (2-D: one table per
+    row) with every exact-coordinate slice present in ``t2`` (the last
+    ``n_exact`` dims).  Returns, one row per pair: the t1 row, z1 flat index,
+    z1 vector, and the pair's exact totals."""
+    which, nz = np.nonzero(t1s)
+    z1 = layout.vectors(nz)
+    if not n_exact:
+        return which, nz, z1, np.zeros((len(nz), 0), np.int64)
+    k = len(layout.dims) - n_exact
+    present = np.unique(layout.vectors(np.nonzero(t2)[0])[:, k:], axis=0)
+    i = np.repeat(np.arange(len(nz)), len(present))
+    totals = z1[i, k:] + np.tile(present, (len(nz), 1))
+    ok = (totals < np.array(layout.dims[k:])).all(axis=1)
+    i = i[ok]
+    return which[i], nz[i], z1[i], totals[ok]
+
+
+def level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int], boxes: list):
+    """Level-0 rows of several (S,H) tables (rows of ``t1s``) against one (D,C)
+    table: t1 row, z1 flat, pool totals (flat) and U, for every completion with
+    a positive pool factor and U.  U sums the (D,C) table over the accepted
+    ``boxes`` of the form space (disjoint)."""
+    n_exact = len(layout.dims) - layout.n_box
+    which, nz, z1, totals = completions(t1s, t2, layout, n_exact)
+    c_flat = totals @ strides_of(layout.dims[layout.n_box :])
+    if n_exact:
+        keep = (np.array(g_of_c, dtype=object) > 0).astype(bool)[c_flat]
+        which, nz, z1, totals, c_flat = which[keep], nz[keep], z1[keep], totals[keep], c_flat[keep]
+    prefix = prefix_sums(t2, layout)
+    u = np.zeros(len(nz), dtype=np.int64)
+    for lo, hi in box_arrays(boxes, len(nz)):
+        u += box_sums(prefix, layout, z1, lo, hi, totals)
+    hit = u > 0
+    return which[hit], nz[hit], c_flat[hit], u[hit]
+
+
+def box_arrays(boxes: list, n: int):
+    """Each box as (lo, hi) arrays of shape (n, n_box), one row per query."""
+    for lo, hi in boxes:
+        yield (np.broadcast_to(np.array(lo, dtype=np.int64).reshape(1, -1), (n, len(lo))),
+               np.broadcast_to(np.array(hi, dtype=np.int64).reshape(1, -1), (n, len(hi))))

@@ -116,7 +116,7 @@ def main() -> None:
         exact = best_rate(lambda n, plan=plan, rng=rng: plan._draw(n, rng), args.deals)
         with_numbers = best_rate(lambda n, plan=plan, rng=rng: encode_batch(plan._draw(n, rng)), args.deals)
         info = plan.summary()
-        deals = plan.deals_total if plan.exact else info["deals_estimate"]
+        deals = plan.deals_total if plan.exact else info.deals_estimate
         p = deals / D
         program = plan.program if plan.program is not None else spec.program()
         raw_rate = rejection_rate(program)

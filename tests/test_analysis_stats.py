@@ -83,7 +83,7 @@ def test_case_weights_are_pavlicek_s_cases_and_total():
         spec = load_spec(raw)
         plan = Plan.build(spec)
         weights = case_weights(spec, spec.seats()[0][0])
-        assert weights is not None and len(weights) == plan.summary()["cases"] and sum(weights.values()) == plan.deals_total
+        assert weights is not None and len(weights) == plan.summary().to_json()["cases"] and sum(weights.values()) == plan.deals_total
 
 
 def test_case_test_passes_exact_deals_and_flags_the_1999_method():

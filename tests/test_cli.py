@@ -312,6 +312,19 @@ def test_count_plain_mentions_probability():
     assert re.search(r"cases:\s+30\b", out)
 
 
+def test_count_plain_of_an_either_or_across_seats(tmp_path):
+    """Regression: the text of an either/or's count crashed (KeyError) before
+    the count became a typed CountSummary.  Its deals are the inclusion-exclusion
+    of the three plain specs' counts."""
+    script = tmp_path / "either.dealer"
+    script.write_text("condition hcp(north) >= 20 || hcp(south) >= 20\n")
+    out = ok("count", str(script))
+    north, south, both = (json.loads(ok("count", json.dumps(spec), "--json"))["deals"] for spec in (
+        {"north": {"hcp": [20, 37]}}, {"south": {"hcp": [20, 37]}}, {"north": {"hcp": [20, 37]}, "south": {"hcp": [20, 37]}}))
+    assert both > 0 and f"deals:        {north + south - both:,}\n" in out
+    assert f"branches:     {north:,}, {south:,} deals" in out and "either/or of 2 exact listings" in out
+
+
 def test_spec_from_file_inline_and_stdin(tmp_path):
     spec = {"north": {"hcp": [15, 17], "shape": BALANCED}}
     path = write_spec(tmp_path, json.dumps(spec, indent=2))

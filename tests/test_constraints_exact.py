@@ -167,7 +167,7 @@ def test_cards_predealt_twice_count_zero():
 
 def test_constraints_that_restrict_nothing_are_dropped():
     plan = Plan.build(load_spec({"north": {"hcp": [0, 37], "spades": {"length": [0, 13]}, "controls": [0, 12]}}))
-    info = plan.summary()
+    info = plan.summary().to_json()
     assert info["method"] == "exact" and info["one_in"] == 1.0 and info["cells"] == 1
 
 

@@ -336,7 +336,7 @@ SEED_TABLES = [
 
 @pytest.mark.parametrize("spec,T,cases", SEED_TABLES, ids=["9S-66minors", "N3hcp", "N2-S01hcp", "E5332-34"])
 def test_seed_tables(spec, T, cases):
-    s = plan_for(spec).summary()
+    s = plan_for(spec).summary().to_json()
     assert s["method"] == "exact"
     assert s["side_total"] == T
     assert s["cases"] == cases
@@ -349,15 +349,15 @@ def test_seed_unconstrained_ways():
     # Two free seats share 26 cards: C(26,13); three free seats: 39!/(13!)^3.
     assert free_ways(SEED1) == comb(26, 13)
     assert free_ways(SEED2) == factorial(39) // factorial(13) ** 3
-    assert plan_for(SEED1).summary()["unconstrained_ways"] == comb(26, 13)
-    assert plan_for(SEED2).summary()["unconstrained_ways"] == factorial(39) // factorial(13) ** 3
-    assert plan_for(SEED4).summary()["unconstrained_ways"] == factorial(39) // factorial(13) ** 3
+    assert plan_for(SEED1).summary().to_json()["unconstrained_ways"] == comb(26, 13)
+    assert plan_for(SEED2).summary().to_json()["unconstrained_ways"] == factorial(39) // factorial(13) ** 3
+    assert plan_for(SEED4).summary().to_json()["unconstrained_ways"] == factorial(39) // factorial(13) ** 3
 
 
 def test_seed1_odds_over_nine_million_to_one():
     # "Odds against West having nine spades and East being 6-6 in the minors
     # are over 9 million to 1."
-    s = plan_for(SEED1).summary()
+    s = plan_for(SEED1).summary().to_json()
     odds_against = Fraction(D - s["deals"], s["deals"])
     assert 9_000_000 < odds_against < 10_000_000
     assert 9_000_000 < s["one_in"] < 10_000_001
@@ -449,7 +449,7 @@ def test_brute_force_listing(name, brute_results):
     spec = BRUTE_SPECS[name]
     T, cases = brute_results[name]
     assert T > 0, "pick a possible spec"
-    s = plan_for(spec).summary()
+    s = plan_for(spec).summary().to_json()
     assert s["method"] == "exact", s["method"]
     assert (s["side_total"], s["cases"]) == (T, cases)
     assert s["deals"] == T * free_ways(spec)
@@ -465,7 +465,7 @@ def test_single_seat_probability_exact_balanced_notrump():
     for p in pats:
         for counts, mult in by_counts.items():
             hands += mult * prod(comb(9, p[s] - counts[s]) if p[s] >= counts[s] else 0 for s in range(4))
-    s = plan_for(spec).summary()
+    s = plan_for(spec).summary().to_json()
     assert s["side_total"] == hands
     assert Fraction(s["probability_exact"]) == Fraction(hands, comb(52, 13))
 
@@ -492,7 +492,7 @@ def test_monte_carlo_probability(name, random_deals):
     spec = MC_SPECS[name]
     n = len(random_deals)
     hits = int(satisfies(random_deals, spec).sum())
-    p = plan_for(spec).summary()["probability"]
+    p = plan_for(spec).summary().to_json()["probability"]
     # 5-sigma binomial band: a correct engine falls outside with probability ~6e-7.
     sigma = (p * (1 - p) / n) ** 0.5
     assert abs(hits / n - p) < 5 * sigma, (hits / n, p)
@@ -672,7 +672,7 @@ def test_north_hcp_distribution_0_to_3():
     spec = {"north": {"hcp": [0, 3]}}
     w = {h: sum(comb(36, 13 - sum(map(_popcount, x))) for x in holdings_in(h, h)) for h in range(4)}
     T = sum(w.values())
-    assert plan_for(spec).summary()["side_total"] == T
+    assert plan_for(spec).summary().to_json()["side_total"] == T
     draws = draw_all(plan_for(spec), N_DRAWS, seed="uniform hcp 0-3")
     hcp, _, _ = hand_stats(draws)
     obs = np.bincount(hcp[:, 0], minlength=4)
@@ -815,7 +815,7 @@ def test_impossible_specs(name):
     spec = IMPOSSIBLE[name]
     assert reference_listing(spec) == (0, 0)
     plan = plan_for(spec)
-    s = plan.summary()
+    s = plan.summary().to_json()
     assert s["deals"] == 0 and s["side_total"] == 0 and s["cases"] == 0
     assert s["possible"] is False and s["probability"] == 0.0 and s["one_in"] is None
     with pytest.raises(Impossible):

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -221,7 +222,7 @@ def test_submit_to_done_matches_generate(store, workers, group, rclient):
     assert sum(p.cases for p in partials.values()) == count_cases(plan.listing)
     assert sum(p.entries for p in partials.values()) == len(plan.listing.e_weight)
     assert s["count"]["slices"] == 8
-    assert s["count"]["deals"] == plan.deals_total == plan.summary()["deals"]
+    assert s["count"]["deals"] == plan.deals_total == plan.summary().to_json()["deals"]
     assert s["count"]["cases"] == count_cases(plan.listing)
 
     # the deals: n of them, valid, satisfying the spec, equal to Plan.chunk for the seed
@@ -517,8 +518,10 @@ def test_job_logic_idempotent_and_checked(unit_store):
 
 def test_a_slow_lane_job_queues_all_its_work_on_the_slow_lane(unit_store):
     assert jobs.lane_for(None) == jobs.SLOW_LANE  # the count did not finish before queueing
-    assert jobs.lane_for({"build_seconds": 5.0}) == jobs.SLOW_LANE
-    assert jobs.lane_for({"build_seconds": 0.02}) == jobs.FAST_LANE
+    counted = Plan.build(load_spec(STRONG_NT)).summary()
+    took = {t: replace(counted, sizes=replace(counted.sizes, build_seconds=t)) for t in (5.0, 0.02)}
+    assert jobs.lane_for(took[5.0]) == jobs.SLOW_LANE
+    assert jobs.lane_for(took[0.02]) == jobs.FAST_LANE
     st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
     job = jobs.submit(st, disp, STRONG_NT, 10, seed="s", lane=jobs.SLOW_LANE)
     assert st.get(job.id).lane == jobs.SLOW_LANE

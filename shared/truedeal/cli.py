@@ -25,6 +25,7 @@ from .formats import FORMATS, WRITERS, deal_string, parse_deal
 from .kernel import note_if_missing
 from .odds import odds_of_summary
 from .spec import SpecError
+from .summary import CountSummary, Rejection
 
 
 class UserError(Exception):
@@ -175,30 +176,40 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def count(spec: str, as_json: bool) -> None:
     """Exact number of deals that satisfy SPEC, its probability and its cases."""
-    plan = _load_plan(spec)
-    info = plan.summary()
-    info["odds"] = odds_of_summary(info)  # "1 in 291 (0.343%)"; the exact fraction is probability_exact
+    summary = _load_plan(spec).summary()
+    odds = odds_of_summary(summary)  # "1 in 291 (0.343%)"; the exact fraction is probability_exact
     if as_json:
-        click.echo(json.dumps(info))
-        return
-    if info["method"] != "exact":
-        rej = info["rejection"]
-        click.echo(f"deals:        about {info['deals_estimate']:,.6g} (+/- {info['deals_estimate_stderr']:,.2g}, estimated)")
-        if info["possible"]:
-            click.echo(f"probability:  {info['odds']}")
-        click.echo(f"method:       {info['method']}")
-        click.echo(f"acceptance:   {rej['acceptance_rate']:.4%} of listed deals "
-                   f"(+/- {rej['acceptance_stderr']:.2%}, {rej['pilot_draws']:,} pilot draws)")
-        click.echo(f"listed:       {rej['listed_deals']:,} deals in {rej['listed_cases']:,} cases for the exact seats")
-        return
-    if not info["possible"]:
+        click.echo(json.dumps({**summary.to_json(), "odds": odds}))
+    elif summary.rejection is not None:
+        _echo_estimate(summary, summary.rejection, odds)
+    else:
+        _echo_exact(summary, odds)
+
+
+def _echo_estimate(summary: CountSummary, rej: Rejection, odds: str) -> None:
+    click.echo(f"deals:        about {summary.deals_estimate:,.6g} (+/- {summary.deals_estimate_stderr:,.2g}, estimated)")
+    if summary.possible:
+        click.echo(f"probability:  {odds}")
+    click.echo(f"method:       {summary.method}")
+    click.echo(f"acceptance:   {rej.acceptance_rate:.4%} of listed deals "
+               f"(+/- {rej.acceptance_stderr:.2%}, {rej.pilot_draws:,} pilot draws)")
+    click.echo(f"listed:       {rej.listed_deals:,} deals in {rej.listed_cases:,} cases for the exact seats")
+
+
+def _echo_exact(summary: CountSummary, odds: str) -> None:
+    if not summary.possible:
         click.echo("deals:        0 (no deal satisfies this spec)")
     else:
-        click.echo(f"deals:        {info['deals']:,}")
-        click.echo(f"probability:  {info['odds']}")
-    click.echo(f"cases:        {info['cases']:,}")
-    click.echo(f"side total:   {info['side_total']:,} x {info['unconstrained_ways']:,} for the unconstrained seats")
-    click.echo(f"method:       exact enumeration, no rejection ({info['entries']:,} listing entries, {info['build_seconds']:.3f} s)")
+        click.echo(f"deals:        {summary.deals:,}")
+        click.echo(f"probability:  {odds}")
+    sizes = summary.sizes
+    click.echo(f"cases:        {summary.cases:,}")
+    if summary.branches is not None:  # an either/or: one listing per branch
+        click.echo(f"branches:     {', '.join(f'{b:,}' for b in summary.branches)} deals")
+        click.echo(f"method:       {summary.method}")
+        return
+    click.echo(f"side total:   {sizes.side_total:,} x {sizes.unconstrained_ways:,} for the unconstrained seats")
+    click.echo(f"method:       exact enumeration, no rejection ({sizes.entries:,} listing entries, {sizes.build_seconds:.3f} s)")
 
 
 @cli.command()
@@ -227,8 +238,7 @@ def generate(spec: str, n: int | None, seed: str | None, fmt: str, first_board: 
     if not plan.possible:
         raise UserError("no deal satisfies this spec (it counts 0 deals)")
     if not plan.exact:
-        info = plan.summary()
-        click.echo(f"truedeal: note: {info['method']} (acceptance {plan.acceptance:.2%}); deals stay exactly uniform", err=True)
+        click.echo(f"truedeal: note: {plan.summary().method} (acceptance {plan.acceptance:.2%}); deals stay exactly uniform", err=True)
     bar = None
     if sys.stderr.isatty():
         from tqdm import tqdm

@@ -3,7 +3,7 @@
 This is the core's entry point for the CLI, the workers and the web app::
 
     plan = Plan.build(load_spec("examples/strong-nt.json"))
-    plan.summary()                      # exact deals, probability, cases
+    plan.summary()                      # CountSummary: exact deals, probability, cases
     for owners in plan.deals(100, seed="club night"):
         ...                             # (k, 52) uint8 batches
 
@@ -39,6 +39,7 @@ from .listing import Listing, TooWide, build_listing, count_cases
 from .randomness import CHUNK_DEALS, Rng, SeededBits, chunk_rng
 from .sampling import Sampler
 from .spec import SeatConstraint, Spec
+from .summary import CountSummary, ListingSizes, Rejection
 
 #: Largest number of deals one request may ask for.
 MAX_DEALS = 1_000_000_000
@@ -192,42 +193,26 @@ class Plan:
     def probability(self) -> Fraction:
         return Fraction(self.deals_total, D)
 
-    def summary(self) -> dict:
-        """The JSON-able result of ``truedeal count``."""
-        lay = self.listing.layout
-        out: dict = {}
-        if self.union is not None:
-            out.update(self.union.summary())
-        if self.exact:
-            cases = count_cases(self.listing) if self.union is None else out["cases"]
-            out.update(exact_counts(self.deals_total, cases, "exact" if self.union is None else out["method"]))
-        else:
-            listed, acceptance = self.listing.deals, self.acceptance or 0.0
-            estimate = listed * acceptance
-            # binomial standard error of the pilot's acceptance rate
-            se = math.sqrt(max(acceptance * (1 - acceptance), 1e-300) / PILOT_DRAWS)
-            out.update(
-                deals=None,
-                deals_estimate=estimate,
-                deals_estimate_stderr=listed * se,
-                probability=estimate / D,
-                one_in=(D / estimate) if estimate else None,
-                possible=self.possible,
-                cases=None,
-                method=self._method(),
-                rejection={
-                    "seats": [SEAT_NAMES[c.seat] for c in self.rejected],
-                    "parts": list(self.relaxed),
-                    "acceptance_rate": self.acceptance,
-                    "acceptance_stderr": se,
-                    "pilot_draws": PILOT_DRAWS,
-                    "listed_deals": listed,
-                    "listed_cases": count_cases(self.listing),
-                },
-            )
+    def summary(self) -> CountSummary:
+        """The result of ``truedeal count``: exact, or a labelled estimate."""
         listing = self.listing
-        out.update(listing_sizes(listing.total, lay.free_ways(), len(listing.cells), len(listing.e_weight), self.build_seconds))
-        return out
+        sizes = ListingSizes(listing.total, listing.layout.free_ways(), len(listing.cells), len(listing.e_weight),
+                             round(self.build_seconds, 4))
+        if self.union is not None:
+            return self.union.summary(sizes)
+        if self.exact:
+            return CountSummary.exact(self.deals_total, count_cases(listing), sizes)
+        return self._estimate(sizes)
+
+    def _estimate(self, sizes: ListingSizes) -> CountSummary:
+        listed, acceptance = self.listing.deals, self.acceptance or 0.0
+        estimate = listed * acceptance
+        # binomial standard error of the pilot's acceptance rate
+        se = math.sqrt(max(acceptance * (1 - acceptance), 1e-300) / PILOT_DRAWS)
+        rejection = Rejection([SEAT_NAMES[c.seat] for c in self.rejected], list(self.relaxed), acceptance, se,
+                              PILOT_DRAWS, listed, count_cases(self.listing))
+        return CountSummary(None, estimate / D, None, (D / estimate) if estimate else None, self.possible, None,
+                            self._method(), sizes, rejection, deals_estimate=estimate, deals_estimate_stderr=listed * se)
 
     def _method(self) -> str:
         if self.program is not None:
@@ -318,14 +303,11 @@ class Union:
     def acceptance(self) -> Fraction:
         return Fraction(self.deals, self.listed) if self.listed else Fraction(0)
 
-    def summary(self) -> dict:
-        share = self.acceptance
-        return {
-            "cases": sum(count_cases(p.listing) for p in self.plans),
-            "method": f"exact: an either/or of {len(self.plans)} exact listings; a deal drawn from one is kept "
-            f"only if it fits no earlier one (keeps exactly {float(share):.2%})",
-            "branches": [p.deals_total for p in self.plans],
-        }
+    def summary(self, sizes: ListingSizes) -> CountSummary:
+        method = (f"exact: an either/or of {len(self.plans)} exact listings; a deal drawn from one is kept "
+                  f"only if it fits no earlier one (keeps exactly {float(self.acceptance):.2%})")
+        return CountSummary.exact(self.deals, sum(count_cases(p.listing) for p in self.plans), sizes, method,
+                                  branches=[p.deals_total for p in self.plans])
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
         from .constraints.evaluate import evaluate_cond
@@ -441,26 +423,6 @@ def _relaxations(program: ir.Program):
                 yield subset, whole
 
 
-def exact_counts(deals: int, cases: int, method: str = "exact") -> dict:
-    """The exact part of :meth:`Plan.summary`: deals, probability, cases."""
-    probability = Fraction(deals, D)
-    return dict(
-        deals=deals,
-        probability=float(probability),
-        probability_exact=f"{probability.numerator}/{probability.denominator}",
-        one_in=(D / deals) if deals else None,
-        possible=deals > 0,
-        cases=cases,
-        method=method,
-        rejection=None,
-    )
-
-
-def listing_sizes(total: int, free_ways: int, cells: int, entries: int, build_seconds: float) -> dict:
-    """The listing's part of :meth:`Plan.summary`: its side total and sizes."""
-    return dict(side_total=total, unconstrained_ways=free_ways, cells=cells, entries=entries, build_seconds=round(build_seconds, 4))
-
-
 def exact_source(spec: Spec | ir.Program) -> Compiled | list[SeatConstraint] | None:
     """What :meth:`Plan.build` lists first when that listing alone is the
     plan (no either/or across seats, nothing checked by rejection), so that
@@ -520,4 +482,4 @@ def check_count(n: int) -> int:
     return n
 
 
-__all__ = ["Plan", "Impossible", "TooWide", "check_count", "exact_counts", "exact_source", "listing_sizes", "MAX_DEALS"]
+__all__ = ["Plan", "Impossible", "TooWide", "check_count", "exact_source", "MAX_DEALS"]

@@ -20,17 +20,17 @@ def explanation(plan: Plan) -> dict[str, Any]:
     out: dict[str, Any] = {
         "condition": cond(program.condition),
         "predealt": [f"{SEAT_NAMES[s]}: " + " ".join("SHDC"[c % 4] + _RANKS[c // 4] for c in cards) for s, cards in program.predeal],
-        "method": info["method"],
+        "method": info.method,
         "exact": plan.exact,
         "listed by pattern": [SEAT_NAMES[s] for s in comp.patterned],
         "listed by card": [SEAT_NAMES[s] for s in comp.rank_seats],
         "tracked ranks": [f"{SUIT_NAMES[k]}: {''.join(_RANKS[r] for r in comp.tracked[k]) or '-'}" for k in range(4)],
         "forms": [_form(f) for f in comp.forms],
-        "cells": info["cells"],
-        "entries": info["entries"],
-        "cases": info["cases"],
-        "deals": info["deals"] if plan.exact else f"about {info['deals_estimate']:.6g}",
-        "build seconds": info["build_seconds"],
+        "cells": info.sizes.cells,
+        "entries": info.sizes.entries,
+        "cases": info.cases,
+        "deals": info.deals if plan.exact else f"about {info.deals_estimate:.6g}",
+        "build seconds": info.sizes.build_seconds,
     }
     if not plan.exact:
         out["acceptance"] = plan.acceptance

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+from .summary import CountSummary
+
 #: Significant figures of the percentage.
 PERCENT_FIGURES = 3
 
@@ -49,17 +51,14 @@ def odds_text(p: Fraction | float | None, estimate: bool = False) -> str:
     return "about " + text if estimate else text
 
 
-def odds_of_summary(summary: dict) -> str:
-    """:func:`odds_text` of a ``Plan.summary()`` dict (exact when it has
-    ``probability_exact``, an estimate otherwise)."""
-    exact = summary.get("probability_exact")
-    if summary.get("deals") is not None and exact:
-        num, den = (int(x) for x in str(exact).split("/"))
+def odds_of_summary(summary: CountSummary) -> str:
+    """:func:`odds_text` of a count: exact when it is exact, an estimate otherwise."""
+    if summary.probability_exact and summary.deals is not None:
+        num, den = (int(x) for x in summary.probability_exact.split("/"))
         return odds_text(Fraction(num, den))
-    if not summary.get("possible"):
+    if not summary.possible:
         return odds_text(None)
-    p = summary.get("probability")
-    return odds_text(p if p else None, estimate=True)
+    return odds_text(summary.probability or None, estimate=True)
 
 
 __all__ = ["odds_text", "odds_of_summary"]

@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from truedeal.randomness import CHUNK_DEALS
+from truedeal.summary import CountSummary
 
 
 class State(StrEnum):
@@ -71,11 +72,11 @@ SLOW_LANE = "slow"
 SLOW_BUILD_SECONDS = 1.0
 
 
-def lane_for(summary: dict[str, Any] | None) -> str:
+def lane_for(summary: CountSummary | None) -> str:
     """The lane of a job from its spec's count before queueing: the slow lane
     when the count did not finish in time (``None``) or took over
     :data:`SLOW_BUILD_SECONDS` (its workers would build it again)."""
-    if summary is None or float(summary.get("build_seconds") or 0.0) > SLOW_BUILD_SECONDS:
+    if summary is None or summary.sizes.build_seconds > SLOW_BUILD_SECONDS:
         return SLOW_LANE
     return FAST_LANE
 
@@ -101,7 +102,7 @@ class Job:
     requeued_at: float | None = None
     requeues: int = 0
     error: str | None = None
-    summary: dict[str, Any] | None = None
+    summary: CountSummary | None = None
     sliced: bool = False  # its listing is merged from the partitions' slices
 
     @property

@@ -14,9 +14,9 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Any
 
 from truedeal.spec import Spec
+from truedeal.summary import CountSummary
 
 #: Seconds a pre-submit count may take before the job is queued unchecked.
 PRECHECK_SECONDS = 10.0
@@ -28,12 +28,12 @@ class Precheck:
     ``unknown`` (too slow, or the child failed: let the workers decide)."""
 
     kind: str
-    summary: dict[str, Any] | None = None
+    summary: CountSummary | None = None
     message: str = ""
 
     @property
     def impossible(self) -> bool:
-        return self.kind == "ok" and self.summary is not None and not self.summary.get("possible")
+        return self.kind == "ok" and self.summary is not None and not self.summary.possible
 
 
 def precheck(spec: Spec, timeout: float = PRECHECK_SECONDS) -> Precheck:
@@ -46,7 +46,7 @@ def precheck(spec: Spec, timeout: float = PRECHECK_SECONDS) -> Precheck:
     except (subprocess.TimeoutExpired, OSError, ValueError, IndexError):
         return Precheck("unknown")
     if reply.get("kind") == "ok":
-        return Precheck("ok", summary=reply["value"])
+        return Precheck("ok", summary=CountSummary.from_json(reply["value"]))
     if reply.get("kind") == "too_wide":
         return Precheck("too_wide", message=reply["value"])
     return Precheck("unknown", message=str(reply.get("value", "")))
@@ -57,7 +57,7 @@ def main() -> None:
     from truedeal.spec import load_spec
 
     try:
-        reply = {"kind": "ok", "value": Plan.build(load_spec(sys.stdin.buffer.read())).summary()}
+        reply = {"kind": "ok", "value": Plan.build(load_spec(sys.stdin.buffer.read())).summary().to_json()}
     except TooWide as exc:
         reply = {"kind": "too_wide", "value": " ".join(str(exc).split())}
     except Exception as exc:  # reported; the caller lets the workers decide

@@ -13,11 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from truedeal.dealnumber import encode_batch, limbs_to_bytes
-from truedeal.engine import Plan, TooWide, check_count, exact_counts, exact_source, listing_sizes
+from truedeal.engine import Plan, TooWide, check_count, exact_source
 from truedeal.listing import MAX_ENTRIES
 from truedeal.listing.slices import Cut, Slice, merge, stored_totals
 from truedeal.resources import resident_bytes
 from truedeal.spec import Spec, load_spec
+from truedeal.summary import CountSummary, ListingSizes
 
 from .models import DRAWING, ENUMERATING, FAST_LANE, QUEUED, Dispatcher, Job, JobNotFound, Partial
 from .settings import JobSettings
@@ -210,8 +211,9 @@ def _merged_plan(store: JobStore, job: Job) -> Plan:
         return Plan.build(spec)
     slices = [Slice.from_bytes(b) for b in stored.values()]
     plan = Plan.from_listing(spec, merge(exact_source(spec), slices), time.perf_counter() - t0)
-    if job.summary is not None and plan.listing.total != job.summary.get("side_total"):
-        raise ValueError(f"the merged slices give side total {plan.listing.total}, the reduce recorded {job.summary.get('side_total')}")
+    recorded = None if job.summary is None else job.summary.sizes.side_total
+    if recorded is not None and plan.listing.total != recorded:
+        raise ValueError(f"the merged slices give side total {plan.listing.total}, the reduce recorded {recorded}")
     return plan
 
 
@@ -277,9 +279,8 @@ def _sliced_fields(job: Job, partials: dict[int, Partial]) -> dict[str, str] | N
     if cut is None:  # cannot happen when every partition listed a slice
         return None
     total, cases, free = sum(p.total for p in found), sum(p.cases for p in found), cut.layout.free_ways()
-    summary = {**exact_counts(total * free, cases),
-               **listing_sizes(total, free, len(cut.cells), sum(p.entries for p in found), 0.0)}
-    summary["slices"] = len(found)
+    sizes = ListingSizes(total, free, len(cut.cells), sum(p.entries for p in found), 0.0)
+    summary = CountSummary.exact(total * free, cases, sizes, slices=len(found))
     cumulative = list(itertools.accumulate(p.total for p in found))
     return {**_count_fields(summary), "sliced": "1", "slice_totals": json.dumps([str(c) for c in cumulative])}
 
@@ -290,13 +291,13 @@ def _whole_fields(store: JobStore, dispatcher: Dispatcher, job: Job, plans: Plan
     return None if plan is None else _count_fields(plan.summary())
 
 
-def _count_fields(summary: dict) -> dict[str, str]:
+def _count_fields(summary: CountSummary) -> dict[str, str]:
     return {
-        "summary": json.dumps(summary),
-        "side_total": str(summary["side_total"]),
-        "cases": "" if summary.get("cases") is None else str(summary["cases"]),
-        "deals": "" if summary.get("deals") is None else str(summary["deals"]),
-        "probability": repr(summary["probability"]),
+        "summary": json.dumps(summary.to_json()),
+        "side_total": str(summary.sizes.side_total),
+        "cases": "" if summary.cases is None else str(summary.cases),
+        "deals": "" if summary.deals is None else str(summary.deals),
+        "probability": repr(summary.probability),
         "progress_at": repr(time.time()),
     }
 

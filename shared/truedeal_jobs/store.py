@@ -19,6 +19,7 @@ import redis
 from truedeal.dealnumber import bytes_to_limbs, decode_batch, limbs_to_ints
 from truedeal.randomness import CHUNK_DEALS
 from truedeal.spec import Spec, load_spec
+from truedeal.summary import CountSummary
 
 from . import lua
 from .models import (
@@ -79,7 +80,7 @@ def _job_from_hash(job_id: str, h: dict[bytes, bytes]) -> Job:
         requeued_at=_f(h.get(b"requeued_at")),
         requeues=int(h.get(b"requeues", b"0")),
         error=_s(h.get(b"error")),
-        summary=json.loads(h[b"summary"]) if h.get(b"summary") else None,
+        summary=CountSummary.from_json(json.loads(h[b"summary"])) if h.get(b"summary") else None,
         sliced=h.get(b"sliced") == b"1",
     )
 
@@ -234,7 +235,7 @@ class JobStore:
         error, timestamps (ISO 8601 UTC), seed and options.
 
         ``progress.enumeration`` counts partitions; ``progress.drawing``
-        counts chunks and deals.  ``count`` is ``plan.summary()`` (exact
+        counts chunks and deals.  ``count`` is the JSON of the job's :class:`CountSummary` (exact
         ``deals`` as an integer) once the enumeration is reduced, else None.
         """
         job = self.get(job_id)
@@ -261,7 +262,7 @@ class JobStore:
                 "enumeration": {"done": int(n_parts), "total": job.parts},
                 "drawing": {"done": int(n_chunks), "total": job.chunks, "deals_done": int(deals_done), "deals_total": job.n},
             },
-            "count": job.summary,
+            "count": None if job.summary is None else job.summary.to_json(),
             "error": job.error,
             "created": _iso(job.created),
             "started": _iso(job.started),

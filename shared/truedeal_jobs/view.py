@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from truedeal.odds import odds_of_summary
+from truedeal.summary import CountSummary
 
 from .models import ACTIVE_STATES, DONE
 
@@ -32,13 +33,13 @@ def progress_fraction(status: dict[str, Any]) -> float:
 def public_status(status: dict[str, Any], workers_alive: int | None = None) -> dict[str, Any]:
     """``status`` (from :meth:`JobStore.status`) in the API's words.
 
-    ``result`` is the spec's ``Plan.summary()`` (with ``odds``) once known;
+    ``result`` is the JSON of the spec's count (with ``odds``) once known;
     ``note`` is set when the job is active and ``workers_alive == 0``.
     """
     d = status["progress"]["drawing"]
     result = status.get("count")
     if result:
-        result = {**result, "odds": odds_of_summary(result)}
+        result = {**result, "odds": odds_of_summary(CountSummary.from_json(result))}
     note = None
     if workers_alive == 0 and status["state"] in ACTIVE_STATES:
         note = NO_WORKER_NOTE

@@ -27,6 +27,7 @@ from truedeal.engine import MAX_DEALS
 from truedeal.formats import WRITERS
 from truedeal.odds import odds_of_summary
 from truedeal.spec import DuplicateKey, Spec, SpecError, load_spec, strict_json
+from truedeal.summary import CountSummary
 from truedeal_jobs.models import MAX_FIRST_BOARD
 
 from .counting import Counter, CountFailed
@@ -186,19 +187,12 @@ def _pydantic_problem(err: ValidationError) -> Problem:
     return Problem(422, detail, kind="invalid-request", title="Invalid request", errors=items)
 
 
-def count_result(spec: Spec, summary: dict[str, Any]) -> dict[str, Any]:
-    """A :class:`CountResult` dict from ``Plan.summary()``."""
-    out = dict(summary)
-    deals = out.get("deals")
-    out.update(
-        spec=spec.canonical(),
-        odds=odds_of_summary(summary),
-        exact=deals is not None,
-        deals=deals,
-        deals_text=None if deals is None else str(deals),
-    )
-    for k in ("probability_exact", "deals_estimate", "deals_estimate_stderr", "rejection"):
-        out.setdefault(k, None)
+def count_result(spec: Spec, summary: CountSummary) -> dict[str, Any]:
+    """A :class:`CountResult` dict of a count."""
+    out = summary.to_json()
+    deals = summary.deals
+    out.update(spec=spec.canonical(), odds=odds_of_summary(summary), exact=deals is not None,
+               deals_text=None if deals is None else str(deals))
     for k in ("probability", "one_in", "deals_estimate", "deals_estimate_stderr"):
         v = out.get(k)
         if isinstance(v, float) and not math.isfinite(v):
@@ -214,7 +208,7 @@ def request_client() -> str:
     return "addr:" + (request.remote_addr or "?")
 
 
-def _count(spec: Spec) -> dict[str, Any]:
+def _count(spec: Spec) -> CountSummary:
     counter: Counter = state().counter
     try:
         return counter.summary(spec, request_client())
@@ -310,7 +304,7 @@ def job_view(status: dict[str, Any]) -> dict[str, Any]:
         workers = None
     view = jobs_mod.public_status(status, workers)
     spec = load_spec(status["spec"])
-    summary = status.get("count") or state().counter.cached(spec)
+    summary = CountSummary.from_json(status["count"]) if status.get("count") else state().counter.cached(spec)
     jid = status["id"]
     base = f"/api/jobs/{jid}"
     view.update(
@@ -341,7 +335,7 @@ def _status_response(status: dict[str, Any], code: int = 200, headers: dict[str,
 SUBMIT_COUNT_WAIT = 5.0
 
 
-def _quick_summary(counter: Counter, spec: Spec, wait: float = SUBMIT_COUNT_WAIT) -> dict[str, Any] | None:
+def _quick_summary(counter: Counter, spec: Spec, wait: float = SUBMIT_COUNT_WAIT) -> CountSummary | None:
     """The spec's summary if it counts within ``wait`` seconds, else None
     (the count goes on in a background thread); CountFailed as the count raises it."""
     cached = counter.cached(spec)
@@ -397,7 +391,7 @@ def submit_job() -> Response:
             raise Problem(422, f"this spec is too wide to generate: {e}", kind="spec-too-wide",
                           title="Spec too wide") from None
         summary = None  # slow or busy here: the workers decide
-    if summary is not None and not summary.get("possible"):
+    if summary is not None and not summary.possible:
         raise Problem(422, "no deal satisfies this spec (it counts 0 deals)", kind="impossible-spec",
                       title="Impossible spec")
     try:

@@ -63,7 +63,7 @@ def answer(request: dict) -> dict:
             estimate = estimate_build_seconds(spec)
             if estimate > budget:
                 raise OverBudget(estimate)
-        return Plan.build(spec).summary()
+        return Plan.build(spec).summary().to_json()
     from truedeal.analysis.laws import distribution_of
 
     try:

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from truedeal.spec import Spec
+from truedeal.summary import CountSummary
 
 logger = logging.getLogger("truedeal.web")
 
@@ -238,19 +239,19 @@ class Counter:
         with self._pool_cv:
             return [h.proc.pid for h in self._counting]
 
-    def cached(self, spec: Spec) -> dict[str, Any] | None:
+    def cached(self, spec: Spec) -> CountSummary | None:
         """The summary of ``spec`` if it is cached (never counts)."""
         with self._lock:
             out = self._cache.get(request_line("count", spec))
-        return dict(out.value) if out is not None and out.kind == "ok" else None
+        return CountSummary.from_json(out.value) if out is not None and out.kind == "ok" else None
 
-    def summary(self, spec: Spec, client: str | None = None) -> dict[str, Any]:
+    def summary(self, spec: Spec, client: str | None = None) -> CountSummary:
         """``Plan.build(spec).summary()``; raises :class:`CountFailed`.
 
         ``client`` (an API key or an address) may have at most
         ``per_client`` counts being built at once; past that the kind is
         ``client_busy``.  Cached results are always answered."""
-        return self._answer(request_line("count", spec), client)
+        return CountSummary.from_json(self._answer(request_line("count", spec), client))
 
     def distribution(self, spec: Spec, expr: str, client: str | None = None) -> dict[str, Any]:
         """The JSON of :func:`truedeal.analysis.laws.distribution_of` (exact,

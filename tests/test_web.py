@@ -257,6 +257,22 @@ def test_api_keys_from_environment(monkeypatch):
     assert cfg.redis_url == "redis://example:1/2"
 
 
+def test_the_web_reads_the_job_systems_settings_once():
+    """The store's and the broker's settings are the job system's own, read
+    from the same variables: an override of the prefix moves both."""
+    import truedeal_jobs as jobs
+    from truedeal_jobs.settings import DispatchSettings
+    from truedeal_web import WebConfig
+
+    env = {"TRUEDEAL_KEY_PREFIX": "club:", "TRUEDEAL_QUEUE": "q7", "TRUEDEAL_JOB_TTL": "600", "TRUEDEAL_MAX_JOB_DEALS": "2_000"}
+    cfg = WebConfig.from_env(env)
+    assert cfg.jobs == jobs.JobSettings.from_env(env) and cfg.dispatch == DispatchSettings.from_env(env)
+    assert (cfg.jobs.ttl, cfg.max_job_deals, cfg.dispatch.queue) == (600, 2000, "q7")
+    moved = cfg.replace(key_prefix="other:", max_job_deals=10**12)
+    assert moved.jobs.prefix == moved.dispatch.prefix == moved.key_prefix == "other:"
+    assert moved.max_job_deals == 1_000_000_000 and moved.jobs.ttl == 600  # the engine's limit; the rest kept
+
+
 def test_rate_limit_is_429_with_retry_after(make_app):
     app = make_app(rate_limit="3/minute", key_prefix=new_namespace("rate").prefix)
     c = app.test_client()

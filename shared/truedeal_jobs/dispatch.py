@@ -94,10 +94,14 @@ def sending_app(settings: DispatchSettings) -> Celery:
     return app
 
 
+def dispatcher_for(settings: DispatchSettings) -> CeleryDispatcher:
+    """A dispatcher for the workers that ``settings`` point at."""
+    return CeleryDispatcher(sending_app(settings), settings.queue)
+
+
 def dispatcher_from_env(env: Mapping[str, str] | None = None) -> CeleryDispatcher:
     """A dispatcher for the workers that the environment (``TRUEDEAL_*``) points at."""
-    settings = DispatchSettings.from_env(env)
-    return CeleryDispatcher(sending_app(settings), settings.queue)
+    return dispatcher_for(DispatchSettings.from_env(env))
 
 
 class CeleryDispatcher:

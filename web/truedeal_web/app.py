@@ -32,9 +32,8 @@ class JobBackend:
     def __init__(self, config: WebConfig) -> None:
         import truedeal_jobs as jobs
 
-        env = config.job_env()
         self.config = config
-        self.store = jobs.JobStore(jobs.connect(config.redis_url), jobs.JobSettings.from_env(env))
+        self.store = jobs.JobStore(jobs.connect(config.redis_url), config.jobs)
         self._dispatcher = None
 
     @property
@@ -42,9 +41,9 @@ class JobBackend:
         """A :class:`truedeal_jobs.dispatch.CeleryDispatcher`: tasks sent by
         name, without the worker's code (created on first use)."""
         if self._dispatcher is None:
-            from truedeal_jobs.dispatch import dispatcher_from_env
+            from truedeal_jobs.dispatch import dispatcher_for
 
-            self._dispatcher = dispatcher_from_env(self.config.job_env())
+            self._dispatcher = dispatcher_for(self.config.dispatch)
         return self._dispatcher
 
     def dispatcher_or_none(self):

@@ -27,23 +27,26 @@ TRUEDEAL_PREVIEW_DEALS     deals the page shows as diagrams                 8
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from truedeal.engine import MAX_DEALS
-from truedeal_jobs.settings import DEFAULT_REDIS_URL, EnvReader, parse_rate
+from truedeal_jobs.settings import DispatchSettings, EnvReader, JobSettings, parse_rate
 
 
 @dataclass(frozen=True)
 class WebConfig:
-    """Everything the web app reads from the environment (see the module doc)."""
+    """Everything the web app reads from the environment (see the module doc).
 
-    redis_url: str = DEFAULT_REDIS_URL
-    key_prefix: str = "td:"
-    queue: str = "truedeal"
-    max_job_deals: int = 100_000_000
+    The job store's and the dispatcher's settings are the job system's own
+    (:class:`~truedeal_jobs.settings.JobSettings`,
+    :class:`~truedeal_jobs.settings.DispatchSettings`), read once by the same
+    reader, so the web app and the workers cannot disagree on a key prefix or
+    a queue."""
+
+    jobs: JobSettings = field(default_factory=JobSettings)
+    dispatch: DispatchSettings = field(default_factory=lambda: DispatchSettings.from_env({}))
     api_keys: tuple[str, ...] = ()
     rate_limit: tuple[int, int] | None = None
     auth_failures: tuple[int, int] = (20, 60)
@@ -56,13 +59,12 @@ class WebConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> WebConfig:
-        """Settings from ``env`` (default ``os.environ``), then ``overrides``."""
+        """Settings from ``env`` (default ``os.environ``), then ``overrides``
+        (field names, or ``redis_url``, ``key_prefix``, ``queue``, ``max_job_deals``)."""
         read = EnvReader.of(env)
         config = cls(
-            redis_url=read.text("TRUEDEAL_REDIS_URL", cls.redis_url),
-            key_prefix=read.prefix("TRUEDEAL_KEY_PREFIX", cls.key_prefix),
-            queue=read.text("TRUEDEAL_QUEUE", cls.queue),
-            max_job_deals=min(read.integer("TRUEDEAL_MAX_JOB_DEALS", cls.max_job_deals), MAX_DEALS),
+            jobs=JobSettings.from_env(env),
+            dispatch=DispatchSettings.from_env(env),
             api_keys=read.words("TRUEDEAL_API_KEYS"),
             rate_limit=read.rate("TRUEDEAL_RATE_LIMIT"),
             auth_failures=read.rate("TRUEDEAL_AUTH_FAILURES", cls.auth_failures) or cls.auth_failures,
@@ -75,25 +77,35 @@ class WebConfig:
         )
         return config.replace(**overrides) if overrides else config
 
+    @property
+    def redis_url(self) -> str:
+        return self.dispatch.redis_url
+
+    @property
+    def key_prefix(self) -> str:
+        return self.jobs.prefix
+
+    @property
+    def max_job_deals(self) -> int:
+        return self.jobs.max_deals
+
     def replace(self, **changes: Any) -> WebConfig:
-        if "api_keys" in changes and isinstance(changes["api_keys"], str):
+        """A copy with ``changes``: field names, or the job system's settings by
+        their environment names (``key_prefix`` sets both the store's and the
+        broker's prefix)."""
+        jobs, dispatch = changes.pop("jobs", self.jobs), changes.pop("dispatch", self.dispatch)
+        if "key_prefix" in changes:
+            prefix = changes.pop("key_prefix")
+            jobs, dispatch = dataclasses.replace(jobs, prefix=prefix), dataclasses.replace(dispatch, prefix=prefix)
+        if "max_job_deals" in changes:
+            jobs = dataclasses.replace(jobs, max_deals=min(int(changes.pop("max_job_deals")), MAX_DEALS))
+        for name in ("redis_url", "queue"):
+            if name in changes:
+                dispatch = dataclasses.replace(dispatch, **{name: changes.pop(name)})
+        if isinstance(changes.get("api_keys"), str):
             changes["api_keys"] = tuple(k.strip() for k in changes["api_keys"].split(",") if k.strip())
         if "rate_limit" in changes and (changes["rate_limit"] is None or isinstance(changes["rate_limit"], str)):
             changes["rate_limit"] = parse_rate(changes["rate_limit"], "TRUEDEAL_RATE_LIMIT")
         if isinstance(changes.get("auth_failures"), str):
             changes["auth_failures"] = parse_rate(changes["auth_failures"], "TRUEDEAL_AUTH_FAILURES")
-        if "max_job_deals" in changes:
-            changes["max_job_deals"] = min(int(changes["max_job_deals"]), MAX_DEALS)
-        return dataclasses.replace(self, **changes)
-
-    def job_env(self) -> dict[str, str]:
-        """The ``TRUEDEAL_*`` variables that make the job system (store and
-        Celery app) agree with this config."""
-        env = {k: v for k, v in os.environ.items() if k.startswith("TRUEDEAL_")}
-        env.update(
-            TRUEDEAL_REDIS_URL=self.redis_url,
-            TRUEDEAL_KEY_PREFIX=self.key_prefix,
-            TRUEDEAL_QUEUE=self.queue,
-            TRUEDEAL_MAX_JOB_DEALS=str(self.max_job_deals),
-        )
-        return env
+        return dataclasses.replace(self, jobs=jobs, dispatch=dispatch, **changes)

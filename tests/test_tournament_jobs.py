@@ -22,6 +22,7 @@ redis = pytest.importorskip("redis")
 from truedeal.tournament.run import make_set  # noqa: E402
 from truedeal.tournament.setfile import parse_set  # noqa: E402
 from truedeal_jobs import sets as setjobs  # noqa: E402
+from truedeal_jobs.set_store import SetStore  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS_URL = "redis://127.0.0.1:6379/15"
@@ -94,7 +95,7 @@ def _wait(rclient, set_id, timeout=600):
     deadline = time.monotonic() + timeout
     phases = []
     while time.monotonic() < deadline:
-        st = setjobs.set_status(rclient, PREFIX, set_id)
+        st = setjobs.set_status(SetStore(rclient, PREFIX), set_id)
         phases.append(st["phase"])
         if st["state"] in ("done", "failed"):
             return st, phases
@@ -114,7 +115,7 @@ def test_two_workers_solve_a_set_like_make_set(rclient, sender, expected, tmp_pa
     try:
         for w in workers:
             w.wait_ready()
-        set_id = setjobs.submit_set(rclient, PREFIX, SET, ROOT, seed="jobs")
+        set_id = setjobs.submit_set(SetStore(rclient, PREFIX), SET, ROOT, seed="jobs")
         sender(setjobs.DEAL_TASK, (set_id,))
         st, phases = _wait(rclient, set_id)
     finally:
@@ -124,7 +125,7 @@ def test_two_workers_solve_a_set_like_make_set(rclient, sender, expected, tmp_pa
     assert any(p.startswith("solving ") and p.endswith(" / 30 boards") for p in phases)
     for name in ("1", "2"):
         for ext in ("pbn", "csv", "lin", "dup"):
-            assert setjobs.set_file(rclient, PREFIX, set_id, name, ext) == (expected / f"{name}.{ext}").read_bytes()
+            assert setjobs.set_file(SetStore(rclient, PREFIX), set_id, name, ext) == (expected / f"{name}.{ext}").read_bytes()
     logs = [w.log.read_text() for w in workers]
     assert all("set_solve" in log for log in logs)  # both workers solved chunks
 
@@ -132,14 +133,14 @@ def test_two_workers_solve_a_set_like_make_set(rclient, sender, expected, tmp_pa
 def test_worker_killed_mid_solve_loses_nothing(rclient, sender, expected, tmp_path):
     first = Worker("k1", tmp_path)
     first.wait_ready()
-    set_id = setjobs.submit_set(rclient, PREFIX, SET, ROOT, seed="jobs")
+    set_id = setjobs.submit_set(SetStore(rclient, PREFIX), SET, ROOT, seed="jobs")
     sender(setjobs.DEAL_TASK, (set_id,))
     deadline = time.monotonic() + 120
-    while setjobs.set_status(rclient, PREFIX, set_id)["state"] != "solving" and time.monotonic() < deadline:
+    while setjobs.set_status(SetStore(rclient, PREFIX), set_id)["state"] != "solving" and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(1.0)  # the worker is inside a DDS call
     first.stop(signal.SIGKILL)
-    assert setjobs.set_status(rclient, PREFIX, set_id)["state"] == "solving"
+    assert setjobs.set_status(SetStore(rclient, PREFIX), set_id)["state"] == "solving"
     second = Worker("k2", tmp_path)
     try:
         second.wait_ready()
@@ -151,24 +152,44 @@ def test_worker_killed_mid_solve_loses_nothing(rclient, sender, expected, tmp_pa
     assert st["state"] == "done", st
     assert "watchdog: set " in second.log.read_text() and "solve chunks re-sent" in second.log.read_text()
     for name in ("1", "2"):
-        assert setjobs.set_file(rclient, PREFIX, set_id, name, "pbn") == (expected / f"{name}.pbn").read_bytes()
+        assert setjobs.set_file(SetStore(rclient, PREFIX), set_id, name, "pbn") == (expected / f"{name}.pbn").read_bytes()
 
 
 def test_watchdog_resends_then_fails_a_set_that_makes_no_progress(rclient):
     """No worker at all: each round re-sends the deal; past the round limit the set fails with the reason."""
-    set_id = setjobs.submit_set(rclient, PREFIX, {**SET, "double_dummy": False}, ROOT, seed="stuck")
+    set_id = setjobs.submit_set(SetStore(rclient, PREFIX), {**SET, "double_dummy": False}, ROOT, seed="stuck")
     sent = []
 
     def round_now() -> list[str]:
         rclient.delete(f"{PREFIX}set:{{{set_id}}}:watchdog")  # the per-period lock, as if a period had passed
-        return setjobs.watchdog_sets(rclient, PREFIX, lambda name, args: sent.append((name, args)), 0.0, 2)
+        return setjobs.watchdog_sets(SetStore(rclient, PREFIX), lambda name, args: sent.append((name, args)), 0.0, 2)
 
     assert round_now() == [f"{set_id}: deal re-sent"] and round_now() == [f"{set_id}: deal re-sent"]
     assert sent == [(setjobs.DEAL_TASK, (set_id,))] * 2
     assert round_now() == [f"{set_id}: failed"]
-    st = setjobs.set_status(rclient, PREFIX, set_id)
+    st = setjobs.set_status(SetStore(rclient, PREFIX), set_id)
     assert st["state"] == "failed" and "re-sent 2 times" in st["error"]
     assert round_now() == []  # no longer looked after
+
+
+def test_a_cancelled_set_does_no_more_work(rclient):
+    """Cancelled while queued, its deal task does nothing; cancelled while solving,
+    its solve tasks do nothing and it never turns done; cancelling again, or a
+    finished set, changes nothing.  The watchdog stops looking after it."""
+    store = SetStore(rclient, PREFIX)
+    sent: list = []
+    queued = setjobs.submit_set(store, SET, ROOT, seed="c1")
+    assert setjobs.cancel_set(store, queued) == "cancelled"
+    assert setjobs.run_deal(store, queued, lambda *a: sent.append(a)) == 0 and store.deals(queued, 0) is None
+    solving = setjobs.submit_set(store, SET, ROOT, seed="c2")
+    assert setjobs.run_deal(store, solving, lambda *a: sent.append(a)) == 2 and len(sent) == 2
+    assert setjobs.run_solve(store, solving, 0) == "solved"
+    assert setjobs.cancel_set(store, solving) == "cancelled"
+    assert setjobs.run_solve(store, solving, 1) == "skipped: the set is cancelled"
+    assert setjobs.set_status(store, solving)["state"] == "cancelled" and store.solved_chunks(solving) == {0}
+    assert setjobs.cancel_set(store, solving) == "cancelled"
+    assert queued not in store.active() and solving not in store.active()
+    assert setjobs.watchdog_sets(store, lambda *a: sent.append(a), 0.0, 5) == [] and len(sent) == 2
 
 
 def test_cli_submits_a_set_to_the_workers_and_fetches_its_files(rclient, expected, tmp_path):
@@ -203,3 +224,7 @@ def test_cli_submits_a_set_to_the_workers_and_fetches_its_files(rclient, expecte
     assert status.returncode == 0 and "state:        done" in status.stdout
     missing = cli("fetch-set", "0123456789abcdef", "--out", str(tmp_path / "none"))
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+    late = cli("cancel", set_id)
+    assert late.returncode == 0 and late.stdout == f"set {set_id} had already ended: done\n"
+    unknown = cli("cancel", "0123456789abcdef")
+    assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1 and "no set" in unknown.stderr

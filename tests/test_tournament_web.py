@@ -55,3 +55,15 @@ def test_submit_status_manifest(client):
     assert r.status_code == 409 and r.headers["Content-Type"] == "application/problem+json"
     assert client.get("/api/sets/nothing").status_code == 404
     assert client.get(f"/api/sets/{set_id}/files/1.exe").status_code == 404
+
+
+def test_delete_cancels_a_set_idempotently(client):
+    set_id = client.post("/api/sets", json={"set": SET, "seed": "c"}).json["id"]
+    for _ in range(2):
+        r = client.delete(f"/api/sets/{set_id}")
+        assert r.status_code == 200 and (r.json["state"], r.json["phase"]) == ("cancelled", "cancelled")
+    assert client.get(f"/api/sets/{set_id}").json["state"] == "cancelled"
+    r = client.get(f"/api/sets/{set_id}/files/1.pbn")
+    assert r.status_code == 409 and "not finished (cancelled)" in r.json["detail"]
+    missing = client.delete("/api/sets/0123456789abcdef")
+    assert missing.status_code == 404 and missing.headers["Content-Type"] == "application/problem+json"

@@ -159,10 +159,23 @@ def _set_status(set_id: str, as_json: bool) -> None:
     with command_errors():
         store = open_store()
         try:
-            status = setjobs.set_status(store.r, store.settings.prefix, set_id)
+            status = setjobs.set_status(store.set_store(), set_id)
         except SetError as exc:
             raise JobCommandError(str(exc)) from None
     click.echo(json.dumps(status) if as_json else "\n".join(set_status_lines(status)))
+
+
+def _cancel_set(set_id: str) -> None:
+    from truedeal.tournament.setfile import SetError
+
+    from . import sets as setjobs
+
+    with command_errors():
+        try:
+            state = setjobs.cancel_set(open_store().set_store(), set_id)
+        except SetError as exc:
+            raise JobCommandError(str(exc)) from None
+    click.echo(f"set {set_id} cancelled" if state == "cancelled" else f"set {set_id} had already ended: {state}")
 
 
 # --------------------------------------------------------------------------- fetch
@@ -194,7 +207,9 @@ def fetch_command(job_id: str, fmt: str | None, offset: int, limit: int | None) 
 @click.command(name="cancel")
 @click.argument("job_id", metavar="ID")
 def cancel_command(job_id: str) -> None:
-    """Cancel job ID: stop its work and discard its deals."""
+    """Cancel job or set ID: stop its work (a job's deals are discarded)."""
+    if SET_ID.fullmatch(job_id):
+        return _cancel_set(job_id)
     with command_errors():
         store = open_store()
         before = store.get(job_id)

@@ -42,8 +42,7 @@ def submit_set_command(setfile: str, seed: str | None, public_value: str | None)
     with command_errors():
         store = open_store()
         try:
-            set_id = setjobs.submit_set(store.r, store.settings.prefix, data, Path(setfile).resolve().parent,
-                                        seed=seed, public=public_value)
+            set_id = setjobs.submit_set(store.set_store(), data, Path(setfile).resolve().parent, seed=seed, public=public_value)
         except SetError as exc:
             raise JobCommandError(str(exc)) from None
         open_dispatcher().app.send_task(setjobs.DEAL_TASK, args=[set_id], ignore_result=True)
@@ -61,14 +60,14 @@ def fetch_set_command(set_id: str, out_dir: str) -> None:
     with command_errors():
         store = open_store()
         try:
-            status = setjobs.set_status(store.r, store.settings.prefix, set_id)
+            status = setjobs.set_status(store.set_store(), set_id)
             if status["state"] != "done":
                 raise JobCommandError(f"set {set_id} is not finished: {status['phase']}"
                                       + (f" ({status['error']})" if status.get("error") else ""))
             out = Path(out_dir)
             out.mkdir(parents=True, exist_ok=True)
             written = 0
-            for session, ext, data in setjobs.set_files(store.r, store.settings.prefix, set_id):
+            for session, ext, data in setjobs.set_files(store.set_store(), set_id):
                 if isinstance(data, Exception):  # a format's own limit, e.g. boards per machine file
                     click.echo(f"truedeal: note: no {session}.{ext}: {data}", err=True)
                     continue

@@ -1,7 +1,7 @@
 """Sets as jobs: dealt once, solved in chunks by any number of workers.
 
-This module holds the job logic only; the Redis client and a ``send(name,
-args)`` function that queues a task are passed in (the Celery tasks live in
+This module holds the job logic only; the store (:class:`SetStore`) and a
+``send(name, args)`` function that queues a task are passed in (the Celery tasks live in
 ``truedeal_worker.settasks``), so the core imports neither Redis nor Celery.
 
 Steps
@@ -15,16 +15,14 @@ Steps
     stored keys, DDS is deterministic), so a worker killed mid-solve (the
     task is re-delivered, ``acks_late``) loses nothing and changes nothing.
 
-Keys (prefix ``P``)
-    ``P set:{id}`` hash: ``doc`` (set file, spec sources, settings), ``keys``
-    (JSON, secret), ``state`` (queued, dealing, solving, done, failed),
-    ``chunks``, ``boards``, ``error``; ``P set:{id}:deals:<c>`` and
-    ``P set:{id}:dd:<c>`` JSON strings; ``P set:{id}:solved`` set of chunks.
-    Every key expires after ``TTL`` seconds.
+Keys: see :mod:`truedeal_jobs.set_store`, which holds every Redis call.
+A cancelled set keeps its record; its queued tasks find it cancelled and
+do nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
 import time
@@ -44,19 +42,16 @@ from truedeal.tournament.solve import solve_tables
 from truedeal.tournament.solve_threads import set_dds_threads
 from truedeal.tournament.specs import SpecSource, resolve
 
+from .set_store import SetState, SetStore
+
 SOLVE_CHUNK = 25
-TTL = 7 * 24 * 3600
 DEAL_TASK = "truedeal.set_deal"
 SOLVE_TASK = "truedeal.set_solve"
 
 Send = Callable[[str, tuple], None]
 
 
-def _key(prefix: str, set_id: str, suffix: str = "") -> str:
-    return f"{prefix}set:{{{set_id}}}{suffix}"
-
-
-def submit_set(r, prefix: str, data: dict, base: Path, *, seed: str | None = None,
+def submit_set(store: SetStore, data: dict, base: Path, *, seed: str | None = None,
                public: str | None = None) -> str:
     """Store a new set job and return its id (queue :data:`DEAL_TASK` next).
     :class:`SetError` for a bad set file or spec."""
@@ -70,20 +65,12 @@ def submit_set(r, prefix: str, data: dict, base: Path, *, seed: str | None = Non
     doc = {"set": sf.model_dump(mode="json"), "specs": [s.to_json() for s in sources],
            "sessions": sessions, "public_value": public}
     set_id = secrets.token_hex(8)
-    k = _key(prefix, set_id)
-    r.hset(k, mapping={"doc": json.dumps(doc), "keys": json.dumps(keys), "state": "queued",
-                       "boards": sum(s["boards"][1] - s["boards"][0] + 1 for s in sessions),
-                       "progress_at": repr(time.time())})
-    r.expire(k, TTL)
-    r.sadd(_active(prefix), set_id)
+    store.create(set_id, doc, keys, sum(s["boards"][1] - s["boards"][0] + 1 for s in sessions))
     return set_id
 
 
-def _doc(r, prefix: str, set_id: str) -> tuple[dict, dict, dict]:
-    rec = r.hgetall(_key(prefix, set_id))
-    if not rec:
-        raise SetError(f"no set {set_id!r}")
-    rec = {k.decode(): v.decode() for k, v in rec.items()}
+def _doc(store: SetStore, set_id: str) -> tuple[dict, dict, dict]:
+    rec = store.record(set_id)
     return rec, json.loads(rec["doc"]), json.loads(rec["keys"])
 
 
@@ -91,12 +78,13 @@ def _record_json(rec: HandRecord, number: int) -> list:
     return [rec.board, rec.dealer, rec.vulnerable, rec.spec, str(number)]
 
 
-def run_deal(r, prefix: str, set_id: str, send: Send) -> int:
+def run_deal(store: SetStore, set_id: str, send: Send) -> int:
     """Deal every session, store the boards in chunks, queue the solves.
-    Returns the number of chunks."""
-    rec, doc, keys = _doc(r, prefix, set_id)
-    k = _key(prefix, set_id)
-    r.hset(k, "state", "dealing")
+    Returns the number of chunks (0 for a cancelled or finished set)."""
+    rec, doc, keys = _doc(store, set_id)
+    state = SetState(rec["state"])
+    if state not in (SetState.QUEUED, SetState.DEALING) or not store.advance(set_id, state, SetState.DEALING):
+        return 0  # cancelled, failed, or dealt already (a re-sent deal)
     sources = [SpecSource.from_json(s) for s in doc["specs"]]
     plans = [s.plan() for s in sources]
     records = []
@@ -104,48 +92,49 @@ def run_deal(r, prefix: str, set_id: str, send: Send) -> int:
         records += session_boards(sp, bytes.fromhex(keys[sp.name]), doc["public_value"] or "", plans)
     chunks = [records[i:i + SOLVE_CHUNK] for i in range(0, len(records), SOLVE_CHUNK)]
     for c, part in enumerate(chunks):
-        r.set(_key(prefix, set_id, f":deals:{c}"), json.dumps([_record_json(x, x.number) for x in part]), ex=TTL)
+        store.put_deals(set_id, c, [_record_json(x, x.number) for x in part])
     solve = doc["set"]["double_dummy"]
-    r.hset(k, mapping={"chunks": len(chunks), "state": "solving" if solve else "done", "progress_at": repr(time.time())})
-    if not solve:
-        r.srem(_active(prefix), set_id)
+    if not store.advance(set_id, SetState.DEALING, SetState.SOLVING if solve else SetState.DONE, chunks=len(chunks)):
+        return 0  # cancelled while dealing
     if solve:
         for c in range(len(chunks)):
             send(SOLVE_TASK, (set_id, c))
     return len(chunks)
 
 
-def _chunk_records(r, prefix: str, set_id: str, c: int) -> list[HandRecord]:
-    raw = r.get(_key(prefix, set_id, f":deals:{c}"))
-    if raw is None:
+def _chunk_records(store: SetStore, set_id: str, c: int) -> list[HandRecord]:
+    rows = store.deals(set_id, c)
+    if rows is None:
         raise SetError(f"set {set_id}: chunk {c} is not dealt")
-    return [HandRecord(b, d, v, tuple(int(x) for x in decode(int(n))), int(n), label)
-            for b, d, v, label, n in json.loads(raw)]
+    return [HandRecord(b, d, v, tuple(int(x) for x in decode(int(n))), int(n), label) for b, d, v, label, n in rows]
 
 
-def run_solve(r, prefix: str, set_id: str, c: int) -> str:
+def run_solve(store: SetStore, set_id: str, c: int) -> str:
     """Solve chunk ``c`` (DDS, one thread per worker process) and store it."""
+    rec = store.record(set_id)
+    if SetState(rec["state"]) is not SetState.SOLVING:
+        return f"skipped: the set is {rec['state']}"
     set_dds_threads()
-    records = _chunk_records(r, prefix, set_id, c)
-    dds = solve_tables(records)
-    r.set(_key(prefix, set_id, f":dd:{c}"),
-          json.dumps([[d.tricks, d.par_score, d.par_contracts] for d in dds]), ex=TTL)
-    r.sadd(_key(prefix, set_id, ":solved"), c)
-    r.expire(_key(prefix, set_id, ":solved"), TTL)
-    k = _key(prefix, set_id)
-    r.hset(k, "progress_at", repr(time.time()))
-    if r.scard(_key(prefix, set_id, ":solved")) >= int(r.hget(k, "chunks") or 0):
-        r.hset(k, "state", "done")
-        r.srem(_active(prefix), set_id)
+    dds = solve_tables(_chunk_records(store, set_id, c))
+    solved = store.put_solved(set_id, c, [[d.tricks, d.par_score, d.par_contracts] for d in dds])
+    done = solved >= int(rec.get("chunks") or 0)
+    if not store.advance(set_id, SetState.SOLVING, SetState.DONE if done else SetState.SOLVING):
+        return f"skipped: the set is {store.state(set_id)}"
     return "solved"
 
 
-def _active(prefix: str) -> str:
-    """The sets the watchdog looks after (queued, dealing or solving)."""
-    return f"{prefix}sets:active"
+def cancel_set(store: SetStore, set_id: str) -> SetState:
+    """Cancel a set that is not finished: its queued deal and solve tasks
+    then do nothing.  Idempotent; returns the state after."""
+    return store.end(set_id, SetState.CANCELLED)
 
 
-def watchdog_sets(r, prefix: str, send: Send, stale_after: float, max_rounds: int, now: float | None = None) -> list[str]:
+def fail_set(store: SetStore, set_id: str, why: str) -> SetState:
+    """Fail a set that is not finished, with the reason."""
+    return store.end(set_id, SetState.FAILED, error=why)
+
+
+def watchdog_sets(store: SetStore, send: Send, stale_after: float, max_rounds: int, now: float | None = None) -> list[str]:
     """Re-send the missing work of sets with no progress for ``stale_after``
     seconds: the deal, or the chunks missing from ``:solved`` (a worker killed
     mid-solve leaves its chunk unacknowledged for the visibility timeout).
@@ -154,48 +143,46 @@ def watchdog_sets(r, prefix: str, send: Send, stale_after: float, max_rounds: in
     Returns ``"<set id>: <what>"`` lines for the log."""
     now = time.time() if now is None else now
     out = []
-    for raw in r.smembers(_active(prefix)):
-        set_id = raw.decode()
-        rec = {k.decode(): v.decode() for k, v in r.hgetall(_key(prefix, set_id)).items()}
-        if rec.get("state") not in ("queued", "dealing", "solving"):
-            r.srem(_active(prefix), set_id)
+    for set_id in store.active():
+        try:
+            rec = store.record(set_id)
+        except SetError:  # expired
+            store.forget(set_id)
+            continue
+        if SetState(rec["state"]).final:
+            store.forget(set_id)
             continue
         quiet = now - max(float(rec.get("progress_at") or 0), float(rec.get("requeued_at") or 0))
-        lock_ms = int(max(stale_after, 1.0) * 1000)  # one re-send per set per period, however many workers scan
-        if quiet < stale_after or not r.set(_key(prefix, set_id, ":watchdog"), "1", nx=True, px=lock_ms):
+        if quiet < stale_after or not store.claim(set_id, stale_after):
             continue
-        out.append(f"{set_id}: {_resend(r, prefix, set_id, rec, send, max_rounds, now)}")
+        out.append(f"{set_id}: {_resend(store, set_id, rec, send, max_rounds, now)}")
     return out
 
 
-def _resend(r, prefix: str, set_id: str, rec: dict, send: Send, max_rounds: int, now: float) -> str:
-    k = _key(prefix, set_id)
+def _resend(store: SetStore, set_id: str, rec: dict, send: Send, max_rounds: int, now: float) -> str:
     progressed = float(rec.get("progress_at") or 0) > float(rec.get("requeued_at") or 0)
     rounds = 1 if progressed else int(rec.get("requeues") or 0) + 1
     if rounds > max_rounds:
-        r.hset(k, mapping={"state": "failed",
-                           "error": f"no progress although its missing work was re-sent {rounds - 1} times"})
-        r.srem(_active(prefix), set_id)
-        return "failed"
-    r.hset(k, mapping={"requeues": rounds, "requeued_at": repr(now)})
-    if rec["state"] != "solving":
+        why = f"no progress although its missing work was re-sent {rounds - 1} times"
+        return "failed" if store.advance(set_id, SetState(rec["state"]), SetState.FAILED, error=why) else "moved on"
+    store.update(set_id, requeues=rounds, requeued_at=repr(now))
+    if rec["state"] != SetState.SOLVING:
         send(DEAL_TASK, (set_id,))
         return "deal re-sent"
-    solved = {int(x) for x in r.smembers(_key(prefix, set_id, ":solved"))}
+    solved = store.solved_chunks(set_id)
     missing = [c for c in range(int(rec.get("chunks") or 0)) if c not in solved]
     for c in missing:
         send(SOLVE_TASK, (set_id, c))
     return f"solve chunks re-sent: {missing}"
 
 
-def set_status(r, prefix: str, set_id: str) -> dict:
+def set_status(store: SetStore, set_id: str) -> dict:
     """``{"id", "state", "boards", "solved", "phase"}``; the phase reads like
     ``"solving 1,200 / 3,000 boards"``."""
-    rec, doc, _ = _doc(r, prefix, set_id)
+    rec, doc, _ = _doc(store, set_id)
     total = int(rec["boards"])
     chunks = int(rec.get("chunks", 0))
-    solved_chunks = [int(x) for x in r.smembers(_key(prefix, set_id, ":solved"))]
-    solved = sum(min(SOLVE_CHUNK, total - c * SOLVE_CHUNK) for c in solved_chunks if c < chunks)
+    solved = sum(min(SOLVE_CHUNK, total - c * SOLVE_CHUNK) for c in store.solved_chunks(set_id) if c < chunks)
     state = rec["state"]
     phase = {"queued": "queued", "dealing": f"dealing {total:,} boards",
              "solving": f"solving {solved:,} / {total:,} boards", "done": "done"}.get(state, state)
@@ -203,19 +190,17 @@ def set_status(r, prefix: str, set_id: str) -> dict:
             "sessions": [s["name"] for s in doc["sessions"]], "error": rec.get("error")}
 
 
-def set_records(r, prefix: str, set_id: str) -> dict[str, list[HandRecord]]:
+def set_records(store: SetStore, set_id: str) -> dict[str, list[HandRecord]]:
     """Session name -> its records, with DD when solved (state must be done)."""
-    import dataclasses
-
-    rec, doc, _ = _doc(r, prefix, set_id)
-    if rec["state"] != "done":
+    rec, doc, _ = _doc(store, set_id)
+    if rec["state"] != SetState.DONE:
         raise SetError(f"set {set_id} is not finished ({rec['state']})")
     records: list[HandRecord] = []
     for c in range(int(rec["chunks"])):
-        part = _chunk_records(r, prefix, set_id, c)
-        raw = r.get(_key(prefix, set_id, f":dd:{c}"))
-        if raw is not None:
-            dds = [DoubleDummy(tuple(tuple(x) for x in t), s, tuple(p)) for t, s, p in json.loads(raw)]
+        part = _chunk_records(store, set_id, c)
+        rows = store.solved(set_id, c)
+        if rows is not None:
+            dds = [DoubleDummy(tuple(tuple(x) for x in t), s, tuple(p)) for t, s, p in rows]
             part = [dataclasses.replace(x, dd=d) for x, d in zip(part, dds)]
         records += part
     out, i = {}, 0
@@ -226,20 +211,20 @@ def set_records(r, prefix: str, set_id: str) -> dict[str, list[HandRecord]]:
     return out
 
 
-def set_files(r, prefix: str, set_id: str):
+def set_files(store: SetStore, set_id: str):
     """Every output file of a finished set: ``(session, ext, bytes or the
     Exception a format raised)``, each session's records read once."""
-    _, doc, _ = _doc(r, prefix, set_id)
+    _, doc, _ = _doc(store, set_id)
     sf = parse_set(doc["set"])
-    for session, records in set_records(r, prefix, set_id).items():
+    for session, records in set_records(store, set_id).items():
         for ext, data in session_files(sf, session, records):
             yield session, ext, data
 
 
-def set_file(r, prefix: str, set_id: str, session: str, ext: str) -> bytes:
+def set_file(store: SetStore, set_id: str, session: str, ext: str) -> bytes:
     """One output file of a finished set (``ext`` as in :data:`.files.EXTENSIONS`)."""
-    _, doc, _ = _doc(r, prefix, set_id)
-    records = set_records(r, prefix, set_id)
+    _, doc, _ = _doc(store, set_id)
+    records = set_records(store, set_id)
     if session not in records:
         raise SetError(f"set {set_id} has no session {session!r}")
     sf = parse_set(doc["set"])
@@ -251,9 +236,9 @@ def set_file(r, prefix: str, set_id: str, session: str, ext: str) -> bytes:
     raise SetError(f"unknown file type {ext!r}")
 
 
-def set_manifest(r, prefix: str, set_id: str) -> dict:
+def set_manifest(store: SetStore, set_id: str) -> dict:
     """The public manifest of a set job (same form as ``truedeal set --commit``)."""
-    _, doc, keys = _doc(r, prefix, set_id)
+    _, doc, keys = _doc(store, set_id)
     sf = doc["set"]
     return {"format": MANIFEST_FORMAT, "derivation": DOMAIN, "event": sf["event"], "site": sf["site"],
             "date": sf["date"], "dealer": sf["dealer"], "vulnerability": sf["vulnerability"],

@@ -37,6 +37,7 @@ from .models import (
     Partial,
     State,
 )
+from .set_store import SetStore
 from .settings import JobSettings, redis_url
 from .submission import check_submission, partition_count
 
@@ -110,11 +111,16 @@ class JobStore:
         self._complete_enumeration = client.register_script(lua.COMPLETE_ENUMERATION)
         self._write_chunk = client.register_script(lua.WRITE_CHUNK)
         self._finish = client.register_script(lua.FINISH)
+        self._sets = SetStore(client, self.settings.prefix)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> JobStore:
         """Store on ``TRUEDEAL_REDIS_URL`` with :meth:`JobSettings.from_env`."""
         return cls(connect(redis_url(env)), JobSettings.from_env(env))
+
+    def set_store(self) -> SetStore:
+        """The tournament sets' store on the same Redis and key prefix."""
+        return self._sets
 
     def ping(self) -> None:
         """Raise redis' ConnectionError if the server cannot be reached."""

@@ -244,7 +244,7 @@ def _object(description: str, status: str = "200") -> dict[str, Any]:
 
 
 def _set_paths(common: dict[str, Any]) -> dict[str, Any]:
-    """Tournament sets (docs/tournaments.md): submit, status, manifest, files."""
+    """Tournament sets (docs/tournaments.md): submit, status, cancel, manifest, files."""
     file_types = ("text/plain", "text/csv", "text/html", "application/pdf", "application/octet-stream")
     return {
         "/api/sets": {"post": {
@@ -259,7 +259,9 @@ def _set_paths(common: dict[str, Any]) -> dict[str, Any]:
         }},
         "/api/sets/{set_id}": {"parameters": [_SET_ID], "get": {
             "operationId": "getSet", "summary": "State, phase and progress of a set; its files once done",
-            "responses": {**_object("The set."), "404": _problem("Unknown set."), **common}}},
+            "responses": {**_object("The set."), "404": _problem("Unknown set."), **common}}, "delete": {
+            "operationId": "cancelSet", "summary": "Cancel a set (idempotent): its queued work then does nothing",
+            "responses": {**_object("The set, cancelled (or as it ended)."), "404": _problem("Unknown set."), **common}}},
         "/api/sets/{set_id}/manifest": {"parameters": [_SET_ID], "get": {
             "operationId": "getSetManifest", "summary": "The set's public manifest (commitments)",
             "responses": {**_object("The manifest."), "404": _problem("Unknown set."), **common}}},

@@ -19,6 +19,7 @@ from flask import Blueprint, Response, current_app, jsonify, url_for
 from truedeal.tournament.files import EXTENSIONS
 from truedeal.tournament.setfile import SetError
 from truedeal_jobs import sets as setjobs
+from truedeal_jobs.set_store import SetStore
 
 from .api import _jobs, json_body
 from .api import bp as api_bp
@@ -33,8 +34,8 @@ _MIME = {"pbn": "text/plain; charset=utf-8", "lin": "text/plain; charset=utf-8",
          "dlm": "text/plain; charset=us-ascii", "bri": "application/octet-stream"}
 
 
-def _prefix() -> str:
-    return current_app.config["TRUEDEAL"].key_prefix
+def _sets() -> SetStore:
+    return _jobs().store.set_store()
 
 
 def _inline_specs(body: dict) -> None:
@@ -70,7 +71,7 @@ def submit():
         raise Problem(422, f"a set holds at most {MAX_SET_BOARDS:,} boards here, this one {total:,}",
                       kind="invalid-set", title="Invalid set")
     try:
-        set_id = setjobs.submit_set(backend.store.r, _prefix(), body["set"], current_app.root_path,
+        set_id = setjobs.submit_set(backend.store.set_store(), body["set"], current_app.root_path,
                                     seed=body.get("seed"), public=body.get("public_value"))
     except SetError as exc:
         raise Problem(422, str(exc), kind="invalid-set", title="Invalid set") from None
@@ -90,9 +91,29 @@ def _known(set_id: str) -> None:
 def status(set_id: str):
     _known(set_id)
     try:
-        st = setjobs.set_status(_jobs().store.r, _prefix(), set_id)
+        st = setjobs.set_status(_sets(), set_id)
     except SetError:
-        raise Problem(404, f"unknown set id {set_id!r}", kind="unknown-set", title="Unknown set") from None
+        raise _unknown(set_id) from None
+    return _status_json(st)
+
+
+@bp.delete("/<set_id>")
+def cancel(set_id: str):
+    """Cancel the set (idempotent): its queued work does nothing; 200 with its status."""
+    _known(set_id)
+    try:
+        setjobs.cancel_set(_sets(), set_id)
+        return _status_json(setjobs.set_status(_sets(), set_id))
+    except SetError:
+        raise _unknown(set_id) from None
+
+
+def _unknown(set_id: str) -> Problem:
+    return Problem(404, f"unknown set id {set_id!r}", kind="unknown-set", title="Unknown set")
+
+
+def _status_json(st: dict) -> Response:
+    set_id = st["id"]
     st["links"] = _links(set_id)
     if st["state"] == "done":
         st["files"] = {name: {ext: url_for(".file", set_id=set_id, name=f"{name}.{ext}") for ext in EXTENSIONS}
@@ -104,9 +125,9 @@ def status(set_id: str):
 def manifest(set_id: str):
     _known(set_id)
     try:
-        return jsonify(setjobs.set_manifest(_jobs().store.r, _prefix(), set_id))
+        return jsonify(setjobs.set_manifest(_sets(), set_id))
     except SetError:
-        raise Problem(404, f"unknown set id {set_id!r}", kind="unknown-set", title="Unknown set") from None
+        raise _unknown(set_id) from None
 
 
 @bp.get("/<set_id>/files/<name>")
@@ -116,7 +137,7 @@ def file(set_id: str, name: str):
     if ext not in EXTENSIONS or not session:
         raise Problem(404, f"no file {name!r}: names are SESSION.{{{','.join(EXTENSIONS)}}}", kind="unknown-file")
     try:
-        data = setjobs.set_file(_jobs().store.r, _prefix(), set_id, session, ext)
+        data = setjobs.set_file(_sets(), set_id, session, ext)
     except SetError as exc:
         status_code = 409 if "not finished" in str(exc) else 404
         raise Problem(status_code, str(exc), kind="set-not-ready" if status_code == 409 else "unknown-file") from None

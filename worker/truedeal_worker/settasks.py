@@ -18,18 +18,13 @@ from .tasks import _TASK_OPTIONS, RETRY_ON, context
 logger = logging.getLogger("truedeal.worker")
 
 
-def _prefix() -> str:
-    return app.truedeal_config.jobs.prefix
-
-
 def _send(name: str, args: tuple) -> None:
     app.send_task(name, args=list(args), ignore_result=True)
 
 
 def _fail(set_id: str, exc: Exception) -> str:
     logger.exception("set %s failed", set_id)
-    key = f"{_prefix()}set:{{{set_id}}}"
-    context().store.r.hset(key, mapping={"state": "failed", "error": f"{type(exc).__name__}: {exc}"})
+    setjobs.fail_set(context().store.set_store(), set_id, f"{type(exc).__name__}: {exc}")
     return "failed"
 
 
@@ -37,7 +32,7 @@ def _fail(set_id: str, exc: Exception) -> str:
 def set_deal(self, set_id: str) -> str:
     """Deal every session of the set and queue its solve chunks."""
     try:
-        n = setjobs.run_deal(context().store.r, _prefix(), set_id, _send)
+        n = setjobs.run_deal(context().store.set_store(), set_id, _send)
     except RETRY_ON:
         raise
     except Exception as exc:  # a bad set reaches here only through a bug
@@ -49,7 +44,7 @@ def set_deal(self, set_id: str) -> str:
 def set_solve(self, set_id: str, chunk: int) -> str:
     """Solve one chunk of the set's boards (double dummy and par)."""
     try:
-        return setjobs.run_solve(context().store.r, _prefix(), set_id, int(chunk))
+        return setjobs.run_solve(context().store.set_store(), set_id, int(chunk))
     except RETRY_ON:
         raise
     except Exception as exc:

@@ -136,7 +136,7 @@ def watchdog(self, after_outage: bool = False) -> str:
             return "busy"
         report = jobs.watchdog_scan(ctx.store, ctx.dispatcher, after_outage=after_outage)
         st = ctx.store.settings
-        resent = sets.watchdog_sets(ctx.store.r, st.prefix, _send_by_name, 0.0 if after_outage else st.stale_after,
+        resent = sets.watchdog_sets(ctx.store.set_store(), _send_by_name, 0.0 if after_outage else st.stale_after,
                                     st.max_requeues)
     except RETRY_ON as exc:  # the next kick tries again
         logger.warning("watchdog: store unreachable: %s", exc)

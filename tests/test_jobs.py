@@ -17,8 +17,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from dataclasses import replace
@@ -38,6 +36,7 @@ from truedeal.evaluate import satisfies, valid  # noqa: E402
 from truedeal.listing import count_cases  # noqa: E402
 from truedeal.randomness import CHUNK_DEALS  # noqa: E402
 from truedeal.spec import load_spec  # noqa: E402
+from worker_harness import Worker  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -76,52 +75,6 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-class Worker:
-    """A ``celery worker`` subprocess in its own process group."""
-
-    def __init__(self, name: str, logdir: Path, concurrency: int = 1) -> None:
-        self.name = name
-        self.log = logdir / f"{name}.log"
-        cmd = [sys.executable, "-m", "celery", "-A", "truedeal_worker.app", "worker",
-               "-c", str(concurrency), "-n", f"{name}-{SESSION}@%h", "-l", "info",
-               "--without-mingle", "--without-gossip"]
-        self.proc = subprocess.Popen(cmd, env=_env(), stdout=self.log.open("wb"), stderr=subprocess.STDOUT,
-                                     start_new_session=True, cwd=logdir)
-
-    def wait_ready(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"worker {self.name} exited: {self.log.read_text()[-2000:]}")
-            if b" ready." in self.log.read_bytes():
-                return
-            time.sleep(0.1)
-        raise RuntimeError(f"worker {self.name} not ready after {timeout} s: {self.log.read_text()[-2000:]}")
-
-    def children(self) -> list[int]:
-        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.proc.pid)], capture_output=True, text=True).stdout
-        return [int(x) for x in out.split()]
-
-    def kill(self) -> None:
-        """SIGKILL the whole worker (main process and pool children)."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.proc.poll() is not None:
-            return
-        try:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.kill()
-        except ProcessLookupError:
-            pass
-
-
 # --------------------------------------------------------------------------- fixtures
 
 
@@ -138,7 +91,7 @@ def rclient():
 @pytest.fixture(scope="module")
 def workers(rclient, tmp_path_factory):
     logdir = tmp_path_factory.mktemp("workers")
-    ws = [Worker(f"w{i}", logdir) for i in range(2)]
+    ws = [Worker(f"w{i}", _env(), logdir) for i in range(2)]
     try:
         for w in ws:
             w.wait_ready()
@@ -415,7 +368,7 @@ def test_cancel_mid_job_stops_within_seconds(store, dispatcher, workers, group, 
 
 def test_sigkill_worker_mid_job_completes_identically(store, dispatcher, workers, tmp_path):
     n, seed = 1_200_000, "kill -9"  # 293 chunks
-    victim = Worker("victim", tmp_path, concurrency=2)
+    victim = Worker("victim", _env(), tmp_path, concurrency=2)
     try:
         victim.wait_ready()
         # undisturbed run (all three workers)

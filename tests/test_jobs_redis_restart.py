@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -43,6 +41,7 @@ from truedeal.dealnumber import encode_batch, limbs_to_bytes  # noqa: E402
 from truedeal.engine import Plan  # noqa: E402
 from truedeal.randomness import CHUNK_DEALS  # noqa: E402
 from truedeal.spec import load_spec  # noqa: E402
+from worker_harness import Worker  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 NINE_SPADES = (ROOT / "examples" / "nine-spades.json").read_text()
@@ -109,35 +108,6 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
-
-
-class Worker:
-    """``celery -A truedeal_worker.app worker -c 1`` in its own process group."""
-
-    def __init__(self, name: str, env: dict[str, str], logdir: Path) -> None:
-        self.log = logdir / f"{name}.log"
-        cmd = [sys.executable, "-m", "celery", "-A", "truedeal_worker.app", "worker", "-c", "1",
-               "-n", f"{name}@%h", "-l", "info", "--without-mingle", "--without-gossip"]
-        self.proc = subprocess.Popen(cmd, env=env, stdout=self.log.open("wb"), stderr=subprocess.STDOUT,
-                                     start_new_session=True, cwd=logdir)
-
-    def wait_ready(self, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while b" ready." not in self.log.read_bytes():
-            assert self.proc.poll() is None, self.log.read_text()[-2000:]
-            assert time.monotonic() < deadline, self.log.read_text()[-2000:]
-            time.sleep(0.1)
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-            except ProcessLookupError:
-                pass
 
 
 @pytest.fixture(scope="module")

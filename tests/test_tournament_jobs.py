@@ -23,6 +23,7 @@ from truedeal.tournament.run import make_set  # noqa: E402
 from truedeal.tournament.setfile import parse_set  # noqa: E402
 from truedeal_jobs import sets as setjobs  # noqa: E402
 from truedeal_jobs.set_store import SetStore  # noqa: E402
+from worker_harness import Worker  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS_URL = "redis://127.0.0.1:6379/15"
@@ -36,33 +37,6 @@ def _env():
                TRUEDEAL_WATCHDOG_INTERVAL="5", TRUEDEAL_WATCHDOG_STALE="3", PYTHONUNBUFFERED="1",
                TRUEDEAL_DDS_THREADS="1")
     return env
-
-
-class Worker:
-    def __init__(self, name, logdir):
-        self.log = logdir / f"{name}.log"
-        cmd = [sys.executable, "-m", "celery", "-A", "truedeal_worker.app", "worker", "-c", "1",
-               "-n", f"{name}-{SESSION}@%h", "-l", "info", "--without-mingle", "--without-gossip"]
-        self.proc = subprocess.Popen(cmd, env=_env(), stdout=self.log.open("wb"), stderr=subprocess.STDOUT,
-                                     start_new_session=True, cwd=logdir)
-
-    def wait_ready(self, timeout=60):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()[-2000:]
-            if b" ready." in self.log.read_bytes():
-                return
-            time.sleep(0.1)
-        raise RuntimeError(self.log.read_text()[-2000:])
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, sig)
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +85,7 @@ def expected(tmp_path_factory):
 
 
 def test_two_workers_solve_a_set_like_make_set(rclient, sender, expected, tmp_path):
-    workers = [Worker(f"w{i}", tmp_path) for i in range(2)]
+    workers = [Worker(f"w{i}", _env(), tmp_path) for i in range(2)]
     try:
         for w in workers:
             w.wait_ready()
@@ -131,7 +105,7 @@ def test_two_workers_solve_a_set_like_make_set(rclient, sender, expected, tmp_pa
 
 
 def test_worker_killed_mid_solve_loses_nothing(rclient, sender, expected, tmp_path):
-    first = Worker("k1", tmp_path)
+    first = Worker("k1", _env(), tmp_path)
     first.wait_ready()
     set_id = setjobs.submit_set(SetStore(rclient, PREFIX), SET, ROOT, seed="jobs")
     sender(setjobs.DEAL_TASK, (set_id,))
@@ -141,7 +115,7 @@ def test_worker_killed_mid_solve_loses_nothing(rclient, sender, expected, tmp_pa
     time.sleep(1.0)  # the worker is inside a DDS call
     first.stop(signal.SIGKILL)
     assert setjobs.set_status(SetStore(rclient, PREFIX), set_id)["state"] == "solving"
-    second = Worker("k2", tmp_path)
+    second = Worker("k2", _env(), tmp_path)
     try:
         second.wait_ready()
         # nothing is re-sent by the test: the killed worker's unacknowledged chunk would come back only
@@ -201,7 +175,7 @@ def test_cli_submits_a_set_to_the_workers_and_fetches_its_files(rclient, expecte
         return subprocess.run([sys.executable, "-m", "truedeal.cli", *args], env=_env(), capture_output=True,
                               text=True, timeout=120)
 
-    worker = Worker("cli", tmp_path)
+    worker = Worker("cli", _env(), tmp_path)
     try:
         worker.wait_ready()
         sub = cli("submit-set", str(setfile), "--seed", "jobs")

@@ -23,12 +23,12 @@ from truedeal.engine import Plan
 from truedeal.spec import FIELD_NAMES, Spec, load_spec
 from web_support import (
     REDIS_URL,
-    Worker,
     assert_problem,
     delete_prefix,
     new_namespace,
     require_redis,
     scoped_namespace,
+    start_worker,
     wait_job,
     web_app_factory,
     worker_available,
@@ -67,8 +67,7 @@ def client(app):
 def worker(ns, tmp_path_factory):
     if not worker_available():
         pytest.skip("the worker package (worker/truedeal_worker) is not installed")
-    log = tmp_path_factory.mktemp("worker") / "worker.log"
-    w = Worker(ns, concurrency=2, log=log)
+    w = start_worker(ns, concurrency=2, logdir=tmp_path_factory.mktemp("worker"))
     yield w
     w.stop()
 
@@ -552,7 +551,7 @@ fuzz_schema.config.phases.coverage.enabled = os.environ.get("TRUEDEAL_FUZZ_COVER
 def fuzz_env():
     """Redis, and a worker on the fuzz app's namespace so that fuzzed jobs run."""
     require_redis()
-    w = Worker(_FUZZ_NS, concurrency=1) if worker_available() else None
+    w = start_worker(_FUZZ_NS, concurrency=1) if worker_available() else None
     yield
     if w is not None:
         w.stop()

@@ -21,8 +21,8 @@ from truedeal.spec import SpecError, load_spec
 from web_support import (
     REDIS_URL,
     ServerThread,
-    Worker,
     scoped_namespace,
+    start_worker,
     worker_available,
 )
 
@@ -67,7 +67,7 @@ def server(ns):
 def worker(ns, tmp_path_factory):
     if not worker_available():
         pytest.skip("the worker package (worker/truedeal_worker) is not installed: job part not run")
-    w = Worker(ns, concurrency=2, log=tmp_path_factory.mktemp("e2e-worker") / "worker.log")
+    w = start_worker(ns, concurrency=2, logdir=tmp_path_factory.mktemp("e2e-worker"))
     yield w
     w.stop()
 

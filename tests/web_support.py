@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -18,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from worker_harness import Worker
 
 REDIS_URL = os.environ.get("TRUEDEAL_TEST_REDIS_URL", "redis://127.0.0.1:6379/14")
 PROBLEM_KEYS = {"type", "title", "status"}
@@ -77,37 +77,9 @@ def worker_available() -> bool:
     return True
 
 
-class Worker:
-    """A real ``truedeal`` Celery worker subprocess for one namespace."""
-
-    def __init__(self, ns: Namespace, concurrency: int = 2, log: Path | None = None) -> None:
-        self.ns = ns
-        self.log_path = log
-        self._log = open(log, "wb") if log else subprocess.DEVNULL
-        cmd = [sys.executable, "-m", "truedeal_worker", "worker", f"--concurrency={concurrency}",
-               "--loglevel=INFO", "--without-mingle", "--without-gossip",
-               f"--hostname=tdtest-{uuid.uuid4().hex[:8]}@%h"]
-        self.proc = subprocess.Popen(cmd, env=ns.env(), stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        if self._log is not subprocess.DEVNULL:
-            self._log.close()
-
-    def tail(self, n: int = 40) -> str:
-        if not self.log_path or not self.log_path.exists():
-            return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+def start_worker(ns: Namespace, concurrency: int = 2, logdir: Path | None = None) -> Worker:
+    """A real worker (:mod:`worker_harness`) on ``ns``, logging into ``logdir`` (default: a new temporary folder)."""
+    return Worker(f"tdtest-{ns.queue}", ns.env(), logdir or Path(tempfile.mkdtemp(prefix="tdworker-")), concurrency)
 
 
 def assert_problem(resp, status: int, kind: str | None = None) -> dict:

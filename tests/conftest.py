@@ -7,9 +7,17 @@ several seconds each.  The full suite (no ``-m``) is what ``.ci/run`` runs.
 
 Modules are marked here, by name, rather than test by test: a module that
 needs Redis starts its fixtures (workers, namespaces) for all its tests.
+
+Every test is held to :data:`MAX_TEST_RSS_MB` of resident memory
+(``TRUEDEAL_TEST_MAX_RSS_MB``, default 500): see :func:`_memory_bound`.
 """
 
 from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
 
 import pytest
 
@@ -45,3 +53,78 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.browser)
         if name in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+
+
+# ---------------------------------------------------------------- memory bound
+
+#: No test may need more than this (MB of resident memory), in the test
+#: process or in any child it waited for (helpers, CLI runs, workers).
+MAX_TEST_RSS_MB = int(os.environ.get("TRUEDEAL_TEST_MAX_RSS_MB", "500"))
+
+
+def _reset_peak() -> bool:
+    """Restart this process's peak resident memory (VmHWM) from its current
+    size (Linux >= 4.0); False where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _status_mb(field: str) -> float:
+    """``VmHWM`` (peak since the last reset) or ``VmRSS`` of this process, in MB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+#: What any test of the core needs before it does anything: a fresh
+#: interpreter with the core, numpy, scipy and endplay's DDS imported.  (This
+#: process holds more -- pytest, and every test module's imports, which a
+#: test does not need -- so its own size is not charged to each test.)
+_IMPORTS = "import numpy, scipy.stats, endplay.dds, truedeal.cli, truedeal.engine"
+_base: list[float] = []
+
+
+def _base_mb() -> float:
+    if not _base:
+        # VmHWM, not ru_maxrss: a forked child's ru_maxrss counts this process's pages from before its exec
+        probe = f"{_IMPORTS}; print(next(ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('VmHWM')))"
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+        _base.append(int(out) / 1024)
+    return _base[0]
+
+
+def _children_peak_mb() -> float:
+    """The largest peak (MB) of any child this process has waited for (Linux: ru_maxrss in KB)."""
+    return resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+
+
+@pytest.fixture(autouse=True)
+def _memory_bound(request: pytest.FixtureRequest):
+    """Fail a test that needs more than :data:`MAX_TEST_RSS_MB` of resident
+    memory in this process, or in a child it waited for.
+
+    A test's need in this process is what any test needs (:func:`_base_mb`)
+    plus how far its peak rose above the resident size it started from.  The
+    peak is restarted before each test, so what earlier tests left behind
+    (caches, the allocator's free lists) is not charged to later ones.  A
+    forked child's peak includes the pages it shared with this process, so
+    a child counts only above this process's own peak."""
+    base = _base_mb()
+    measured = _reset_peak()
+    start = _status_mb("VmRSS")
+    child_before = _children_peak_mb()
+    yield
+    peak, child = _status_mb("VmHWM"), _children_peak_mb()
+    need = base + max(0.0, peak - start)
+    if measured and need > MAX_TEST_RSS_MB:
+        pytest.fail(f"the test needed {need:.0f} MB of resident memory ({base:.0f} MB of imports, "
+                    f"{peak - start:.0f} MB of its own; the bound is {MAX_TEST_RSS_MB} MB)", pytrace=False)
+    if child > max(MAX_TEST_RSS_MB, peak, child_before):
+        pytest.fail(f"a child process reached {child:.0f} MB of resident memory (the bound is {MAX_TEST_RSS_MB} MB)",
+                    pytrace=False)

@@ -53,7 +53,7 @@ def test_four_hcp_seats_are_exact_and_match_a_card_by_card_count():
 
 
 def test_rank_counts_agree_with_the_factored_listing_where_both_apply():
-    for spec in ({"north": {"hcp": [10, 14]}, "east": {"hcp": [5, 9]}, "south": {"hcp": [8, 12]}},
+    for spec in ({"north": {"hcp": [10, 12]}, "east": {"hcp": [5, 7]}, "south": {"hcp": [8, 10]}},
                  {"north": {"controls": [3, 6]}, "south": {"points": {"scale": [3, 2, 1], "range": [4, 7]}}},
                  {"condition": "hcp(north) + hcp(south) >= 26 && controls(north) > controls(south)"}):
         comp = compile_program(load_spec(spec).program())

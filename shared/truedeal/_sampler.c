@@ -91,6 +91,10 @@ static inline uint64_t le(const uint8_t *p, int nbytes) {
 
 /* Work arrays, one slot per use, kept and grown across calls: fresh large
  * mallocs here would be fresh pages, zeroed by the kernel at every call.
+ * Only buffers up to SLOT_KEEP bytes are kept (a chunk's draws need far
+ * less): a one-off large draw, such as a rejection plan's 200,000-deal
+ * pilot, gets heap memory that it gives back, so that a long-lived process
+ * (a worker, a count helper) does not hold hundreds of MB after it.
  * The slots are distinct for functions that call one another (deal ->
  * below -> lemire).  A slot is lent to one call at a time: the bit source's
  * Python code may let another thread run this module meanwhile, and that
@@ -101,8 +105,10 @@ static void *slot_buf[N_SLOTS];
 static size_t slot_cap[N_SLOTS];
 static int slot_busy[N_SLOTS];
 
+#define SLOT_KEEP ((size_t)16 << 20)
+
 static void *grab(int slot, size_t bytes) {
-    if (slot_busy[slot]) return malloc(bytes);
+    if (slot_busy[slot] || bytes > SLOT_KEEP) return malloc(bytes);
     if (bytes > slot_cap[slot]) {
         size_t cap = bytes + bytes / 2 + 64;
         void *p = realloc(slot_buf[slot], cap);

@@ -75,11 +75,13 @@ class RankCountListing:
         self.ranks = comp.tracked[0]
         self.seats = comp.rank_seats
         self.layout = _Layout(comp.free)
-        comps = _compositions(len(self.seats) + (1 if comp.free else 0))
-        grid = np.array(list(itertools.product(range(len(comps)), repeat=len(self.ranks))), dtype=np.int64)
-        grid = grid.reshape(len(grid), len(self.ranks))
+        comps = _compositions(len(self.seats) + (1 if comp.free else 0)).astype(np.int8)
+        # every combo of one composition per rank, row-major like itertools.product (int8: 35**4 combos of
+        # four seats' four ranks take 24 MB, where a list of tuples took hundreds)
+        grid = np.indices((len(comps),) * len(self.ranks), dtype=np.int32).reshape(len(self.ranks), -1).T
         a = comps[grid]  # (n, ranks, parts): cards of each rank to each seat (last part: free)
-        a = a[self._fits(a)]
+        del grid
+        a = a[self._fits(a)].astype(np.int64)
         mult = _multinomials(a)
         g = self._spot_ways(a)
         keep = np.array([x > 0 for x in g], dtype=bool)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cards import HCP_OF_RANK
+from .cards import HCP_OF_RANK, N_HONOURS
 from .patterns import PATTERNS
 
 _HCP = np.zeros(52, dtype=np.int64)
-_HCP[:16] = np.repeat(HCP_OF_RANK, 4)
+_HCP[:N_HONOURS] = np.repeat(HCP_OF_RANK, 4)
 _SUIT = np.arange(52) % 4
 # pattern index of lengths (s, h, d, c) via a dense 14^3 table
 _PATTERN_OF = np.full((14, 14, 14), -1, dtype=np.int64)

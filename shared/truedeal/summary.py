@@ -71,10 +71,6 @@ class CountSummary:
         return cls(deals, float(p), f"{p.numerator}/{p.denominator}", D / deals if deals else None,
                    deals > 0, cases, method, sizes, **extra)
 
-    @property
-    def is_exact(self) -> bool:
-        return self.deals is not None
-
     def to_json(self) -> dict[str, Any]:
         """The flat JSON object of ``truedeal count --json``: the sizes at the
         top level, the optional keys only when set."""

@@ -17,16 +17,14 @@ import re
 import subprocess
 import sys
 import sysconfig
-from dataclasses import dataclass
 from functools import cache
 from itertools import permutations
 from math import comb, factorial
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from truedeal.cli import main
+from cli_runner import run
 from truedeal.engine import MAX_DEALS
 from truedeal.formats import parse_deal
 
@@ -57,29 +55,6 @@ FORMATS = ("numbers", "pbn", "json", "text", "lin")
 
 # ---------------------------------------------------------------------------
 # Running the CLI
-
-
-@dataclass(frozen=True)
-class Ran:
-    """What one command did: its exit code and its output bytes."""
-
-    returncode: int
-    stdout: bytes
-    stderr: bytes
-
-
-def run(*args: str, stdin: str | bytes | None = None, cwd: Path = ROOT) -> Ran:
-    """Run ``truedeal ARGS`` in this process, as the console script does."""
-    before = os.getcwd()
-    os.chdir(cwd)
-    try:
-        with CliRunner().isolation(input=stdin) as (out, err, _mixed):
-            code = main([str(a) for a in args])
-            sys.stdout.flush()
-            sys.stderr.flush()
-    finally:
-        os.chdir(before)
-    return Ran(code, out.getvalue(), err.getvalue())
 
 
 def ok(*args: str, **kw) -> str:

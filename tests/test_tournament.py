@@ -9,14 +9,14 @@ independent HCP/shape count; files are read back with endplay's PBN reader.
 
 import hashlib
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+from cli_runner import run as cli_run
 from truedeal.engine import Plan
 from truedeal.spec import load_spec
 from truedeal.tournament import derive
@@ -24,13 +24,14 @@ from truedeal.tournament.build import session_boards
 from truedeal.tournament.run import prepare
 from truedeal.tournament.setfile import SetError, parse_set
 
-CLI = [sys.executable, "-m", "truedeal.cli"]
 ROOT = Path(__file__).resolve().parents[1]
 VUL16 = "None NS EW All NS EW All None EW All None NS All None NS EW".split()
 
 
 def run(*args, cwd=None):
-    return subprocess.run([*CLI, *map(str, args)], capture_output=True, text=True, cwd=cwd)
+    """``truedeal ARGS`` in this process: exit code and text output."""
+    p = cli_run(*args, cwd=cwd or Path.cwd())
+    return SimpleNamespace(returncode=p.returncode, stdout=p.out, stderr=p.err)
 
 
 # ------------------------------------------------- a second implementation
@@ -292,6 +293,74 @@ def test_verify_reports_wrong_and_missing_keys(committed, tmp_path):
     assert p.stdout.splitlines() == ["keys.json: session '9' is not in the manifest",
                                      "session 1: key does not match its commitment",
                                      "session 2: no key in keys.json"]
+
+
+TWO_SESSIONS = [{"name": "1", "boards": [1, 3]}, {"name": "2", "boards": [4, 6]}]
+
+
+@pytest.fixture
+def announced(tmp_path):
+    """Step 1 of a commitment to a public value to come: a set file, and the
+    folder with the early manifest and the keys (no boards yet)."""
+    setfile = tmp_path / "set.json"
+    setfile.write_text(json.dumps(base_set(sessions=TWO_SESSIONS)))
+    out = tmp_path / "out"
+    p = run("set", setfile, "--out", out, "--public-value-to-come", "Lotto of 5 Dec")
+    assert p.returncode == 0, p.stderr
+    return setfile, out
+
+
+def test_a_public_value_to_come_is_committed_before_any_board(announced):
+    _, out = announced
+    assert sorted(f.name for f in out.iterdir()) == ["keys.json", "manifest.json"]
+    man = json.loads((out / "manifest.json").read_text())
+    keys = json.loads((out / "keys.json").read_text())["keys"]
+    assert man["public_value"] is None and man["public_value_to_come"] == "Lotto of 5 Dec"
+    assert [hashlib.sha256(bytes.fromhex(keys[s["name"]])).hexdigest() for s in man["sessions"]] == \
+        [s["commitment"] for s in man["sessions"]]
+
+
+def test_boards_are_dealt_from_the_committed_keys_once_the_value_is_known(announced, tmp_path):
+    from truedeal.formats.pbnset import read_pbn_deals
+
+    setfile, out = announced
+    early = json.loads((out / "manifest.json").read_text())
+    (tmp_path / "early.json").write_text(json.dumps(early))
+    keys = json.loads((out / "keys.json").read_text())["keys"]
+    p = run("set", setfile, "--out", out, "--keys", out / "keys.json", "--public-value", "4 8 15 16 23 42")
+    assert p.returncode == 0, p.stderr
+    final = json.loads((out / "manifest.json").read_text())
+    assert final == {**early, "public_value": "4 8 15 16 23 42", "generator": final["generator"]}
+    # session 1's boards are the derivation's for its committed key and the value
+    want = records_of(base_set(sessions=TWO_SESSIONS[:1]), bytes.fromhex(keys["1"]), "4 8 15 16 23 42")
+    assert read_pbn_deals((out / "1.pbn").read_bytes().decode()) == {r.board: r.owners for r in want}
+    # anyone holding the early manifest verifies with the value announced later
+    early_path = tmp_path / "early.json"
+    assert run("verify", early_path, out / "keys.json", "--boards", out,
+               "--public-value", "4 8 15 16 23 42").returncode == 0
+    wrong = run("verify", early_path, out / "keys.json", "--boards", out, "--public-value", "4 8 15 16 23 43")
+    assert wrong.returncode == 1 and "1.pbn: board 1 differs from the keys" in wrong.stdout.splitlines()
+    unknown = run("verify", early_path, out / "keys.json", "--boards", out)
+    assert unknown.returncode == 2 and "still to come (Lotto of 5 Dec)" in unknown.stderr
+    stated = run("verify", out / "manifest.json", out / "keys.json", "--boards", out, "--public-value", "x")
+    assert stated.returncode == 1
+    assert stated.stdout.splitlines() == ["manifest: the public value is '4 8 15 16 23 42', not the given 'x'"]
+
+
+@pytest.mark.parametrize("args,change,msg", [
+    (["--keys", "KEYS"], None, "announces a public value to come (Lotto of 5 Dec): give it with --public-value"),
+    (["--commit", "--public-value", "7"], None, "deal from its keys with --keys"),
+    (["--keys", "KEYS", "--public-value", "7"], {"event": "Other"}, "event changed since the manifest was announced"),
+    (["--keys", "KEYS", "--public-value", "7"], {"sessions": TWO_SESSIONS[:1]}, "'2' is in the keys only"),
+    (["--public-value-to-come", "a", "--public-value", "7"], None, "excludes --public-value and --keys"),
+])
+def test_dealing_an_announced_set_differently_is_refused(announced, args, change, msg):
+    setfile, out = announced
+    if change:
+        setfile.write_text(json.dumps(base_set(**{"sessions": TWO_SESSIONS, **change})))
+    p = run("set", setfile, "--out", out, *[out / "keys.json" if a == "KEYS" else a for a in args])
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and msg in p.stderr, p.stderr
+    assert sorted(f.name for f in out.iterdir()) == ["keys.json", "manifest.json"]
 
 
 def test_seeded_sets_are_reproducible_and_unseeded_differ(tmp_path):

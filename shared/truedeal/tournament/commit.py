@@ -7,6 +7,12 @@ in (or null) and the SHA-256 commitment of each session key.  It never says
 which spec made which board.  ``keys.json`` (secret until after the event)
 maps each session to its key in hex.
 
+A public value may also be announced before it exists (a lottery draw to
+come): the first manifest then holds ``public_value_to_come`` (what it will
+be) and the commitments, and no board is dealt.  Once the value is known the
+boards are dealt from the committed keys (:func:`read_keys`), and
+:func:`check_announced` makes sure nothing but the value changed.
+
 :func:`verify` regenerates every board from manifest + keys and compares it
 with each file a session has (PBN, LIN, DUP, DLM, BRI, CSV), returning one
 line per difference; an empty list means everything matches.
@@ -26,8 +32,8 @@ from ..formats.linset import read_lin_deals
 from ..formats.machine import MAX_MACHINE_BOARD
 from ..formats.pbnset import read_pbn_deals
 from .build import session_boards
-from .derive import DOMAIN, commitment
-from .run import SetResult, session_plans, settings_of
+from .derive import DOMAIN, KEY_BYTES, commitment
+from .run import session_plans, settings_of
 from .setfile import SetError, SetFile
 from .specs import SpecSource, resolve
 
@@ -35,9 +41,12 @@ MANIFEST_FORMAT = "truedeal-set-manifest/1"
 KEYS_FORMAT = "truedeal-set-keys/1"
 
 
-def manifest(sf: SetFile, base: Path, result: SetResult, public: str | None) -> dict:
-    """The public manifest of a set made by :func:`.run.make_set`."""
+def manifest(sf: SetFile, base: Path, keys: dict[str, bytes], public: str | None,
+             to_come: str | None = None) -> dict:
+    """The public manifest of a set dealt (or to be dealt) from ``keys``;
+    ``to_come`` describes a public value announced but not known yet."""
     sources = [resolve(ref, i, base) for i, ref in enumerate(sf.spec_refs())]
+    announced = {"public_value_to_come": to_come} if to_come is not None else {}
     return {
         "format": MANIFEST_FORMAT,
         "derivation": DOMAIN,
@@ -46,17 +55,66 @@ def manifest(sf: SetFile, base: Path, result: SetResult, public: str | None) -> 
         **settings_of(sf),
         "double_dummy": sf.double_dummy,
         "public_value": public,
+        **announced,
         "specs": [s.to_json() for s in sources],
         "sessions": [
             {"name": s.name, "boards": list(s.boards), "quotas": sf.quotas(s),
-             "commitment": commitment(result.keys[s.name])}
+             "commitment": commitment(keys[s.name])}
             for s in sf.sessions
         ],
     }
 
 
-def keys_json(result: SetResult) -> dict:
-    return {"format": KEYS_FORMAT, "keys": {name: key.hex() for name, key in result.keys.items()}}
+def keys_json(keys: dict[str, bytes]) -> dict:
+    return {"format": KEYS_FORMAT, "keys": {name: key.hex() for name, key in keys.items()}}
+
+
+def read_keys(path: Path, sf: SetFile) -> dict[str, bytes]:
+    """The committed key of every session of ``sf``, from a keys.json;
+    :class:`SetError` when one is missing, extra or not 32 bytes of hex."""
+    data = _load(path, "keys")
+    keys = data.get("keys")
+    if data.get("format") != KEYS_FORMAT or not isinstance(keys, dict):
+        raise SetError(f"keys: not a {KEYS_FORMAT} file")
+    names = [s.name for s in sf.sessions]
+    for name in [k for k in keys if k not in names] + [n for n in names if n not in keys]:
+        raise SetError(f"keys: session {name!r} is in {'the keys' if name in keys else 'the set file'} only")
+    try:
+        out = {name: bytes.fromhex(keys[name]) for name in names}
+    except (TypeError, ValueError):
+        raise SetError("keys: a key is not hex") from None
+    if any(len(k) != KEY_BYTES for k in out.values()):
+        raise SetError(f"keys: every key has {KEY_BYTES} bytes")
+    return out
+
+
+def announced(path: Path) -> str | None:
+    """What the manifest at ``path`` says its public value will be, when it
+    announced one still to come; else None (no such manifest, or dealt)."""
+    if not path.exists():
+        return None
+    early = _load(path, "manifest")
+    return early.get("public_value_to_come") if early.get("public_value") is None else None
+
+
+def check_announced(path: Path, final: dict) -> dict:
+    """``final`` with the announcement of the manifest at ``path`` kept, when
+    that manifest announced a public value to come; :class:`SetError` when
+    anything but the value differs from it (the set file or keys changed
+    since the commitments were published)."""
+    to_come = announced(path)
+    if to_come is None:
+        return final
+    early = _load(path, "manifest")
+    if final.get("public_value") is None:
+        raise SetError(f"{path} announces a public value to come ({to_come}): give it with --public-value")
+    final = {**final, "public_value_to_come": to_come}
+    changed = [k for k in sorted(set(early) | set(final))
+               if k not in ("public_value", "generator") and early.get(k) != final.get(k)]
+    if changed:
+        raise SetError(f"{path}: {', '.join(changed)} changed since the manifest was announced "
+                       "(deal from the same set file and keys)")
+    return final
 
 
 def _load(path: Path, what: str) -> dict:
@@ -105,18 +163,34 @@ def _check_files(folder: Path, name: str, first: int, last: int, want: dict) -> 
     return lines
 
 
-def verify(manifest_path: Path, keys_path: Path, boards_dir: Path, progress=lambda _m: None) -> list[str]:
+def public_value_of(man: dict, given: str | None) -> tuple[str, list[str]]:
+    """The public value to derive with, and a difference line when ``given``
+    contradicts the manifest.  :class:`SetError` when the manifest announced
+    a value to come and none is given."""
+    stated, to_come = man.get("public_value"), man.get("public_value_to_come")
+    if stated is None and to_come is not None:
+        if given is None:
+            raise SetError(f"manifest: the public value is still to come ({to_come}); give it with --public-value")
+        return given, []
+    if given is not None and given != (stated or ""):
+        return stated or "", [f"manifest: the public value is {stated!r}, not the given {given!r}"]
+    return stated or "", []
+
+
+def verify(manifest_path: Path, keys_path: Path, boards_dir: Path, public_value: str | None = None,
+           progress=lambda _m: None) -> list[str]:
     """Differences between the files in ``boards_dir`` and the boards that
-    manifest + keys regenerate (see module doc).  :class:`SetError` when the
-    manifest or keys cannot be read at all."""
+    manifest + keys (+ the public value, when the manifest only announced it)
+    regenerate (see module doc).  :class:`SetError` when the manifest or keys
+    cannot be read at all."""
     man = _load(manifest_path, "manifest")
     keys = _load(keys_path, "keys").get("keys", {})
     if man.get("format") != MANIFEST_FORMAT or man.get("derivation") != DOMAIN:
         raise SetError(f"manifest: not a {MANIFEST_FORMAT} manifest with derivation {DOMAIN}")
     sources = [SpecSource.from_json(s) for s in man["specs"]]
     plans = [s.plan() for s in sources]
-    public = man.get("public_value") or ""
-    lines = [f"keys.json: session {k!r} is not in the manifest" for k in keys if k not in {s["name"] for s in man["sessions"]}]
+    public, lines = public_value_of(man, public_value)
+    lines += [f"keys.json: session {k!r} is not in the manifest" for k in keys if k not in {s["name"] for s in man["sessions"]}]
     for sess, sp in zip(man["sessions"], session_plans(man, man["sessions"], sources)):
         name = sess["name"]
         if name not in keys:

@@ -80,10 +80,13 @@ def solve_with_progress(records: list[HandRecord], done: int, total: int, progre
 
 
 def make_set(sf: SetFile, base: Path, out: Path, *, seed: str | None = None, public: str = "",
-             progress: Progress = lambda _m: None, crlf: bool = True) -> SetResult:
+             keys: dict[str, bytes] | None = None, progress: Progress = lambda _m: None,
+             crlf: bool = True) -> SetResult:
     """Deal, solve (when ``double_dummy``) and write every session of ``sf``
-    into ``out``.  The session keys are returned in the result (the caller
-    publishes commitments and keeps the keys)."""
+    into ``out``.  The session keys are ``keys`` when given (one per
+    session, e.g. committed earlier), else fresh or from ``seed``; they are
+    returned in the result (the caller publishes commitments and keeps the
+    keys)."""
     prep = prepare(sf, base)
     out.mkdir(parents=True, exist_ok=True)
     result = SetResult(out, {})
@@ -91,7 +94,7 @@ def make_set(sf: SetFile, base: Path, out: Path, *, seed: str | None = None, pub
     sessions = []
     t0 = time.perf_counter()
     for sp in prep.sessions:
-        key = session_key(sp.name, seed)
+        key = keys[sp.name] if keys is not None else session_key(sp.name, seed)
         result.keys[sp.name] = key
         progress(f"dealing session {sp.name}")
         sessions.append((sp, session_boards(sp, key, public, prep.plans)))

@@ -445,3 +445,75 @@ def test_script_editor_presets_live_odds_errors_and_dealing(browser, server, wor
         north = deal["deal"][2:].split()[0].split(".")
         assert [len(north[0]), len(north[1])] == [4, 5]
         assert 11 <= sum(HCP.get(c, 0) for c in "".join(north)) <= 15
+
+
+def test_tournament_set_mode_makes_a_set_and_previews_its_hand_record(browser, server, worker):
+    """The page's set mode: the spec above, 2 sessions of 4 boards, North
+    dealing, DD; the workers make it, the page links every file and shows
+    the hand record; the boards read back by endplay fit the spec."""
+    from endplay.parsers import pbn as ep_pbn
+    from selenium.webdriver.support.ui import Select
+
+    d = browser
+    d.get(server.url + "/")
+    settled(d, {})
+    fill_seat(d, "north", hcp=(15, 17), shape="any 4333 + any 4432 + any 5332")
+    settled(d, NT)
+    d.find_element(By.CSS_SELECTOR, "#set-panel summary").click()
+    set_field(d, "set-event", "Page set")
+    set_field(d, "set-sessions", 2)
+    set_field(d, "set-boards", 4)
+    Select(d.find_element(By.ID, "set-dealer")).select_by_value("north")
+    set_field(d, "set-seed", "page")
+    d.find_element(By.ID, "set-make").click()
+    wait(d, lambda d: d.find_element(By.ID, "set-phase").get_attribute("data-state") in ("done", "failed"),
+         180, "the set")
+    assert d.find_element(By.ID, "set-phase").text == "Done: 8 boards", d.find_element(By.ID, "set-error").text
+    set_id = d.find_element(By.ID, "set-id").text
+    assert len(set_id) == 16 and d.current_url.endswith(f"?set={set_id}")
+
+    # the set the page asked for, as its public manifest states it
+    man = json.loads(fetch(f"{server.url}/api/sets/{set_id}/manifest"))
+    assert (man["event"], man["dealer"], man["double_dummy"]) == ("Page set", "north", True)
+    assert [s["boards"] for s in man["sessions"]] == [[1, 4], [1, 4]]
+    assert load_spec(json.loads(man["specs"][0]["text"])).canonical() == NT
+
+    # one link per session file, each serving that file
+    links = d.find_elements(By.CSS_SELECTOR, "#set-files a.set-file")
+    assert len(links) == 2 * 8
+    pdf = next(a for a in links if a.get_attribute("href").endswith("/2.pdf"))
+    assert fetch(pdf.get_attribute("href")).startswith(b"%PDF")
+    pbn = fetch(f"{server.url}/api/sets/{set_id}/files/2.pbn").decode()
+    assert pbn.count('[Dealer "N"]') == 4  # endplay's reader gives the rotation's dealer, not the tag's
+    boards = ep_pbn.loads(pbn)
+    assert [b.board_num for b in boards] == [1, 2, 3, 4]
+    for b in boards:
+        north = b.deal.north
+        assert 15 <= sum(HCP.get(c.rank.abbr, 0) for c in north) <= 17
+        assert sorted((len(h) for h in north.to_pbn().split(".")), reverse=True) in (
+            [4, 3, 3, 3], [4, 4, 3, 2], [5, 3, 3, 2])
+        assert "OptimumScore" in b.info
+
+    # the preview: session 1's hand record, then session 2's when chosen
+    def frame_html():
+        return d.execute_script("return document.getElementById('set-preview').srcdoc")
+
+    wait(d, lambda d: frame_html(), 30, "the hand-record preview")
+    assert frame_html() == fetch(f"{server.url}/api/sets/{set_id}/files/1.html").decode()
+    Select(d.find_element(By.ID, "set-preview-session")).select_by_value(
+        f"/api/sets/{set_id}/files/2.html")
+    want = fetch(f"{server.url}/api/sets/{set_id}/files/2.html").decode()
+    wait(d, lambda d: frame_html() == want, 30, "session 2's hand record")
+    d.switch_to.frame(d.find_element(By.ID, "set-preview"))
+    text = d.find_element(By.TAG_NAME, "body").text
+    # its own style applies (the page's policy allows that one block by its hash)
+    border = d.execute_script("return getComputedStyle(document.querySelector('.board')).borderTopStyle")
+    d.switch_to.default_content()
+    assert border == "solid"
+    assert "Page set" in text and "Board 4" in text
+
+    # the set is reachable from its id alone
+    d.get(f"{server.url}/?set={set_id}")
+    wait(d, lambda d: d.find_element(By.ID, "set-phase").get_attribute("data-state") == "done", 30, "the resumed set")
+    wait(d, lambda d: frame_html() == fetch(f"{server.url}/api/sets/{set_id}/files/1.html").decode(), 30,
+         "the resumed preview")

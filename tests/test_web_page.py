@@ -6,6 +6,8 @@ page where chromium is installed."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import shutil
@@ -14,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from truedeal.formats.html import html_text
+from truedeal.formats.records import HandRecord
 from truedeal.spec import load_spec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,6 +112,49 @@ def test_progress_names_the_phase():
     assert got[3] == "Done: 20,000 of 20,000 deals"
 
 
+SET_PANEL = {"event": " Club pairs ", "site": "", "date": "2026-12-05", "sessions": "3", "boards": "27",
+             "dealer": "rotate", "vulnerability": "rotate", "rotateToDealer": False, "doubleDummy": True}
+NT = {"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}}
+
+
+@needs_node
+def test_set_panel_builds_a_set_file_the_server_reads():
+    from truedeal.tournament.setfile import parse_set
+
+    practice = {**SET_PANEL, "sessions": "1", "boards": "16", "dealer": "north", "vulnerability": "none",
+                "rotateToDealer": True, "doubleDummy": False}
+    club, lesson = js([("setFromForm", [SET_PANEL, NT]), ("setFromForm", [practice, {"script": "condition 1\n"}])])
+    assert club == {"event": "Club pairs", "site": "?", "date": "2026-12-05",
+                    "sessions": [{"name": str(i), "boards": [1, 27]} for i in (1, 2, 3)], "spec": NT,
+                    "dealer": "rotate", "vulnerability": "rotate", "double_dummy": True}
+    assert lesson["rotate_to_dealer"] is True and lesson["sessions"] == [{"name": "1", "boards": [1, 16]}]
+    sf = parse_set(lesson)
+    assert (sf.dealer, sf.vulnerability, sf.double_dummy) == ("north", "none", False)
+    assert [s.count for s in parse_set(club).sessions] == [27, 27, 27]
+
+
+@needs_node
+def test_set_panel_names_the_field_out_of_range():
+    bad = [{**SET_PANEL, "sessions": "0"}, {**SET_PANEL, "sessions": "21"}, {**SET_PANEL, "boards": "2.5"},
+           {**SET_PANEL, "boards": "100"}, {**SET_PANEL, "boards": ""}]
+    script = (f"const L = require({json.dumps(str(STATIC / 'logic.js'))});\n"
+              f"for (const f of {json.dumps(bad)}) {{\n"
+              "  try { L.setFromForm(f, {}); console.log('accepted'); } catch (e) { console.log(e.message); }\n}\n")
+    out = subprocess.run([NODE, "-e", script], capture_output=True, text=True, timeout=60).stdout.splitlines()
+    assert out == ["Sessions: a whole number from 1 to 20."] * 2 + ["Boards per session: a whole number from 1 to 99."] * 3
+
+
+@needs_node
+def test_set_phase_wording():
+    got = js([("setPhaseText", [s]) for s in (
+        {"id": "x", "state": "queued"},
+        {"state": "solving", "phase": "solving 1,200 / 3,000 boards", "boards": 3000},
+        {"state": "done", "phase": "done", "boards": 81},
+        {"state": "failed", "phase": "failed", "error": "spec spec1: no deal fits"},
+    )])
+    assert got == ["Queued", "Solving 1,200 / 3,000 boards", "Done: 81 boards", "Failed: spec spec1: no deal fits"]
+
+
 @needs_node
 def test_hand_points_match_an_independent_count():
     out = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "truedeal.cli", "generate", "{}", "-n", "25",
@@ -124,7 +171,8 @@ def test_page_markup_for_new_users():
 
     app = create_app(WebConfig.from_env({}, redis_url="redis://127.0.0.1:1/0"))
     try:
-        html = app.test_client().get("/").get_data(as_text=True)
+        resp = app.test_client().get("/")
+        html = resp.get_data(as_text=True)
     finally:
         app.extensions["truedeal"].counter.close()
     assert html.index("logic.js") < html.index("app.js")
@@ -132,6 +180,12 @@ def test_page_markup_for_new_users():
     assert html.count('class="balanced preset"') == 4 and 'id="shape-help"' in html
     assert 'placeholder="any 4333 + any 5332"' not in html  # a placeholder that looked like a value
     assert 'id="print"' in html
+    # the hand record shown in the set panel's frame keeps its one style block
+    record = html_text([HandRecord(1, 0, "None", tuple(i % 4 for i in range(52)), 1)], title="t")
+    style = record[record.index("<style>") + 7:record.index("</style>")]
+    digest = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
+    assert f"style-src 'self' 'sha256-{digest}';" in resp.headers["Content-Security-Policy"]
+    assert html.index("app.js") < html.index("sets.js") and 'id="set-panel"' in html and 'id="set-preview"' in html
     css = (STATIC / "app.css").read_text()
     phone = css[css.index("@media (max-width: 720px)"):]
     assert "position: sticky" in phone.split("}\n}")[0] and '"center" "north"' in phone

@@ -18,6 +18,8 @@ from typing import Any
 
 from flask import Flask
 
+from truedeal.formats.html import CSP_STYLE_SOURCE
+
 from . import problems
 from .config import WebConfig
 from .counting import Counter
@@ -120,5 +122,7 @@ def create_app(config: WebConfig | Mapping[str, Any] | None = None) -> Flask:
     return app
 
 
-_CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+# The hand record's own style block is allowed by its hash: the set panel
+# shows that file in a frame, which inherits this policy.
+_CSP = (f"default-src 'self'; script-src 'self'; style-src 'self' {CSP_STYLE_SOURCE}; img-src 'self' data:; "
         "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")

@@ -261,27 +261,30 @@
   // ------------------------------------------------------------------ results
 
   function setDownload(id, url, name) {
-    var a = $(id);
+    saveLink($(id), url, name, $("job-error"));
+  }
+
+  // a download link; with API keys, a plain link cannot send the key, so
+  // the click fetches the file with it and saves the blob
+  function saveLink(a, url, name, errorEl) {
     a.href = url;
     a.setAttribute("download", name);
     a.onclick = null;
-    if (keysRequired) {
-      // a plain link cannot send the key: fetch it and save the blob
-      a.onclick = function (ev) {
-        ev.preventDefault();
-        fetch(url, { headers: headers() }).then(function (resp) {
-          if (!resp.ok) throw new Error("HTTP " + resp.status);
-          return resp.blob();
-        }).then(function (blob) {
-          var tmp = document.createElement("a");
-          tmp.href = URL.createObjectURL(blob);
-          tmp.download = name;
-          document.body.appendChild(tmp);
-          tmp.click();
-          setTimeout(function () { URL.revokeObjectURL(tmp.href); tmp.remove(); }, 1000);
-        }).catch(function (err) { $("job-error").textContent = problemText(err); });
-      };
-    }
+    if (!keysRequired) return;
+    a.onclick = function (ev) {
+      ev.preventDefault();
+      fetch(url, { headers: headers() }).then(function (resp) {
+        if (!resp.ok) throw new Error("HTTP " + resp.status);
+        return resp.blob();
+      }).then(function (blob) {
+        var tmp = document.createElement("a");
+        tmp.href = URL.createObjectURL(blob);
+        tmp.download = name;
+        document.body.appendChild(tmp);
+        tmp.click();
+        setTimeout(function () { URL.revokeObjectURL(tmp.href); tmp.remove(); }, 1000);
+      }).catch(function (err) { errorEl.textContent = problemText(err); });
+    };
   }
 
   function showDeals(s) {
@@ -517,6 +520,13 @@
     $("seed").value = status.seed_generated ? "" : status.seed;
     scheduleCount();
   }
+
+  // what static/sets.js (the tournament-set panel) builds on
+  window.TruedealPage = {
+    api: api, headers: headers, problemText: problemText, saveLink: saveLink,
+    buildSpec: buildSpec, scriptSpec: scriptSpec,
+    specOk: function () { return specOk; }, scriptOk: function () { return scriptOk; }
+  };
 
   scheduleCount();
   var resume = new URLSearchParams(window.location.search).get("job");

@@ -103,10 +103,46 @@
     return c.odds;
   }
 
+  // The set panel's limits: a dealing machine's file holds 99 boards.
+  var SET_LIMITS = { sessions: 20, boards: 99 };
+
+  function wholeIn(raw, lo, hi, what) {
+    var n = Number(String(raw).trim());
+    if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(what + ": a whole number from " + lo + " to " + hi + ".");
+    return n;
+  }
+
+  // The set panel's values -> a set file (docs/tournaments.md) dealing `spec`.
+  // Sessions are named 1, 2, ... and each holds boards 1..boards, as at a
+  // club's multi-session event. Throws an Error whose message names the field.
+  function setFromForm(f, spec) {
+    var n = wholeIn(f.sessions, 1, SET_LIMITS.sessions, "Sessions");
+    var boards = wholeIn(f.boards, 1, SET_LIMITS.boards, "Boards per session");
+    var sessions = [];
+    for (var i = 1; i <= n; i++) sessions.push({ name: String(i), boards: [1, boards] });
+    var set = {
+      event: (f.event || "").trim() || "?", site: (f.site || "").trim() || "?", date: f.date || "?",
+      sessions: sessions, spec: spec, dealer: f.dealer || "rotate",
+      vulnerability: f.vulnerability || "rotate", double_dummy: !!f.doubleDummy
+    };
+    if (f.rotateToDealer) set.rotate_to_dealer = true;
+    return set;
+  }
+
+  // What the set panel says of a set's status from the API.
+  function setPhaseText(s) {
+    if (s.state === "failed") return "Failed" + (s.error ? ": " + s.error : "");
+    if (s.state === "done") return "Done: " + group(s.boards) + " boards";
+    if (s.state === "cancelled") return "Cancelled";
+    var phase = s.phase || s.state; // the answer to POST /api/sets has no phase yet
+    return phase.charAt(0).toUpperCase() + phase.slice(1);
+  }
+
   var api = {
     SEATS: SEATS, SUITS: SUITS, LIMITS: LIMITS, BALANCED: BALANCED,
     specFromFields: specFromFields, fieldsFromSpec: fieldsFromSpec,
-    progressText: progressText, handHcp: handHcp, oddsLine: oddsLine
+    progressText: progressText, handHcp: handHcp, oddsLine: oddsLine,
+    SET_LIMITS: SET_LIMITS, setFromForm: setFromForm, setPhaseText: setPhaseText
   };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.TruedealLogic = api;

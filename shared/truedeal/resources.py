@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 
 
-def resident_bytes() -> int:
-    """Resident memory of this process in bytes (0 where /proc is missing)."""
+def resident_bytes(pid: int | str = "self") -> int:
+    """Resident memory of this process (or of ``pid``) in bytes; 0 where
+    /proc is missing or the process is gone."""
     try:
-        with open("/proc/self/statm") as f:
+        with open(f"/proc/{pid}/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0

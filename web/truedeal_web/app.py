@@ -63,7 +63,7 @@ class WebState:
     def __init__(self, config: WebConfig) -> None:
         self.config = config
         self.counter = Counter(config.count_timeout, config.count_processes, config.count_cache,
-                               config.counts_per_client)
+                               config.counts_per_client, config.count_memory_mb)
         self.api_keys = ApiKeys(config.api_keys)
         try:
             self.jobs: JobBackend | None = JobBackend(config)

@@ -20,6 +20,8 @@ TRUEDEAL_COUNT_PROCESSES   counts that may run at once (each in its own     2
 TRUEDEAL_COUNTS_PER_CLIENT counts one client (key or address) may have     1
                            being built at once; more answer 429
 TRUEDEAL_COUNT_CACHE       count results kept (LRU, per web process)        256
+TRUEDEAL_COUNT_MEMORY_MB   resident memory (MB) one count's helper process  2048
+                           may use; past it the spec is too wide (0: none)
 TRUEDEAL_PREVIEW_DEALS     deals the page shows as diagrams                 8
 ========================== ================================================ ===========
 """
@@ -54,6 +56,7 @@ class WebConfig:
     count_timeout: float = 20.0
     count_processes: int = 2
     count_cache: int = 256
+    count_memory_mb: int = 2048
     counts_per_client: int = 1
     preview_deals: int = 8
 
@@ -72,6 +75,7 @@ class WebConfig:
             count_timeout=read.number("TRUEDEAL_COUNT_TIMEOUT", cls.count_timeout, 0.1),
             count_processes=read.integer("TRUEDEAL_COUNT_PROCESSES", cls.count_processes),
             count_cache=read.integer("TRUEDEAL_COUNT_CACHE", cls.count_cache),
+            count_memory_mb=read.integer("TRUEDEAL_COUNT_MEMORY_MB", cls.count_memory_mb, 0),
             counts_per_client=read.integer("TRUEDEAL_COUNTS_PER_CLIENT", cls.counts_per_client),
             preview_deals=read.integer("TRUEDEAL_PREVIEW_DEALS", cls.preview_deals),
         )

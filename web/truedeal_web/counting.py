@@ -11,7 +11,11 @@ by HCP alone, with wide ranges) take tens of seconds, and the engine's build
 cannot be interrupted from inside the process.  So counts run in a small
 pool of long-lived helper processes (``python -m truedeal_web.count_helper``,
 one JSON line in, one JSON line out); a helper that overruns ``timeout`` is
-killed and replaced.  At most ``processes`` counts run at once; identical
+killed and replaced.  So is one whose resident memory passes ``memory_mb``
+(watched from here every 50 ms while it counts; a limit inside the helper,
+such as ``RLIMIT_DATA``, made numpy crash instead of raising MemoryError):
+that spec is too wide for this server.  At most ``processes`` counts run at
+once; identical
 specs asked for concurrently share one count.  Outcomes that will not change
 -- a result, a too-wide spec, a timeout -- are cached.
 
@@ -36,6 +40,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from truedeal.resources import resident_bytes
 from truedeal.spec import Spec
 from truedeal.summary import CountSummary
 
@@ -50,6 +55,8 @@ POOL_WAIT_SECONDS = 0.2
 #: A helper is replaced after this many counts, or when its memory grows past this.
 HELPER_MAX_USES = 500
 HELPER_MAX_RSS = 768 * 1024 * 1024
+#: How often a counting helper's resident memory is checked against its limit.
+MEMORY_POLL_SECONDS = 0.05
 
 
 def request_line(op: str, spec: Spec, **args: str) -> str:
@@ -73,6 +80,10 @@ class CountFailed(Exception):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class _OverMemory(Exception):
+    """A helper passed its memory limit and was killed."""
 
 
 @dataclass
@@ -135,7 +146,8 @@ class _Spawner:
 class _Helper:
     """One helper process."""
 
-    def __init__(self) -> None:
+    def __init__(self, memory_mb: int = 0) -> None:
+        self.memory_limit = memory_mb << 20  # resident bytes; 0 = no limit
         self.proc = _Spawner.get().call(lambda: subprocess.Popen(
             # -P: a folder named truedeal(_web) in the working directory must not shadow the package
             [sys.executable, "-P", "-m", "truedeal_web.count_helper"],
@@ -151,22 +163,30 @@ class _Helper:
         self.ready = False
 
     def _line(self, deadline: float) -> bytes | None:
-        """The next line from the helper; None past ``deadline``; b"" if it died."""
+        """The next line from the helper; None past ``deadline``; b"" if it
+        died; :class:`_OverMemory` (after killing it) past its memory limit."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         while b"\n" not in self._buf:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            ready, _, _ = select.select([fd], [], [], left)
+            ready, _, _ = select.select([fd], [], [], min(left, MEMORY_POLL_SECONDS) if self.memory_limit else left)
             if not ready:
-                return None
+                self._check_memory()
+                continue
             data = os.read(fd, 65536)
             if not data:
                 return b""
             self._buf += data
         line, _, self._buf = self._buf.partition(b"\n")
         return line
+
+    def _check_memory(self) -> None:
+        if self.memory_limit and resident_bytes(self.proc.pid) > self.memory_limit:
+            self.proc.kill()
+            self.proc.wait()  # reaped, so that alive() is False at once and no pool keeps it
+            raise _OverMemory
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -186,7 +206,11 @@ class _Helper:
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
             return "error", f"the counting process is gone (exit code {self.proc.poll()})"
-        line = self._line(time.monotonic() + timeout)
+        try:
+            line = self._line(time.monotonic() + timeout)
+        except _OverMemory:
+            return "too_wide", (f"counting this spec needs more than the {self.memory_limit >> 20:,} MB "
+                                "this server allows one count")
         if line is None:
             return "timeout", None
         if not line:
@@ -214,8 +238,9 @@ class Counter:
     """Exact counts of specs, cached, each built in a time-limited helper process."""
 
     def __init__(self, timeout: float = 20.0, processes: int = 2, cache_size: int = 256,
-                 per_client: int = 1) -> None:
+                 per_client: int = 1, memory_mb: int = 0) -> None:
         self.timeout = float(timeout)
+        self.memory_mb = int(memory_mb)  # per count, beyond a helper's imports; 0 = no limit
         self.processes = int(processes)
         self.cache_size = int(cache_size)
         self.per_client = int(per_client)
@@ -352,7 +377,7 @@ class Counter:
                     return None
                 self._pool_cv.wait(left)
         try:
-            h = _Helper()
+            h = _Helper(self.memory_mb)
         except BaseException:
             with self._pool_cv:
                 self._busy -= 1
@@ -383,12 +408,13 @@ class Counter:
         try:
             h, self._fast = self._fast, None
             if h is None or not h.alive():
-                h = _Helper()
+                h = _Helper(self.memory_mb)
                 self.started += 1
             t0 = time.monotonic()
             kind, value = h.ask(with_budget(key, FAST_LANE_SECONDS), FAST_LANE_SECONDS)
             self.builds += kind != "over_budget"
-            if kind in ("ok", "too_wide", "invalid", "over_budget") and h.uses < HELPER_MAX_USES and h.rss < HELPER_MAX_RSS:
+            if (kind in ("ok", "too_wide", "invalid", "over_budget") and h.alive()
+                    and h.uses < HELPER_MAX_USES and h.rss < HELPER_MAX_RSS):
                 self._fast = h
             else:
                 h.close()

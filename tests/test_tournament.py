@@ -377,7 +377,8 @@ def test_seeded_sets_are_reproducible_and_unseeded_differ(tmp_path):
 
 @pytest.mark.parametrize("args,msg", [
     (["set", "missing.json", "--out", "o"], "cannot read"),
-    (["set", "SET", "--out", "o", "--seed", "1", "--commit"], "exclude each other"),
+    (["set", "SET", "--out", "o", "--seed", "1", "--commit"], "--seed excludes --commit"),
+    (["set", "SET", "--out", "o", "--seed", "1", "--keys", "k.json"], "--seed excludes --commit, --keys"),
     (["set", "BADSPEC", "--out", "o"], "spec spec1"),
     (["verify", "nothing.json", "k.json", "--boards", "."], "cannot read"),
 ])

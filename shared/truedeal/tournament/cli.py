@@ -68,7 +68,7 @@ def set_command(setfile: str, out: str, seed: str | None, commit: bool, public_v
 
 def _check_options(seed, commit, public_value, to_come, keys_path) -> None:
     if seed is not None and (commit or to_come is not None or keys_path):
-        raise SetError("--seed and --commit exclude each other (a committed set needs secret keys)")
+        raise SetError("--seed excludes --commit, --keys and --public-value-to-come (a committed set needs secret keys)")
     if to_come is not None and (public_value is not None or keys_path):
         raise SetError("--public-value-to-come excludes --public-value and --keys "
                        "(the value and the keys are given when the boards are dealt)")

@@ -60,10 +60,10 @@ def set_command(setfile: str, out: str, seed: str | None, commit: bool, public_v
     folder = _out_folder(out)
     if to_come is not None:
         return _announce(sf, base, folder, to_come)
-    keys = _committed_keys(sf, base, folder, keys_path, public_value, commit)
+    keys, final = _committed_keys(sf, base, folder, keys_path, public_value, commit)
     result = _deal(sf, base, folder, seed=seed, public=public_value or "", keys=keys, crlf=not lf)
     if commit or keys is not None:
-        _write_commitment(sf, base, folder, result.keys, public_value)
+        _write_commitment(folder, result.keys, final or _manifest(sf, base, result.keys, public_value))
 
 
 def _check_options(seed, commit, public_value, to_come, keys_path) -> None:
@@ -104,19 +104,25 @@ def _announce(sf, base: Path, folder: Path, to_come: str) -> None:
               f"--keys {folder / 'keys.json'} --public-value VALUE")
 
 
+def _manifest(sf, base: Path, keys: dict, public_value: str | None) -> dict:
+    from .commit import manifest
+
+    return manifest(sf, base, keys, public_value)
+
+
 def _committed_keys(sf, base: Path, folder: Path, keys_path: str | None, public_value: str | None, commit: bool):
-    """The keys given with --keys (checked against an announced manifest in
-    the folder before any dealing), or None for fresh ones."""
-    from .commit import announced, check_announced, manifest, read_keys
+    """``(keys, manifest)`` given with --keys, the manifest checked against an
+    announced one in the folder before any dealing; ``(None, None)`` for
+    fresh keys."""
+    from .commit import announced, check_announced, read_keys
 
     if keys_path is None:
         if commit and announced(folder / "manifest.json") is not None:
             raise SetError(f"{folder / 'manifest.json'} announces a public value to come: "
                            "deal from its keys with --keys and --public-value")
-        return None
+        return None, None
     keys = read_keys(Path(keys_path), sf)
-    check_announced(folder / "manifest.json", manifest(sf, base, keys, public_value))
-    return keys
+    return keys, check_announced(folder / "manifest.json", _manifest(sf, base, keys, public_value))
 
 
 def _deal(sf, base: Path, folder: Path, **options):
@@ -134,10 +140,9 @@ def _deal(sf, base: Path, folder: Path, **options):
     return result
 
 
-def _write_commitment(sf, base: Path, folder: Path, keys: dict, public_value: str | None) -> None:
-    from .commit import check_announced, keys_json, manifest
+def _write_commitment(folder: Path, keys: dict, final: dict) -> None:
+    from .commit import keys_json
 
-    final = check_announced(folder / "manifest.json", manifest(sf, base, keys, public_value))
     _write_json(folder, "manifest.json", final)
     _write_json(folder, "keys.json", keys_json(keys))
 

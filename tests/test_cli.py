@@ -474,6 +474,39 @@ def test_first_board_numbering():
     assert titles == ["Board 17  Dealer N  Vul None", "Board 18  Dealer E  Vul NS", "Board 19  Dealer S  Vul EW"]
 
 
+WEST_DEALS_NS_VUL = """# a weak two in spades by West, who deals, with North-South vulnerable
+dealer west
+vulnerable NS
+shape(west, 6xxx) && hcp(west) >= 5 && hcp(west) <= 10
+produce 4
+"""
+
+
+def test_a_scripts_dealer_and_vulnerable_fix_every_board(tmp_path):
+    script = tmp_path / "weak2.dlr"
+    script.write_text(WEST_DEALS_NS_VUL)
+    games = pbn_games(ok("generate", str(script), "--seed", SEED))
+    assert [(g["Dealer"], g["Vulnerable"]) for g in games] == [("W", "NS")] * 4
+    assert all(g["Deal"].startswith("W:") for g in games)
+    recs = json_records(ok("generate", str(script), "--seed", SEED, "--format", "json"))
+    assert {(r["dealer"], r["vulnerable"]) for r in recs} == {("W", "NS")}
+    assert [cards_of(hands_of(r["deal"])) for r in recs] == [cards_of(hands_of(g["Deal"])) for g in games]
+    titles = [t for t, _, _ in text_blocks(ok("generate", str(script), "--seed", SEED, "--format", "text"))]
+    assert titles == [f"Board {b}  Dealer W  Vul NS" for b in range(1, 5)]
+    lin = ok("generate", str(script), "--seed", SEED, "--format", "lin")
+    assert all(re.match(r"qx\|o\d\|md\|2.*\|sv\|n\|pg\|\|$", line) for line in lin.splitlines())  # W is digit 2
+
+
+def test_dealer_and_vulnerability_options_override_the_script(tmp_path):
+    script = tmp_path / "weak2.dlr"
+    script.write_text(WEST_DEALS_NS_VUL)
+    recs = json_records(ok("generate", str(script), "--seed", SEED, "--format", "json", "--dealer", "rotate",
+                           "--vulnerability", "all"))
+    assert [(r["dealer"], r["vulnerable"]) for r in recs] == [("N", "All"), ("E", "All"), ("S", "All"), ("W", "All")]
+    recs = json_records(ok("generate", GEN_SPEC_JSON, "-n", "3", "--format", "json", "--dealer", "north"))
+    assert [(r["dealer"], r["vulnerable"]) for r in recs] == [("N", "None"), ("N", "NS"), ("N", "EW")]
+
+
 EXAMPLE_GENERATE = [("nine-spades.json", 5), ("slam-try.json", 5), ("four-seats.json", 3)]
 
 
@@ -606,6 +639,8 @@ ERROR_CASES = [
     ("n-abc", ["generate", GOOD, "-n", "abc"], None, "abc"),
     ("first-board-zero", ["generate", GOOD, "--first-board", "0"], None, "first-board"),
     ("unknown-format", ["generate", GOOD, "--format", "xml"], None, "xml"),
+    ("dealer-not-a-seat", ["generate", GOOD, "--dealer", "x"], None, "--dealer: not a seat: 'x'"),
+    ("vulnerability-unknown", ["generate", GOOD, "--vulnerability", "red"], None, "--vulnerability: not a vul"),
     ("decode-x", ["decode", "x"], None, "x"),
     ("decode-D", ["decode", str(D)], None, str(D)),
     ("decode-minus-1", ["decode", "-1"], None, "out of range"),

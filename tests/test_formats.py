@@ -532,6 +532,35 @@ def test_endplay_reads_our_pbn_from_later_board():
         assert endplay_vul_name(bd.vul) == NOTES_VUL[(12 + i) % 16]
 
 
+def test_endplay_reads_a_fixed_dealer_and_vulnerability():
+    """West deals every board, all vulnerable: endplay reads the vulnerability of
+    the PBN and LIN files, the dealer of the LIN, and every deal; the PBN
+    Deal values start with the dealer (export rule), in the compiled and the Python writer."""
+    from endplay.parsers import lin as ep_lin
+    from endplay.parsers import pbn as ep_pbn
+
+    deals, nums = random_deals(20, 91), random_numbers(20, 91)
+    west_all = F.Rotation(dealer=3, vulnerability="All")
+    pbn_text = join(F.pbn([(deals, nums)], first_board=5, rotation=west_all))
+    lin_text = join(F.lin([(deals, None)], first_board=5, rotation=west_all, none_vul="o", names=("",) * 4))
+    for boards in (ep_pbn.loads(pbn_text), ep_lin.loads(lin_text)):
+        assert [endplay_owners(bd.deal).tolist() for bd in boards] == deals.tolist()
+        assert {endplay_vul_name(bd.vul) for bd in boards} == {"All"}
+    assert {SEATS[int(bd.dealer)] for bd in ep_lin.loads(lin_text)} == {"W"}
+    assert re.findall(r'\[Dealer "(\w)"\]', pbn_text) == ["W"] * 20
+    assert all(d.startswith("W:") for d in re.findall(r'\[Deal "([^"]+)"\]', pbn_text))
+
+
+def test_rotation_words():
+    assert F.Rotation.from_words("south", "BOTH") == F.Rotation(2, "All")
+    assert F.Rotation.from_words(None, "rotate", F.Rotation(1, "NS")) == F.Rotation(1, None)
+    assert F.Rotation(1, "NS").words() == ("E", "ns") and F.STANDARD.words() == ("rotate", "rotate")
+    assert F.Rotation.from_words(*F.Rotation(0, "None").words()) == F.Rotation(0, "None")
+    with pytest.raises(ValueError, match="not a vulnerability") as e:
+        F.Rotation.from_words("N", "red")
+    assert e.value.field == "vulnerability"
+
+
 def test_endplay_reads_our_lin():
     """endplay's LIN reader splits a file into boards at 'pn|' and accepts only
     'o' for "no one vulnerable", so use the pn/none_vul options for it."""

@@ -547,18 +547,22 @@ def test_plan_cache_is_bounded_by_memory():
 
 
 def test_a_dealer_script_job_matches_generate(store, workers, group):
-    """A script goes where a JSON spec goes: the job's deals are the CLI's."""
+    """A script goes where a JSON spec goes: the job's deals are the CLI's, and
+    so are its files with a fixed dealer."""
     script = str(Path(__file__).parent / "scripts" / "12_1nt_north_or_south.dlr")
     n, seed = 3_000, "script job"
-    res = _invoke(group, ["submit", script, "-n", str(n), "--seed", seed])
+    res = _invoke(group, ["submit", script, "-n", str(n), "--seed", seed, "--dealer", "east"])
     assert res.exit_code == 0, res.output
     job_id = res.stdout.strip()
     s = _wait(store, job_id, timeout=120)
     assert s["state"] == "done", s
-    fetched = _invoke(group, ["fetch", job_id, "--format", "numbers"])
-    generated = CliRunner().invoke(truedeal_cli, ["generate", script, "-n", str(n), "--seed", seed, "--format", "numbers"])
-    assert generated.exit_code == 0, generated.output
-    assert fetched.stdout == generated.stdout
+    for fmt in ("numbers", "pbn"):
+        fetched = _invoke(group, ["fetch", job_id, "--format", fmt])
+        generated = CliRunner().invoke(truedeal_cli, ["generate", script, "-n", str(n), "--seed", seed,
+                                                      "--format", fmt, "--dealer", "E"])
+        assert generated.exit_code == 0, generated.output
+        assert fetched.stdout == generated.stdout
+    assert fetched.stdout.count('[Dealer "E"]') == n
 
 
 def test_plan_cache_memory_bound_is_a_setting():

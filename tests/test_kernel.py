@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from truedeal import dealnumber as dn
 from truedeal import kernel
 from truedeal.cards import D
-from truedeal.formats import deal_string
+from truedeal.formats import Rotation, deal_string
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "truedeal.cli"]
@@ -306,7 +306,8 @@ def test_encode_rejects_every_kind_of_bad_row(ck):
 
 
 @pytest.mark.parametrize("first_board", [1, 6, 17, 2**62])
-@pytest.mark.parametrize("options", [{}, {"crlf": True}, {"generator": False, "event": "Clüb {night}"}])
+@pytest.mark.parametrize("options", [{}, {"crlf": True}, {"generator": False, "event": "Clüb {night}"},
+                                     {"rotation": Rotation(2, "EW")}, {"rotation": Rotation(None, "All")}])
 def test_pbn_writer_games_from_the_kernel_match_python(ck, monkeypatch, first_board, options):
     """The PBN writer's compiled games (kernel.pbn_games) against its Python form."""
     from truedeal.formats import pbn

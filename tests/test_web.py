@@ -476,6 +476,35 @@ def test_job_life_cycle(worker, client):
     assert r.status_code == 200 and r.get_json()["state"] == "done"
 
 
+WEST_DEALS = "dealer west\nvulnerable EW\nhcp(west) >= 12\n"
+
+
+def test_a_jobs_dealer_and_vulnerability_come_from_its_script_or_its_request(worker, client):
+    """A script's `dealer`/`vulnerable` fix every board of the job, as in `truedeal
+    generate`; the request's fields override them; both are in the status."""
+    loc, status = _submit(client, constraints={"script": WEST_DEALS}, count=8, seed="rotation")
+    assert (status["dealer"], status["vulnerability"]) == ("W", "ew")
+    assert wait_job(client, loc)["state"] == "done"
+    pbn = client.get(loc + "/deals?format=pbn").get_data(as_text=True)
+    cli = subprocess.run(
+        [sys.executable, "-c", "from truedeal.cli import main; main()", "generate", "-", "-n", "8",
+         "--seed", "rotation"], input=WEST_DEALS, capture_output=True, text=True, check=True)
+    assert pbn == cli.stdout and pbn.count('[Dealer "W"]') == pbn.count('[Vulnerable "EW"]') == 8
+    loc, status = _submit(client, constraints={"script": WEST_DEALS}, count=4, seed="rotation",
+                          dealer="rotate", vulnerability="all")
+    assert (status["dealer"], status["vulnerability"]) == ("rotate", "all")
+    assert wait_job(client, loc)["state"] == "done"
+    rows = [json.loads(x) for x in client.get(loc + "/deals?format=json").get_data(as_text=True).splitlines()]
+    assert [(r["dealer"], r["vulnerable"]) for r in rows] == [("N", "All"), ("E", "All"), ("S", "All"), ("W", "All")]
+
+
+@pytest.mark.parametrize("field, value, needle", [("dealer", "x", "not a seat"),
+                                                  ("vulnerability", "red", "not a vulnerability")])
+def test_a_bad_dealer_or_vulnerability_points_at_its_field(client, field, value, needle):
+    problem = assert_problem(client.post("/api/jobs", json={"constraints": NT, "count": 1, field: value}), 422)
+    assert needle in problem["detail"] and problem["errors"][0]["pointer"] == "/" + field
+
+
 def test_job_without_seed_reports_the_generated_seed(worker, client):
     loc, status = _submit(client, count=10, format="numbers")
     assert status["seed_generated"] is True and len(status["seed"]) >= 16

@@ -445,24 +445,35 @@ done:
     return out;
 }
 
-/* pbn_games(owners, b0, limbs or None, head, players, middles, tail, nl) -> bytes
+/* pbn_games(owners, b0, limbs or None, head, players, middles, tail, nl, dealers) -> bytes
  *
  * PBN games of boards b0, b0 + 1, ...: for each, head + board + players +
  * middles[(board - 1) % 16] + the Deal value from the board's dealer
- * ((board - 1) % 4) + tail, then [DealNumber "<number>"] + nl when limbs are
+ * (dealers[(board - 1) % 16], 16 bytes of seats) + tail, then [DealNumber "<number>"] + nl when limbs are
  * given, then nl.  The pieces are the writer's (truedeal/formats/pbnfile.py),
  * which checks that the result equals its Python form. */
 static PyObject *k_pbn_games(PyObject *self, PyObject *args) {
-    Py_buffer src, head, players, tail, nl, lb = {0};
+    Py_buffer src, head, players, tail, nl, dealers, lb = {0};
     unsigned long long b0;
     PyObject *limbs_obj, *middles, *out = NULL;
-    if (!PyArg_ParseTuple(args, "y*KOy*y*Oy*y*", &src, &b0, &limbs_obj, &head, &players, &middles, &tail, &nl)) return NULL;
+    if (!PyArg_ParseTuple(args, "y*KOy*y*Oy*y*y*", &src, &b0, &limbs_obj, &head, &players, &middles, &tail, &nl, &dealers))
+        return NULL;
     Py_ssize_t n = src.len / NCARDS, maxmid = 0;
     const uint64_t *limbs = NULL;
+    const uint8_t *dealer_of = dealers.buf;
     if (src.len % NCARDS || b0 < 1 || b0 + (unsigned long long)n >= (1ull << 63)) {
         PyErr_SetString(PyExc_ValueError, "pbn_games: bad owners buffer or board numbers");
         goto done;
     }
+    if (dealers.len != 16) {
+        PyErr_SetString(PyExc_ValueError, "pbn_games: dealers must be 16 seats");
+        goto done;
+    }
+    for (int i = 0; i < 16; i++)
+        if (dealer_of[i] > 3) {
+            PyErr_SetString(PyExc_ValueError, "pbn_games: dealers must be seats 0..3");
+            goto done;
+        }
     if (!PyTuple_Check(middles) || PyTuple_GET_SIZE(middles) != 16) {
         PyErr_SetString(PyExc_TypeError, "pbn_games: middles must be 16 bytes objects");
         goto done;
@@ -497,7 +508,7 @@ static PyObject *k_pbn_games(PyObject *self, PyObject *args) {
     const uint8_t *in = src.buf;
     for (Py_ssize_t d = 0; d < n; d++) {
         unsigned long long b = b0 + (unsigned long long)d;
-        if (pbn_one(in + d * NCARDS, (unsigned)((b - 1) % 4), deal)) {
+        if (pbn_one(in + d * NCARDS, dealer_of[(b - 1) % 16], deal)) {
             Py_CLEAR(out);
             PyErr_Format(PyExc_ValueError, "deal %zd: not a deal (seats 0..3, 13 cards each)", d);
             goto done;
@@ -524,6 +535,7 @@ done:
     PyBuffer_Release(&players);
     PyBuffer_Release(&tail);
     PyBuffer_Release(&nl);
+    PyBuffer_Release(&dealers);
     if (lb.obj) PyBuffer_Release(&lb);
     return out;
 }

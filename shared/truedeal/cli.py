@@ -21,7 +21,8 @@ from . import __version__
 from .cards import D
 from .dealnumber import decode, encode, encode_batch
 from .engine import MAX_DEALS, Impossible, Plan, TooWide, check_count
-from .formats import FORMATS, WRITERS, deal_string, parse_deal
+from .formats import FORMATS, WRITERS, Rotation, deal_string, parse_deal
+from .formats.rotation import RotationError
 from .kernel import note_if_missing
 from .odds import odds_of_summary
 from .spec import SpecError
@@ -220,11 +221,18 @@ def _echo_exact(summary: CountSummary, odds: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="pbn", show_default=True,
               help="Output: pbn (PBN 2.1), numbers (deal numbers), json (JSON Lines), text (diagrams), lin (BBO).")
 @click.option("--first-board", type=int, default=1, show_default=True, help="Board number of the first deal.")
-def generate(spec: str, n: int | None, seed: str | None, fmt: str, first_board: int) -> None:
+@click.option("--dealer", default=None, metavar="SEAT|rotate",
+              help="Dealer of every board (N, E, S, W) or rotate by board number; default: a script's dealer, else rotate.")
+@click.option("--vulnerability", default=None, metavar="none|ns|ew|all|rotate",
+              help="Vulnerability of every board, or rotate by board number; default: a script's, else rotate.")
+def generate(spec: str, n: int | None, seed: str | None, fmt: str, first_board: int,
+             dealer: str | None, vulnerability: str | None) -> None:
     """Draw N deals uniformly from all deals that satisfy SPEC.
 
     With --seed the deals come from a SHAKE-256 stream keyed by the seed
-    (see README); without it from the operating system's CSPRNG.
+    (see README); without it from the operating system's CSPRNG.  Dealer and
+    vulnerability follow the board numbers' standard cycle unless a dealer
+    script's `dealer`/`vulnerable` or --dealer/--vulnerability fix them.
     """
     if n is not None:
         _check_count(n)
@@ -233,6 +241,7 @@ def generate(spec: str, n: int | None, seed: str | None, fmt: str, first_board: 
     check_seed(seed)
     note_if_missing()  # one line on stderr when the compiled kernel is not built
     plan = _load_plan(spec)
+    rotation = _rotation(plan.program, dealer, vulnerability)
     if n is None:
         n = _check_count((plan.program.produce if plan.program is not None else None) or 1)
     if not plan.possible:
@@ -252,10 +261,18 @@ def generate(spec: str, n: int | None, seed: str | None, fmt: str, first_board: 
                 bar.update(len(owners))
 
     try:
-        _write(WRITERS[fmt](batches(), first_board=first_board))
+        _write(WRITERS[fmt](batches(), first_board=first_board, rotation=rotation))
     finally:
         if bar is not None:
             bar.close()
+
+
+def _rotation(program, dealer: str | None, vulnerability: str | None) -> Rotation:
+    """--dealer/--vulnerability, else the script's settings, else the standard cycle."""
+    try:
+        return Rotation.from_words(dealer, vulnerability, None if program is None else program.rotation())
+    except RotationError as exc:
+        raise UserError(f"--{exc.field}: {exc}") from None
 
 
 def _check_count(n: int) -> int:

@@ -207,11 +207,12 @@ def pbn_deal_strings(owners, first=0) -> bytes:
     return _pbn_numpy(a, _check_firsts(first, a.shape[0])).tobytes()
 
 
-def pbn_games(owners, first_board: int, limbs, head: bytes, players: bytes, middles, tail: bytes, nl: bytes) -> bytes | None:
+def pbn_games(owners, first_board: int, limbs, head: bytes, players: bytes, middles, tail: bytes, nl: bytes,
+              dealers: bytes) -> bytes | None:
     """The PBN games of boards ``first_board``.. in one pass, or None without the kernel.
 
     Game d is ``head + board + players + middles[(board - 1) % 16] + Deal value
-    (from the board's dealer) + tail``, then ``[DealNumber "<number>"] + nl`` if
+    (from the board's dealer, ``dealers[(board - 1) % 16]``) + tail``, then ``[DealNumber "<number>"] + nl`` if
     ``limbs`` (an (n, 2) uint64 array) is given, then ``nl``.  The PBN writer
     (:mod:`truedeal.formats.pbnfile`) supplies the pieces; its Python form is the reference.
     """
@@ -220,7 +221,7 @@ def pbn_games(owners, first_board: int, limbs, head: bytes, players: bytes, midd
         return None
     a = np.ascontiguousarray(owners, dtype=np.uint8)
     lim = None if limbs is None else np.ascontiguousarray(limbs, dtype=np.uint64)
-    return k.pbn_games(a, first_board, lim, head, players, tuple(middles), tail, nl)
+    return k.pbn_games(a, first_board, lim, head, players, tuple(middles), tail, nl, dealers)
 
 
 def _pbn_numpy(a: np.ndarray, first) -> np.ndarray:

@@ -24,8 +24,9 @@ import redis
 from kombu.exceptions import OperationalError
 
 import truedeal_jobs as jobs
-from truedeal.constraints.load import load_constraints
+from truedeal.constraints.load import load_constraints, rotation_of
 from truedeal.formats import FORMATS, WRITERS
+from truedeal.formats.rotation import RotationError
 from truedeal.spec import SpecError
 
 from .precheck import precheck
@@ -78,7 +79,12 @@ def open_dispatcher():
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="pbn", show_default=True,
               help="Default format for fetch.")
 @click.option("--first-board", type=int, default=1, show_default=True, help="Board number of the first deal.")
-def submit_command(spec: str, n: int, seed: str | None, fmt: str, first_board: int) -> None:
+@click.option("--dealer", default=None, metavar="SEAT|rotate",
+              help="Dealer of every board, or rotate by board number; default: a script's dealer, else rotate.")
+@click.option("--vulnerability", default=None, metavar="none|ns|ew|all|rotate",
+              help="Vulnerability of every board, or rotate by board number; default: a script's, else rotate.")
+def submit_command(spec: str, n: int, seed: str | None, fmt: str, first_board: int,
+                   dealer: str | None, vulnerability: str | None) -> None:
     """Queue a job of N deals satisfying SPEC and print its id.
 
     A spec that no deal satisfies (or one too wide to list) is refused at
@@ -87,6 +93,10 @@ def submit_command(spec: str, n: int, seed: str | None, fmt: str, first_board: i
     with command_errors():
         source = sys.stdin.read() if spec == "-" else spec
         parsed = load_constraints(source)  # spec or script errors before touching Redis
+        try:
+            rotation = rotation_of(parsed, dealer, vulnerability)
+        except RotationError as exc:
+            raise JobCommandError(f"--{exc.field}: {exc}") from None
         store = open_store()
         workers = store.workers_alive()
         check = precheck(parsed)
@@ -94,7 +104,8 @@ def submit_command(spec: str, n: int, seed: str | None, fmt: str, first_board: i
             raise JobCommandError("no deal satisfies this spec (it counts 0 deals)")
         if check.kind == "too_wide":
             raise JobCommandError(f"spec too wide to generate: {check.message}")
-        job = jobs.submit(store, open_dispatcher(), parsed, n, seed, fmt, first_board, jobs.lane_for(check.summary))
+        job = jobs.submit(store, open_dispatcher(), parsed, n, seed, fmt, first_board, jobs.lane_for(check.summary),
+                          rotation)
     click.echo(job.id)
     if not workers:
         click.echo(f"truedeal: note: {jobs.NO_WORKER_NOTE}", err=True)
@@ -196,7 +207,7 @@ def fetch_command(job_id: str, fmt: str | None, offset: int, limit: int | None) 
         fmt = fmt or job.options.get("format", "pbn")
         first = int(job.options.get("first_board", 1)) + offset
         out = sys.stdout
-        for text in WRITERS[fmt](batches, first_board=first):
+        for text in WRITERS[fmt](batches, first_board=first, rotation=job.rotation):
             out.write(text)
         out.flush()
 

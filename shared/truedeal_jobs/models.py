@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+from truedeal.formats.rotation import Rotation
 from truedeal.randomness import CHUNK_DEALS
 from truedeal.summary import CountSummary
 
@@ -113,6 +114,11 @@ class Job:
     def lane(self) -> str:
         """:data:`FAST_LANE` or :data:`SLOW_LANE`: the queue its tasks go to (see :func:`lane_for`)."""
         return str(self.options.get("lane", FAST_LANE))
+
+    @property
+    def rotation(self) -> Rotation:
+        """The dealer and vulnerability of its boards (the standard cycle unless fixed at submission)."""
+        return Rotation.from_words(self.options.get("dealer"), self.options.get("vulnerability"))
 
     def chunk_size(self, i: int) -> int:
         """Deals in chunk ``i`` (the last chunk may be short)."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from truedeal.dealnumber import encode_batch, limbs_to_bytes
 from truedeal.engine import Plan, TooWide, check_count, exact_source
+from truedeal.formats.rotation import STANDARD, Rotation
 from truedeal.listing import MAX_ENTRIES
 from truedeal.listing.slices import Cut, Slice, merge, stored_totals
 from truedeal.resources import resident_bytes
@@ -80,11 +81,11 @@ class PlanCache:
 
 
 def submit(store: JobStore, dispatcher: Dispatcher, spec: Spec | dict | str, n: int, seed: str | None = None,
-           fmt: str = "pbn", first_board: int = 1, lane: str = FAST_LANE) -> Job:
+           fmt: str = "pbn", first_board: int = 1, lane: str = FAST_LANE, rotation: Rotation = STANDARD) -> Job:
     """Create a job (see :meth:`JobStore.create` for validation) and queue its
     enumeration partitions on ``lane``.  If queueing fails the job is failed
     with the reason and the error propagates."""
-    job = store.create(spec, n, seed, fmt, first_board, lane)
+    job = store.create(spec, n, seed, fmt, first_board, lane, rotation)
     try:
         ids = dispatcher.enumerate_partitions(job.id, list(range(job.parts)), lane=job.lane)
     except Exception as exc:

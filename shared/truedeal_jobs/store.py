@@ -17,6 +17,7 @@ import numpy as np
 import redis
 
 from truedeal.dealnumber import bytes_to_limbs, decode_batch, limbs_to_ints
+from truedeal.formats.rotation import STANDARD, Rotation
 from truedeal.randomness import CHUNK_DEALS
 from truedeal.spec import Spec, load_spec
 from truedeal.summary import CountSummary
@@ -153,9 +154,11 @@ class JobStore:
         fmt: str = "pbn",
         first_board: int = 1,
         lane: str = FAST_LANE,
+        rotation: Rotation = STANDARD,
     ) -> Job:
         """Validate and record a new ``queued`` job (nothing is queued yet; see
-        :func:`submit`); ``lane`` is where its tasks will go (:func:`lane_for`).
+        :func:`submit`); ``lane`` is where its tasks will go (:func:`lane_for`);
+        ``rotation`` gives its boards' dealer and vulnerability in every format.
 
         Raises :class:`~truedeal.spec.SpecError` for a bad spec and
         :class:`JobInputError` for bad options
@@ -173,7 +176,8 @@ class JobStore:
             "n": str(n),
             "seed": seed,
             "seed_generated": "1" if generated else "0",
-            "options": json.dumps({"format": fmt, "first_board": first_board, "lane": lane}),
+            "options": json.dumps({"format": fmt, "first_board": first_board, "lane": lane,
+                                   **dict(zip(("dealer", "vulnerability"), rotation.words()))}),
             "parts": str(parts),
             "chunks": str(math.ceil(n / CHUNK_DEALS)),
             "created": repr(now),
@@ -264,6 +268,7 @@ class JobStore:
             "seed_generated": job.seed_generated,
             "format": job.options.get("format"),
             "first_board": job.options.get("first_board"),
+            **dict(zip(("dealer", "vulnerability"), job.rotation.words())),
             "progress": {
                 "enumeration": {"done": int(n_parts), "total": job.parts},
                 "drawing": {"done": int(n_chunks), "total": job.chunks, "deals_done": int(deals_done), "deals_total": job.n},

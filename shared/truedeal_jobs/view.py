@@ -51,6 +51,8 @@ def public_status(status: dict[str, Any], workers_alive: int | None = None) -> d
         "seed_generated": bool(status.get("seed_generated")),
         "format": status.get("format") or "pbn",
         "first_board": status.get("first_board") or 1,
+        "dealer": status.get("dealer", "rotate"),
+        "vulnerability": status.get("vulnerability", "rotate"),
         "constraints": status["spec"],
         "progress": {
             "done": d["deals_done"],

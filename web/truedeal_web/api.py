@@ -23,8 +23,10 @@ from flask import Blueprint, Response, current_app, request
 from pydantic import ValidationError
 
 import truedeal_jobs as jobs_mod
+from truedeal.constraints.load import rotation_of
 from truedeal.engine import MAX_DEALS
-from truedeal.formats import WRITERS
+from truedeal.formats import WRITERS, Rotation
+from truedeal.formats.rotation import RotationError
 from truedeal.odds import odds_of_summary
 from truedeal.spec import DuplicateKey, Spec, SpecError, load_spec, strict_json
 from truedeal.summary import CountSummary
@@ -151,7 +153,7 @@ def _humane(e: Mapping[str, Any]) -> str:
     kind, ctx, loc = e.get("type", ""), e.get("ctx") or {}, tuple(e.get("loc", ()))
     field = str(loc[0]) if loc else ""
     if kind == "extra_forbidden":
-        return "unknown field (fields are constraints, count, seed, format, first_board)"
+        return "unknown field (fields are constraints, count, seed, format, first_board, dealer, vulnerability)"
     if field == "count" and kind in ("greater_than_equal", "less_than_equal", "int_type"):
         return f"ask for a whole number of deals from 1 to {MAX_DEALS:,}"
     if field == "seed":
@@ -380,6 +382,7 @@ def submit_job() -> Response:
         req = JobRequest.model_validate({**body, "constraints": spec})
     except ValidationError as e:
         raise _pydantic_problem(e) from None
+    rotation = _job_rotation(spec, req)
     backend = _jobs()
     # Refuse at once what the workers would only fail later -- when the count
     # is quick.  A slow one goes on in the background (its result is cached
@@ -397,7 +400,7 @@ def submit_job() -> Response:
     try:
         seed = None if req.seed is None else str(req.seed)  # the model's validator made it text
         job = jobs_mod.submit(backend.store, backend.dispatcher, spec, req.count, seed, req.format, req.first_board,
-                              jobs_mod.lane_for(summary))  # a slow count: the slow lane's workers
+                              jobs_mod.lane_for(summary), rotation)  # a slow count: the slow lane's workers
     except jobs_mod.JobNotFound as e:  # pragma: no cover - expired between create and read
         raise _not_found(e, "?") from None
     except jobs_mod.JobInputError as e:
@@ -414,6 +417,15 @@ def submit_job() -> Response:
         raise
     status = backend.store.status(job.id)
     return _status_response(status, 202, {"Location": f"/api/jobs/{job.id}"})
+
+
+def _job_rotation(spec: Spec, req: JobRequest) -> Rotation:
+    """The job's dealer and vulnerability: the request's words, else the script's; 422 pointing at a bad word."""
+    try:
+        return rotation_of(spec, req.dealer, req.vulnerability)
+    except RotationError as e:
+        raise Problem(422, f"{e.field}: {e}", kind="invalid-request", title="Invalid request",
+                      errors=[{"detail": str(e), "pointer": "/" + e.field}]) from None
 
 
 @bp.get("/jobs/<job_id>")
@@ -494,7 +506,7 @@ def job_deals(job_id: str) -> Response:
         raise Problem(400, str(e), kind="invalid-parameter", title="Invalid parameter") from None
     first = int(job.options.get("first_board", 1)) + (offset or 0)
     end = job.n if limit is None else min(job.n, (offset or 0) + limit)
-    chunks = WRITERS[fmt](batches, first_board=first)
+    chunks = WRITERS[fmt](batches, first_board=first, rotation=job.rotation)
 
     def stream() -> Iterator[bytes]:
         try:

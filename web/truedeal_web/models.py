@@ -92,6 +92,16 @@ class JobRequest(BaseModel):
     )
     format: Format = Field("pbn", description="Default format of the deals endpoint for this job.")
     first_board: int = Field(1, strict=True, ge=1, le=MAX_FIRST_BOARD, description="Board number of the first deal.")
+    dealer: StrictStr | None = Field(
+        None, max_length=10,
+        description="Dealer of every board (N, E, S, W or north ...), or \"rotate\" by board number. "
+                    "Default: a dealer script's `dealer`, else rotate.",
+    )
+    vulnerability: StrictStr | None = Field(
+        None, max_length=10,
+        description="Vulnerability of every board (none, ns, ew, all), or \"rotate\" by board number. "
+                    "Default: a dealer script's `vulnerable`, else rotate.",
+    )
 
     @field_validator("seed")
     @classmethod
@@ -143,6 +153,8 @@ class JobStatus(BaseModel):
     seed_generated: bool
     format: str
     first_board: int
+    dealer: str = Field(description="The dealer of every board (N, E, S or W), or \"rotate\".")
+    vulnerability: str = Field(description="The vulnerability of every board (none, ns, ew, all), or \"rotate\".")
     constraints: dict[str, Any] = Field(description="The spec in canonical form.")
     progress: Progress
     result: CountResult | None = Field(description="The spec's exact count and probability, once known.")

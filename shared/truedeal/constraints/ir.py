@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..cards import HCP_OF_RANK
+from ..cards import HCP_OF_RANK, SEATS
+from ..formats.rotation import Rotation
 
 #: Every suit, as a ``Feature.suits`` value for whole-hand features.
 ALL_SUITS: tuple[int, ...] = (0, 1, 2, 3)
@@ -240,3 +241,7 @@ class Program:
     dealer: int | None = None
     vulnerable: str | None = None
     actions: tuple[Action, ...] = field(default_factory=tuple)
+
+    def rotation(self) -> Rotation:
+        """The script's ``dealer`` and ``vulnerable``, each fixing every board's; the standard cycle otherwise."""
+        return Rotation.from_words(None if self.dealer is None else SEATS[self.dealer], self.vulnerable)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from typing import overload
 
+from ..formats.rotation import STANDARD, Rotation
 from ..spec import Spec, SpecError, load_spec
 from . import ir
 
@@ -49,3 +50,19 @@ def load_constraints(source: str | bytes | os.PathLike | dict | Spec | ir.Progra
         raise SpecError(f"cannot read {source}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise SpecError(f"cannot read {source}: not UTF-8 text") from None
+
+
+def rotation_of(constraints: Constraints, dealer: str | None = None, vulnerability: str | None = None) -> Rotation:
+    """The dealer and vulnerability of the boards dealt from ``constraints``:
+    the words given (see :meth:`Rotation.from_words`), else a dealer script's
+    ``dealer``/``vulnerable``, else the standard cycle.  Raises
+    :class:`~truedeal.formats.rotation.RotationError` naming the bad word's field."""
+    if isinstance(constraints, ir.Program):
+        script = constraints.rotation()
+    elif constraints.script is not None:
+        from .dealer import parse_program
+
+        script = parse_program(constraints.script).rotation()
+    else:
+        script = STANDARD
+    return Rotation.from_words(dealer, vulnerability, script)

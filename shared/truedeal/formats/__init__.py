@@ -27,7 +27,9 @@ Streaming writers
     the ``numbers`` format requires them.
 
     ``WRITERS`` maps a format name to its writer; every writer accepts
-    ``(batches, first_board=1)`` plus its own keyword-only options.
+    ``(batches, first_board=1, *, rotation=STANDARD)`` plus its own
+    keyword-only options.  A :class:`Rotation` fixes the dealer or the
+    vulnerability instead of the board numbers' cycle.
 
 One module per format (as endplay's parsers): :mod:`.deal` (deal strings),
 :mod:`.rotation`, :mod:`.stream` (batch machinery), and the writers
@@ -47,7 +49,7 @@ from .jsonlines import json
 from .linfile import lin, lin_line
 from .numbersfile import numbers
 from .pbnfile import pbn
-from .rotation import VULNERABILITIES, dealer_of_board, vulnerability_of_board
+from .rotation import STANDARD, VULNERABILITIES, Rotation, dealer_of_board, vulnerability_of_board
 from .stream import CHUNK_BOARDS, Batch
 from .textfile import text
 
@@ -57,9 +59,11 @@ from .textfile import text
 __all__ = [
     "CHUNK_BOARDS",
     "FORMATS",
+    "STANDARD",
     "VULNERABILITIES",
     "WRITERS",
     "Batch",
+    "Rotation",
     "deal_string",
     "dealer_of_board",
     "lin_line",

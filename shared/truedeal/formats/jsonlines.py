@@ -7,11 +7,11 @@ from collections.abc import Iterable, Iterator
 
 from ..cards import SEATS
 from .deal import _holdings, _pbn_deal
-from .rotation import _check_board, vulnerability_of_board
+from .rotation import STANDARD, Rotation, _check_board
 from .stream import Batch, _boards, _chunked
 
 
-def json(batches: Iterable[Batch], first_board: int = 1) -> Iterator[str]:
+def json(batches: Iterable[Batch], first_board: int = 1, *, rotation: Rotation = STANDARD) -> Iterator[str]:
     """JSON Lines, one object per deal::
 
         {"board": 1, "number": "123...", "deal": "N:...", "dealer": "N", "vulnerable": "None"}
@@ -19,7 +19,7 @@ def json(batches: Iterable[Batch], first_board: int = 1) -> Iterator[str]:
     ``number`` is a decimal *string* (deal numbers exceed 2**53, so JSON
     numbers would lose precision in many consumers); it is omitted when the
     batch has no numbers.  ``deal`` always starts with North, so the hands sit
-    at fixed positions; ``dealer`` / ``vulnerable`` follow the board rotation.
+    at fixed positions; ``dealer`` / ``vulnerable`` follow ``rotation``.
     """
     _check_board(first_board)
 
@@ -29,8 +29,8 @@ def json(batches: Iterable[Batch], first_board: int = 1) -> Iterator[str]:
             if num is not None:
                 obj["number"] = str(num)
             obj["deal"] = _pbn_deal(_holdings(seats), 0)
-            obj["dealer"] = SEATS[(b - 1) % 4]
-            obj["vulnerable"] = vulnerability_of_board(b)
+            obj["dealer"] = SEATS[rotation.dealer_of(b)]
+            obj["vulnerable"] = rotation.vulnerability_of(b)
             yield _json.dumps(obj, separators=(", ", ": ")) + "\n"
 
     return _chunked(records())

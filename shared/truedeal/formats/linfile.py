@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from ..cards import SUITS
 from .deal import _check_row, _holdings
-from .rotation import _check_board, vulnerability_of_board
+from .rotation import STANDARD, Rotation, _check_board
 from .stream import Batch, _boards, _chunked
 
 # LIN encodings (BigDeal ``print_lin``, see the notes): dealer digit
@@ -45,11 +45,11 @@ def _lin_names(none_vul: str, names: Sequence[str] | None) -> str:
     return "pn|" + ",".join(names) + "|"
 
 
-def _lin_record(seats: list[int], b: int, none_vul: str, pn: str) -> str:
+def _lin_record(seats: list[int], b: int, none_vul: str, pn: str, rotation: Rotation = STANDARD) -> str:
     h = _holdings(seats)
-    vul = vulnerability_of_board(b)
+    vul = rotation.vulnerability_of(b)
     sv = none_vul if vul == "None" else _LIN_VUL[vul]
-    md = _LIN_DEALER_DIGIT[(b - 1) % 4] + ",".join(_lin_hand(h[seat]) for seat in (2, 3, 0))
+    md = _LIN_DEALER_DIGIT[rotation.dealer_of(b)] + ",".join(_lin_hand(h[seat]) for seat in (2, 3, 0))
     return f"qx|o{b}|{pn}md|{md}|rh||ah|Board {b}|sv|{sv}|pg||"
 
 
@@ -59,18 +59,19 @@ def lin(
     *,
     none_vul: str = "0",
     names: Sequence[str] | None = None,
+    rotation: Rotation = STANDARD,
 ) -> Iterator[str]:
     """BBO LIN, one board per ``"\\n"``-terminated line (see :func:`lin_line`).
 
     Deal numbers are not written (LIN has no place for them).  ``none_vul``
-    and ``names`` are passed to :func:`lin_line`.
+    and ``names`` are passed to :func:`lin_line`; dealer and vulnerability follow ``rotation``.
     """
     _check_board(first_board)
     pn = _lin_names(none_vul, names)
 
     def records() -> Iterator[str]:
         for b, seats, _num in _boards(batches, first_board):
-            yield _lin_record(seats, b, none_vul, pn) + "\n"
+            yield _lin_record(seats, b, none_vul, pn, rotation) + "\n"
 
     return _chunked(records())
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from .. import kernel
-from .rotation import _check_board
+from .rotation import STANDARD, Rotation, _check_board
 from .stream import CHUNK_BOARDS, Batch, _batches, _is_limbs
 
 
-def numbers(batches: Iterable[Batch], first_board: int = 1) -> Iterator[str]:
+def numbers(batches: Iterable[Batch], first_board: int = 1, *, rotation: Rotation = STANDARD) -> Iterator[str]:
     """Deal numbers, one decimal integer per line (``"\\n"``-terminated).
 
-    ``first_board`` is accepted for interface uniformity and validated but
-    not written.  Every batch must carry its numbers.  Yields chunks of at
+    ``first_board`` and ``rotation`` are accepted for interface uniformity
+    (``first_board`` is validated) but not written.  Every batch must carry its numbers.  Yields chunks of at
     most CHUNK_BOARDS lines; limbs are formatted by :func:`truedeal.kernel.format_numbers`.
     """
     _check_board(first_board)

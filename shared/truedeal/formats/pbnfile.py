@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import __version__, kernel
 from ..cards import SEATS
-from .rotation import _check_board, vulnerability_of_board
+from .rotation import STANDARD, Rotation, _check_board
 from .stream import CHUNK_BOARDS, Batch, _batches, _is_limbs
 
 
@@ -19,6 +19,7 @@ def pbn(
     crlf: bool = False,
     generator: bool = True,
     event: str = "?",
+    rotation: Rotation = STANDARD,
 ) -> Iterator[str]:
     """PBN 2.1 in export style.
 
@@ -28,7 +29,7 @@ def pbn(
     in order Event, Site, Date, Board, West, North, East, South, Dealer,
     Vulnerable, Deal, Scoring, Declarer, Contract, Result, with ``"?"`` for
     unknowns (``event`` may set the Event value); Dealer and Vulnerable follow
-    :func:`dealer_of_board` / :func:`vulnerability_of_board`; the Deal value
+    ``rotation`` (by default the board numbers' standard cycle); the Deal value
     starts with the dealer (export rule).  When the deal number is known it
     follows as the supplemental tag ``[DealNumber "<decimal>"]``.  Each game
     is terminated by an empty line.
@@ -47,7 +48,9 @@ def pbn(
     tail = f'"]{nl}[Scoring "?"]{nl}[Declarer "?"]{nl}[Contract "?"]{nl}[Result "?"]{nl}'
 
     # Dealer and vulnerability repeat every 16 boards: "<dealer>"] ... [Vulnerable "<v>"] ... [Deal "
-    middle = [f'{SEATS[i % 4]}"]{nl}[Vulnerable "{vulnerability_of_board(i + 1)}"]{nl}[Deal "' for i in range(16)]
+    cycle = range(1, 17)
+    dealers = bytes(rotation.dealer_of(b) for b in cycle)
+    middle = [f'{SEATS[d]}"]{nl}[Vulnerable "{rotation.vulnerability_of(b)}"]{nl}[Deal "' for d, b in zip(dealers, cycle)]
     b_head, b_players, b_tail, b_nl = (x.encode("utf-8") for x in (head, players, tail, nl))
     b_middle = [m.encode() for m in middle]
 
@@ -60,11 +63,11 @@ def pbn(
                 part, num = owners[i : i + CHUNK_BOARDS], None if nums is None else nums[i : i + CHUNK_BOARDS]
                 fast = None
                 if (num is None or _is_limbs(num)) and b0 + i + len(part) < 1 << 63:  # the kernel's games
-                    fast = kernel.pbn_games(part, b0 + i, num, b_head, b_players, b_middle, b_tail, b_nl)
+                    fast = kernel.pbn_games(part, b0 + i, num, b_head, b_players, b_middle, b_tail, b_nl, dealers)
                 if fast is not None:
                     yield fast.decode("utf-8")
                 else:
-                    yield _games(b0 + i, part, _texts(nums, i), nl, head, players, middle, tail)
+                    yield _games(b0 + i, part, _texts(nums, i), nl, (head, players, middle, tail), dealers)
 
     return records()
 
@@ -79,12 +82,14 @@ def _texts(nums, i: int) -> list[str] | None:
     return [str(int(x)) for x in part]
 
 
-def _games(b0: int, owners, nums: list[str] | None, nl: str, head: str, players: str, middle: list[str], tail: str) -> str:
+def _games(b0: int, owners, nums: list[str] | None, nl: str, pieces: tuple[str, str, list[str], str],
+           dealers: bytes) -> str:
     """The games of consecutive boards b0.. (Deal values from :func:`truedeal.kernel.pbn_deal_strings`,
-    each starting with its board's dealer)."""
+    each starting with its board's dealer, ``dealers[(board - 1) % 16]``)."""
+    head, players, middle, tail = pieces
     n = len(owners)
-    dealers = (np.arange(b0 - 1, b0 - 1 + n) % 4).astype(np.uint8)
-    text = kernel.pbn_deal_strings(owners, dealers).decode("ascii")
+    firsts = np.frombuffer(dealers, dtype=np.uint8)[np.arange(b0 - 1, b0 - 1 + n) % 16]
+    text = kernel.pbn_deal_strings(owners, firsts).decode("ascii")
     deals = [text[kernel.PBN_LEN * d : kernel.PBN_LEN * (d + 1) - 1] for d in range(n)]
     boards = range(b0, b0 + n)
     if nums is None:

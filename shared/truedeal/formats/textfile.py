@@ -6,14 +6,14 @@ from collections.abc import Iterable, Iterator
 
 from ..cards import SEATS, SUITS
 from .deal import _holdings
-from .rotation import _check_board, vulnerability_of_board
+from .rotation import STANDARD, Rotation, _check_board
 from .stream import Batch, _boards, _chunked
 
 _SUIT_SYMBOLS = "\u2660\u2665\u2666\u2663"  # ♠ ♥ ♦ ♣
 
 
 def text(
-    batches: Iterable[Batch], first_board: int = 1, *, symbols: bool = False
+    batches: Iterable[Batch], first_board: int = 1, *, symbols: bool = False, rotation: Rotation = STANDARD
 ) -> Iterator[str]:
     """Human-readable compass diagrams, one block per board, blank line between.
 
@@ -36,7 +36,7 @@ def text(
             h = _holdings(seats)
             n, e, s, w = (hand_lines(h[i]) for i in range(4))
             lines = [
-                f"Board {b}  Dealer {SEATS[(b - 1) % 4]}  Vul {vulnerability_of_board(b)}"
+                f"Board {b}  Dealer {SEATS[rotation.dealer_of(b)]}  Vul {rotation.vulnerability_of(b)}"
             ]
             if num is not None:
                 lines.append(f"Deal number {num}")

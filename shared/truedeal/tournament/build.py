@@ -17,7 +17,7 @@ import numpy as np
 
 from ..dealnumber import encode_batch, limbs_to_ints
 from ..formats.records import HandRecord
-from ..formats.rotation import dealer_of_board, vulnerability_of_board
+from ..formats.rotation import Rotation
 from .derive import board_order, session_master, stream_seed
 from .specs import SpecSource
 
@@ -31,8 +31,7 @@ class SessionPlan:
     last: int
     sources: tuple[SpecSource, ...]
     quotas: tuple[int, ...]
-    dealer: int | None          # fixed dealer, or None for the rotation
-    vulnerability: str | None   # fixed vulnerability, or None for the rotation
+    rotation: Rotation
     rotate_seats: tuple[int | None, ...]  # per spec: seat moved to the dealer, or None
 
 
@@ -50,14 +49,14 @@ def session_boards(sp: SessionPlan, key: bytes, public: str, plans: list) -> lis
     rows, meta = [], []
     for t, i in enumerate(order):
         board = sp.first + t
-        dealer = dealer_of_board(board) if sp.dealer is None else sp.dealer
+        dealer = sp.rotation.dealer_of(board)
         owners = deals[i][used[i]]
         used[i] += 1
         rotated = sp.rotate_seats[i]
         if rotated is not None:  # seat s's hand goes to seat s + shift
             owners = ((owners.astype(np.int16) + (dealer - rotated)) % 4).astype(np.uint8)
         rows.append(owners)
-        vul = vulnerability_of_board(board) if sp.vulnerability is None else sp.vulnerability
+        vul = sp.rotation.vulnerability_of(board)
         meta.append((board, dealer, vul, sp.sources[i].label))
     numbers = limbs_to_ints(encode_batch(np.stack(rows)))
     return [HandRecord(b, d, v, tuple(int(x) for x in row), int(num), label)

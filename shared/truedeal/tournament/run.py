@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..formats.records import HandRecord
+from ..formats.rotation import Rotation
 from .build import SessionPlan, session_boards
 from .derive import fresh_key, seeded_key
 from .files import write_session
-from .setfile import SetError, SetFile, seat_index
+from .setfile import SetError, SetFile
 from .solve import BATCH, solve_boards
 from .specs import SpecSource, resolve, rotation_seat
 
@@ -46,13 +47,10 @@ def session_plans(settings: dict, sessions: list[dict], sources: list[SpecSource
     """Session plans from plain settings (a set file's or a manifest's):
     ``dealer``, ``vulnerability``, ``rotate_to_dealer``; sessions as
     ``{"name", "boards": [a, b], "quotas": [...]}``."""
-    from .setfile import _VULS
-
-    dealer = None if settings["dealer"] == "rotate" else seat_index(settings["dealer"])
-    vul = None if settings["vulnerability"] == "rotate" else _VULS[settings["vulnerability"]]
+    rotation = Rotation.from_words(settings["dealer"], settings["vulnerability"])
     rotate = tuple(rotation_seat(settings["rotate_to_dealer"], s) for s in sources)
     return [SessionPlan(s["name"], s["boards"][0], s["boards"][1], tuple(sources), tuple(s["quotas"]),
-                        dealer, vul, rotate) for s in sessions]
+                        rotation, rotate) for s in sessions]
 
 
 def settings_of(sf: SetFile) -> dict:

@@ -19,23 +19,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..cards import SEAT_NAMES, SEATS
-
-_SEAT_WORDS = {**{s: i for i, s in enumerate(SEATS)}, **{n: i for i, n in enumerate(SEAT_NAMES)}}
-_VULS = {"none": "None", "ns": "NS", "ew": "EW", "all": "All", "both": "All"}
+from ..formats.rotation import Rotation, seat_index
 
 
 class SetError(ValueError):
     """A bad set file: one line that names the problem."""
-
-
-def seat_index(word: str) -> int:
-    """Seat 0..3 of ``"N"``/``"north"`` (any case); ``ValueError`` otherwise."""
-    key = word.strip()
-    i = _SEAT_WORDS.get(key.upper() if len(key) == 1 else key.lower())
-    if i is None:
-        raise ValueError(f"not a seat: {word!r} (north, east, south, west or N E S W)")
-    return i
 
 
 class SessionModel(BaseModel):
@@ -133,11 +121,9 @@ class SetFile(BaseModel):
         """``YYYY.MM.DD`` as PBN wants it (``?`` when unknown)."""
         return self.date.replace("-", ".")
 
-    def fixed_dealer(self) -> int | None:
-        return None if self.dealer == "rotate" else seat_index(self.dealer)
-
-    def fixed_vulnerability(self) -> str | None:
-        return None if self.vulnerability == "rotate" else _VULS[self.vulnerability]
+    def rotation(self) -> Rotation:
+        """The dealer and vulnerability of every board."""
+        return Rotation.from_words(self.dealer, self.vulnerability)
 
     def spec_refs(self) -> list[SpecRef]:
         """The set's specs, in mix order (one for a single-spec set)."""

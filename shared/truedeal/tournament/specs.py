@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine import Plan, TooWide
+from ..formats.rotation import seat_index
 from ..spec import SpecError, load_spec
-from .setfile import SetError, SpecRef, seat_index
+from .setfile import SetError, SpecRef
 
 
 @dataclass(frozen=True)

@@ -156,14 +156,21 @@ def test_a_cancelled_set_does_no_more_work(rclient):
     assert setjobs.cancel_set(store, queued) == "cancelled"
     assert setjobs.run_deal(store, queued, lambda *a: sent.append(a)) == 0 and store.deals(queued, 0) is None
     solving = setjobs.submit_set(store, SET, ROOT, seed="c2")
-    assert setjobs.run_deal(store, solving, lambda *a: sent.append(a)) == 2 and len(sent) == 2
+    assert setjobs.run_deal(store, solving, lambda *a: sent.append(a)) == 8 and len(sent) == 8  # 30 boards in 4s
     assert setjobs.run_solve(store, solving, 0) == "solved"
     assert setjobs.cancel_set(store, solving) == "cancelled"
     assert setjobs.run_solve(store, solving, 1) == "skipped: the set is cancelled"
-    assert setjobs.set_status(store, solving)["state"] == "cancelled" and store.solved_chunks(solving) == {0}
+    st = setjobs.set_status(store, solving)
+    assert st["state"] == "cancelled" and store.solved_chunks(solving) == {0} and st["solved"] == 4
     assert setjobs.cancel_set(store, solving) == "cancelled"
     assert queued not in store.active() and solving not in store.active()
-    assert setjobs.watchdog_sets(store, lambda *a: sent.append(a), 0.0, 5) == [] and len(sent) == 2
+    assert setjobs.watchdog_sets(store, lambda *a: sent.append(a), 0.0, 5) == [] and len(sent) == 8
+
+
+def test_solve_chunks_spread_a_set_over_the_workers():
+    """At least 64 solve tasks when a set has 256 boards or more, 4 to 25 boards each."""
+    sizes = {n: setjobs.chunk_size(n) for n in (1, 30, 81, 256, 300, 1600, 10_000)}
+    assert sizes == {1: 4, 30: 4, 81: 4, 256: 4, 300: 5, 1600: 25, 10_000: 25}
 
 
 def test_cli_submits_a_set_to_the_workers_and_fetches_its_files(rclient, expected, tmp_path):

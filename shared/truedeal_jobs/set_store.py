@@ -2,7 +2,7 @@
 
 Keys (prefix ``P``)
     ``P set:{id}`` hash: ``doc`` (set file, spec sources, settings), ``keys``
-    (JSON, secret), ``state`` (:class:`SetState`), ``chunks``, ``boards``,
+    (JSON, secret), ``state`` (:class:`SetState`), ``chunks``, ``chunk_size``, ``boards``,
     ``error``, ``progress_at``, ``requeues``, ``requeued_at``;
     ``P set:{id}:deals:<c>`` and ``P set:{id}:dd:<c>`` JSON strings;
     ``P set:{id}:solved`` set of solved chunks; ``P sets:active`` the sets

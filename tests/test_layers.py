@@ -116,4 +116,4 @@ def test_server_commands_are_registered_entry_points():
     from importlib.metadata import entry_points
 
     names = {ep.name for ep in entry_points(group="truedeal.commands")}
-    assert names == {"worker", "submit", "status", "fetch", "cancel", "submit-set", "fetch-set", "serve"}
+    assert names == {"worker", "submit", "status", "fetch", "cancel", "submit-set", "fetch-set", "deal-set", "serve"}

@@ -167,6 +167,24 @@ def test_a_cancelled_set_does_no_more_work(rclient):
     assert setjobs.watchdog_sets(store, lambda *a: sent.append(a), 0.0, 5) == [] and len(sent) == 8
 
 
+def _committed_set(cli, setfile: Path, folder: Path) -> str:
+    """Commit a set to a public value to come; check nothing is dealt and the manifest says so; deal it."""
+    sub = cli("submit-set", str(setfile), "--public-value-to-come", "Friday's lottery")
+    assert sub.returncode == 0 and "committed" in sub.stderr, sub.stderr
+    set_id = sub.stdout.strip()
+    assert json.loads(cli("status", set_id, "--json").stdout)["state"] == "committed"
+    time.sleep(2)  # a worker that wrongly dealt it would have by now
+    assert json.loads(cli("status", set_id, "--json").stdout)["state"] == "committed"
+    got = cli("fetch-set", set_id, "--out", str(folder))
+    assert got.returncode == 0 and sorted(p.name for p in folder.iterdir()) == ["manifest.json"], got.stderr
+    announced = json.loads((folder / "manifest.json").read_text())
+    assert announced["public_value"] is None and announced["public_value_to_come"] == "Friday's lottery"
+    (folder / "manifest.json").rename(folder.parent / "announced.json")
+    dealt = cli("deal-set", set_id, "--public-value", "7 11 19 28 36 44")
+    assert dealt.returncode == 0 and dealt.stdout.strip() == set_id, dealt.stderr
+    return set_id
+
+
 def test_solve_chunks_spread_a_set_over_the_workers():
     """At least 64 solve tasks when a set has 256 boards or more, 4 to 25 boards each."""
     sizes = {n: setjobs.chunk_size(n) for n in (1, 30, 81, 256, 300, 1600, 10_000)}
@@ -174,7 +192,9 @@ def test_solve_chunks_spread_a_set_over_the_workers():
 
 
 def test_cli_submits_a_set_to_the_workers_and_fetches_its_files(rclient, expected, tmp_path):
-    """`truedeal submit-set`, `status`, `fetch-set`: the files equal `truedeal set`'s (make_set) for the same seed."""
+    """`truedeal submit-set`, `status`, `fetch-set`: the files equal `truedeal set`'s (make_set) for the same seed.
+    A set committed to a public value still to come waits, undealt, with its manifest published, until
+    `deal-set` gives the value; then `truedeal verify` passes on its fetched manifest, keys and files."""
     setfile = tmp_path / "set.json"
     setfile.write_text(json.dumps(SET))
 
@@ -190,12 +210,21 @@ def test_cli_submits_a_set_to_the_workers_and_fetches_its_files(rclient, expecte
         set_id = sub.stdout.strip()
         early = cli("fetch-set", set_id, "--out", str(tmp_path / "early"))
         assert early.returncode in (0, 2)  # 2 with one line while it is dealt or solved
-        deadline = time.monotonic() + 600
-        while json.loads(cli("status", set_id, "--json").stdout)["state"] != "done":
-            assert time.monotonic() < deadline, worker.log.read_text()[-2000:]
-            time.sleep(1)
+        committed = _committed_set(cli, setfile, tmp_path / "committed")
+        for waiting in (set_id, committed):
+            deadline = time.monotonic() + 600
+            while json.loads(cli("status", waiting, "--json").stdout)["state"] != "done":
+                assert time.monotonic() < deadline, worker.log.read_text()[-2000:]
+                time.sleep(1)
     finally:
         worker.stop()
+    folder = tmp_path / "committed"
+    assert cli("fetch-set", committed, "--out", str(folder)).returncode == 0
+    final = json.loads((folder / "manifest.json").read_text())
+    assert final == {**json.loads((tmp_path / "announced.json").read_text()), "public_value": "7 11 19 28 36 44"}
+    verified = cli("verify", str(folder / "manifest.json"), str(folder / "keys.json"), "--boards", str(folder))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert cli("deal-set", committed, "--public-value", "1").returncode == 2  # dealt already
     got = cli("fetch-set", set_id, "--out", str(tmp_path / "files"))
     assert got.returncode == 0, got.stderr
     for name in ("1", "2"):

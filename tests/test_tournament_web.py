@@ -67,3 +67,33 @@ def test_delete_cancels_a_set_idempotently(client):
     assert r.status_code == 409 and "not finished (cancelled)" in r.json["detail"]
     missing = client.delete("/api/sets/0123456789abcdef")
     assert missing.status_code == 404 and missing.headers["Content-Type"] == "application/problem+json"
+
+
+def test_a_set_committed_to_a_value_to_come_waits_for_it(client):
+    """Committed: the manifest announces the value, nothing is dealt, keys and files are refused; the value
+    queues it once, and only a committed set takes one."""
+    r = client.post("/api/sets", json={"set": SET, "public_value_to_come": "Friday's lottery"})
+    assert r.status_code == 202 and r.json["state"] == "committed" and "public value" in r.json["phase"]
+    set_id = r.json["id"]
+    man = client.get(f"/api/sets/{set_id}/manifest").json
+    assert man["public_value"] is None and man["public_value_to_come"] == "Friday's lottery"
+    for path in ("keys", "files/1.pbn"):
+        refused = client.get(f"/api/sets/{set_id}/{path}")
+        assert refused.status_code == 409 and refused.headers["Content-Type"] == "application/problem+json"
+    for body in ({}, {"public_value": ""}, {"public_value": 7}, {"public_value": "7", "seed": "s"}):
+        assert client.post(f"/api/sets/{set_id}/public-value", json=body).status_code == 422
+    r = client.post(f"/api/sets/{set_id}/public-value", json={"public_value": "4 8 15 16 23 42"})
+    assert r.status_code == 202 and r.json["state"] == "queued"
+    man = client.get(f"/api/sets/{set_id}/manifest").json
+    assert (man["public_value"], man["public_value_to_come"]) == ("4 8 15 16 23 42", "Friday's lottery")
+    again = client.post(f"/api/sets/{set_id}/public-value", json={"public_value": "1"})
+    assert again.status_code == 409 and "not waiting for a public value (it is queued)" in again.json["detail"]
+    assert client.post("/api/sets/0123456789abcdef/public-value", json={"public_value": "1"}).status_code == 404
+    plain = client.post("/api/sets", json={"set": SET, "seed": "p"}).json["id"]
+    assert client.post(f"/api/sets/{plain}/public-value", json={"public_value": "1"}).status_code == 409
+
+
+@pytest.mark.parametrize("extra", [{"seed": "s"}, {"public_value": "v"}])
+def test_a_value_to_come_excludes_a_seed_and_a_value(client, extra):
+    r = client.post("/api/sets", json={"set": SET, "public_value_to_come": "later", **extra})
+    assert r.status_code == 422 and "excludes a seed and a public value" in r.json["detail"]

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from truedeal.spec import SpecError, load_spec
+from truedeal.tournament.commit import verify
 from web_support import (
     REDIS_URL,
     ServerThread,
@@ -447,7 +448,7 @@ def test_script_editor_presets_live_odds_errors_and_dealing(browser, server, wor
         assert 11 <= sum(HCP.get(c, 0) for c in "".join(north)) <= 15
 
 
-def test_tournament_set_mode_makes_a_set_and_previews_its_hand_record(browser, server, worker):
+def test_tournament_set_mode_makes_a_set_and_previews_its_hand_record(browser, server, worker, tmp_path):
     """The page's set mode: the spec above, 2 sessions of 4 boards, North
     dealing, DD; the workers make it, the page links every file and shows
     the hand record; the boards read back by endplay fit the spec."""
@@ -477,6 +478,16 @@ def test_tournament_set_mode_makes_a_set_and_previews_its_hand_record(browser, s
     assert (man["event"], man["dealer"], man["double_dummy"]) == ("Page set", "north", True)
     assert [s["boards"] for s in man["sessions"]] == [[1, 4], [1, 4]]
     assert load_spec(json.loads(man["specs"][0]["text"])).canonical() == NT
+
+    # everything `truedeal verify` needs comes from the set's id, and it passes
+    folder = tmp_path / "set"
+    folder.mkdir()
+    for name in ["manifest", "keys"]:
+        (folder / f"{name}.json").write_bytes(fetch(f"{server.url}/api/sets/{set_id}/{name}"))
+    for session in ("1", "2"):
+        for ext in ("pbn", "lin", "dup", "dlm", "bri", "csv"):
+            (folder / f"{session}.{ext}").write_bytes(fetch(f"{server.url}/api/sets/{set_id}/files/{session}.{ext}"))
+    assert verify(folder / "manifest.json", folder / "keys.json", folder) == []
 
     # one link per session file, each serving that file
     links = d.find_elements(By.CSS_SELECTOR, "#set-files a.set-file")

@@ -30,7 +30,12 @@ return 1
 """
 
 
+class UnknownSet(SetError):
+    """No set has this id (never made, or expired)."""
+
+
 class SetState(StrEnum):
+    COMMITTED = "committed"  # manifest announced; dealt once its public value is given
     QUEUED = "queued"
     DEALING = "dealing"
     SOLVING = "solving"
@@ -59,18 +64,27 @@ class SetStore:
 
     # ------------------------------------------------------------ the record
 
-    def create(self, set_id: str, doc: dict, keys: dict[str, str], boards: int) -> None:
+    def create(self, set_id: str, doc: dict, keys: dict[str, str], boards: int,
+               state: SetState = SetState.QUEUED) -> None:
+        """A new set record; a queued one goes on the watchdog's list at once,
+        a committed one when :meth:`watch` is called (it waits for no worker)."""
         k = self.key(set_id)
-        self.r.hset(k, mapping={"doc": json.dumps(doc), "keys": json.dumps(keys), "state": SetState.QUEUED,
+        self.r.hset(k, mapping={"doc": json.dumps(doc), "keys": json.dumps(keys), "state": state,
                                 "boards": boards, "progress_at": repr(time.time())})
         self.r.expire(k, TTL)
+        if state is SetState.QUEUED:
+            self.watch(set_id)
+
+    def watch(self, set_id: str) -> None:
+        """Put the set on the watchdog's list, and give its record a fresh :data:`TTL`."""
+        self.r.expire(self.key(set_id), TTL)
         self.r.sadd(self._active, set_id)
 
     def record(self, set_id: str) -> dict[str, str]:
         """The set's hash as text; :class:`SetError` when there is no such set."""
         raw = cast(dict[bytes, bytes], self.r.hgetall(self.key(set_id)))
         if not raw:
-            raise SetError(f"no set {set_id!r}")
+            raise UnknownSet(f"no set {set_id!r}")
         return {k.decode(): v.decode() for k, v in raw.items()}
 
     def state(self, set_id: str) -> SetState:

@@ -7,6 +7,8 @@ This module holds the job logic only; the store (:class:`SetStore`) and a
 Steps
     :func:`submit_set` validates the set file, resolves its specs, makes the
     session keys (CSPRNG, or derived from a seed) and stores the record.
+    A set whose public value is still to come waits, ``committed``, until
+    :func:`reveal_set` gives it the value.
     :func:`run_deal` deals every session (cheap: tens of thousands of boards
     per second) and stores the boards in chunks (:func:`chunk_size`) as
     deal numbers; it then queues one solve task per chunk.  :func:`run_solve`
@@ -33,7 +35,7 @@ from typing import Any
 from truedeal.dealnumber import decode
 from truedeal.formats.records import DoubleDummy, HandRecord
 from truedeal.tournament.build import session_boards
-from truedeal.tournament.commit import MANIFEST_FORMAT
+from truedeal.tournament.commit import MANIFEST_FORMAT, keys_json
 from truedeal.tournament.derive import DOMAIN, commitment
 from truedeal.tournament.files import session_files
 from truedeal.tournament.run import session_key, session_plans, settings_of
@@ -56,9 +58,15 @@ Send = Callable[[str, tuple], None]
 
 
 def submit_set(store: SetStore, data: dict, base: Path, *, seed: str | None = None,
-               public: str | None = None) -> str:
-    """Store a new set job and return its id (queue :data:`DEAL_TASK` next).
+               public: str | None = None, to_come: str | None = None) -> str:
+    """Store a new set job and return its id: queue :data:`DEAL_TASK` next,
+    unless ``to_come`` announces a public value still to come (the set is
+    then ``committed``: its manifest is final but for the value, and
+    :func:`reveal_set` queues it once the value is known).
     :class:`SetError` for a bad set file or spec."""
+    if to_come is not None and (seed is not None or public is not None):
+        raise SetError("a public value still to come excludes a seed and a public value: "
+                       "the keys are fresh and the value is given once drawn")
     sf = parse_set(data)
     sources = [resolve(ref, i, base) for i, ref in enumerate(sf.spec_refs())]
     for s in sources:
@@ -67,10 +75,25 @@ def submit_set(store: SetStore, data: dict, base: Path, *, seed: str | None = No
     session_plans(settings_of(sf), sessions, sources)  # rotation errors now
     keys = {s["name"]: session_key(s["name"], seed).hex() for s in sessions}
     doc = {"set": sf.model_dump(mode="json"), "specs": [s.to_json() for s in sources],
-           "sessions": sessions, "public_value": public}
+           "sessions": sessions, "public_value": public, **({} if to_come is None else {"public_value_to_come": to_come})}
     set_id = secrets.token_hex(8)
-    store.create(set_id, doc, keys, sum(s["boards"][1] - s["boards"][0] + 1 for s in sessions))
+    store.create(set_id, doc, keys, sum(s["boards"][1] - s["boards"][0] + 1 for s in sessions),
+                 SetState.QUEUED if to_come is None else SetState.COMMITTED)
     return set_id
+
+
+def reveal_set(store: SetStore, set_id: str, public: str) -> None:
+    """Give a committed set its public value, drawn since the manifest was
+    announced: the set is queued (queue :data:`DEAL_TASK` next) and dealt from
+    its committed keys with that value.  :class:`SetError` when the set is not
+    waiting for a value (given already, cancelled, or never announced one)."""
+    rec, doc, _ = _doc(store, set_id)
+    waiting = f"set {set_id} is not waiting for a public value (it is {rec['state']})"
+    if rec["state"] != SetState.COMMITTED:
+        raise SetError(waiting)
+    if not store.advance(set_id, SetState.COMMITTED, SetState.QUEUED, doc=json.dumps({**doc, "public_value": public})):
+        raise SetError(waiting)  # another reveal or a cancel came first
+    store.watch(set_id)
 
 
 def chunk_size(boards: int) -> int:
@@ -197,7 +220,8 @@ def set_status(store: SetStore, set_id: str) -> dict:
     chunks, size = int(rec.get("chunks", 0)), int(rec.get("chunk_size", SOLVE_CHUNK))  # older sets: 25
     solved = sum(min(size, total - c * size) for c in store.solved_chunks(set_id) if c < chunks)
     state = rec["state"]
-    phase = {"queued": "queued", "dealing": f"dealing {total:,} boards",
+    phase = {"committed": f"committed: dealt once the public value is given ({doc.get('public_value_to_come')})",
+             "queued": "queued", "dealing": f"dealing {total:,} boards",
              "solving": f"solving {solved:,} / {total:,} boards", "done": "done"}.get(state, state)
     return {"id": set_id, "state": state, "boards": total, "solved": solved, "phase": phase,
             "sessions": [s["name"] for s in doc["sessions"]], "error": rec.get("error")}
@@ -249,6 +273,15 @@ def set_file(store: SetStore, set_id: str, session: str, ext: str) -> bytes:
     raise SetError(f"unknown file type {ext!r}")
 
 
+def set_keys(store: SetStore, set_id: str) -> dict:
+    """The secret keys of a finished set, as ``keys.json`` (:func:`truedeal.tournament.commit.keys_json`).
+    :class:`SetError` before it is done: until its boards exist, the keys are the organiser's secret."""
+    rec, _, keys = _doc(store, set_id)
+    if rec["state"] != SetState.DONE:
+        raise SetError(f"set {set_id} is not finished ({rec['state']}): its keys are given once it is done")
+    return keys_json({name: bytes.fromhex(k) for name, k in keys.items()})
+
+
 def set_manifest(store: SetStore, set_id: str) -> dict:
     """The public manifest of a set job (same form as ``truedeal set --commit``)."""
     _, doc, keys = _doc(store, set_id)
@@ -256,5 +289,7 @@ def set_manifest(store: SetStore, set_id: str) -> dict:
     return {"format": MANIFEST_FORMAT, "derivation": DOMAIN, "event": sf["event"], "site": sf["site"],
             "date": sf["date"], "dealer": sf["dealer"], "vulnerability": sf["vulnerability"],
             "rotate_to_dealer": sf["rotate_to_dealer"], "double_dummy": sf["double_dummy"],
-            "public_value": doc["public_value"], "specs": doc["specs"],
+            "public_value": doc["public_value"],
+            **({"public_value_to_come": doc["public_value_to_come"]} if "public_value_to_come" in doc else {}),
+            "specs": doc["specs"],
             "sessions": [{**s, "commitment": commitment(bytes.fromhex(keys[s["name"]]))} for s in doc["sessions"]]}

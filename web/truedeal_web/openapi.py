@@ -237,6 +237,7 @@ def document(config: WebConfig) -> dict[str, Any]:
 _SET_ID = {"name": "set_id", "in": "path", "required": True, "description": "Set id: 16 lowercase hex digits.",
            "schema": {"type": "string"}}
 _OBJECT = {"type": "object"}
+_VALUE = {"type": "string", "minLength": 1, "maxLength": 1000}
 
 
 def _object(description: str, status: str = "200") -> dict[str, Any]:
@@ -244,15 +245,18 @@ def _object(description: str, status: str = "200") -> dict[str, Any]:
 
 
 def _set_paths(common: dict[str, Any]) -> dict[str, Any]:
-    """Tournament sets (docs/tournaments.md): submit, status, cancel, manifest, files."""
+    """Tournament sets (docs/tournaments.md): submit, status, cancel, public value, manifest, keys, files."""
     file_types = ("text/plain", "text/csv", "text/html", "application/pdf", "application/octet-stream")
     return {
         "/api/sets": {"post": {
             "operationId": "submitSet",
             "summary": "Queue a tournament set: deal it, solve it double dummy, write its files",
+            "description": "With public_value_to_come (and no seed or public_value) the set is only committed: "
+                           "its manifest can be published now, and POST /api/sets/{set_id}/public-value deals it.",
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
                 "type": "object", "required": ["set"],
-                "properties": {"set": _OBJECT, "seed": {"type": "string"}, "public_value": {"type": "string"}}}}}},
+                "properties": {"set": _OBJECT, "seed": _VALUE, "public_value": _VALUE,
+                               "public_value_to_come": _VALUE}}}}},
             "responses": {**_object("The set's id and links.", "202"),
                           "400": _problem("Not JSON."), "413": _problem("Body too large."),
                           "415": _problem("Not application/json."), "422": _problem("An invalid set file."), **common},
@@ -262,9 +266,21 @@ def _set_paths(common: dict[str, Any]) -> dict[str, Any]:
             "responses": {**_object("The set."), "404": _problem("Unknown set."), **common}}, "delete": {
             "operationId": "cancelSet", "summary": "Cancel a set (idempotent): its queued work then does nothing",
             "responses": {**_object("The set, cancelled (or as it ended)."), "404": _problem("Unknown set."), **common}}},
+        "/api/sets/{set_id}/public-value": {"parameters": [_SET_ID], "post": {
+            "operationId": "giveSetPublicValue",
+            "summary": "Deal a committed set with its public value, now drawn",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["public_value"], "properties": {"public_value": _VALUE}}}}},
+            "responses": {**_object("The set, queued.", "202"), "404": _problem("Unknown set."),
+                          "409": _problem("The set is not waiting for a public value."),
+                          "415": _problem("Not application/json."), "422": _problem("No public value."), **common}}},
         "/api/sets/{set_id}/manifest": {"parameters": [_SET_ID], "get": {
             "operationId": "getSetManifest", "summary": "The set's public manifest (commitments)",
             "responses": {**_object("The manifest."), "404": _problem("Unknown set."), **common}}},
+        "/api/sets/{set_id}/keys": {"parameters": [_SET_ID], "get": {
+            "operationId": "getSetKeys", "summary": "The session keys (keys.json) of a finished set, for verify",
+            "responses": {**_object("The keys."), "404": _problem("Unknown set."),
+                          "409": _problem("The set is not finished."), **common}}},
         "/api/sets/{set_id}/files/{name}": {
             "parameters": [_SET_ID, {"name": "name", "in": "path", "required": True,
                                      "description": "SESSION.EXT, EXT one of pbn lin dup dlm bri csv html pdf.",

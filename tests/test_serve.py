@@ -314,6 +314,7 @@ def test_serve_exit_codes_shadowing_folder_and_quiet_log(tmp_path):
         assert f"GET /api/jobs/{job_id} " not in err, err  # successful polls are not logged
         assert "/deals?download=maybe" in err  # errors still are
         assert "superuser privileges" not in err
+        assert err.count("runs as root") == (1 if os.geteuid() == 0 else 0)  # said once, not by each lane
         # the lock on the data dir is inherited by redis-server and the worker
         lock = str((data / "serve.lock").resolve())
         for pid in (info["redis_pid"], info["worker_pid"]):

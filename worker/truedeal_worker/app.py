@@ -140,7 +140,9 @@ def quiet_celery() -> None:
 
 @signals.worker_init.connect
 def _say_if_root(**_kw) -> None:
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
+    from .lanes import lane_child
+
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and not lane_child():  # its parent has said it
         logger.warning("the worker runs as root; it works, but an unprivileged user is safer "
                        "(tasks accept JSON only, never pickle)")
 

@@ -74,10 +74,20 @@ class SlowLane:
             self.proc.wait(10)
 
 
+_LANE_CHILD = False
+
+
+def lane_child() -> bool:
+    """Whether this process is the slow lane that a split worker started (see :func:`follow_parent`)."""
+    return _LANE_CHILD
+
+
 def follow_parent() -> None:
     """In the slow-lane child: get SIGTERM (a warm shutdown) when the worker
     that started it dies, however it dies (Linux; elsewhere a no-op)."""
+    global _LANE_CHILD
     parent = os.environ.pop(PARENT_ENV, "")
+    _LANE_CHILD = bool(parent)
     if not parent or not sys.platform.startswith("linux"):
         return
     try:

@@ -185,6 +185,21 @@ def _committed_set(cli, setfile: Path, folder: Path) -> str:
     return set_id
 
 
+def test_the_watchdog_waits_on_no_committed_set_and_looks_after_a_revealed_one(rclient):
+    """A committed set waits for its value, not for a worker: the watchdog leaves it alone.  Once the
+    value is given it is queued and watched in one step, so a lost deal task is sent again."""
+    store, sent = SetStore(rclient, PREFIX), []
+    set_id = setjobs.submit_set(store, SET, ROOT, to_come="the draw")
+    assert set_id not in store.active()
+    assert setjobs.watchdog_sets(store, lambda *a: sent.append(a), 0.0, 5) == [] and sent == []
+    setjobs.reveal_set(store, set_id, "12 34")  # and the process dies before it sends the deal task
+    assert set_id in store.active() and store.state(set_id) == "queued"
+    assert setjobs.watchdog_sets(store, lambda *a: sent.append(a), 0.0, 5, now=time.time() + 1) == [
+        f"{set_id}: deal re-sent"]
+    assert sent == [(setjobs.DEAL_TASK, (set_id,))]
+    assert setjobs.cancel_set(store, set_id) == "cancelled"
+
+
 def test_solve_chunks_spread_a_set_over_the_workers():
     """At least 64 solve tasks when a set has 256 boards or more, 4 to 25 boards each."""
     sizes = {n: setjobs.chunk_size(n) for n in (1, 30, 81, 256, 300, 1600, 10_000)}

@@ -22,10 +22,16 @@ from truedeal.tournament.setfile import SetError
 TTL = 7 * 24 * 3600
 
 # Moves a set from one state to another, or does nothing if it has left the
-# first (a cancel and a finishing task cannot both win).
+# first (a cancel and a finishing task cannot both win).  With a second key
+# (the watchdog's list) the set joins that list in the same step, so that a
+# set never becomes queued without the watchdog looking after it.
 _ADVANCE = """
 if redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+if KEYS[2] then
+  redis.call('SADD', KEYS[2], ARGV[2])
+  redis.call('EXPIRE', KEYS[1], ARGV[3])
+end
 return 1
 """
 
@@ -93,12 +99,14 @@ class SetStore:
     def update(self, set_id: str, **fields: Any) -> None:
         self.r.hset(self.key(set_id), mapping={k: str(v) for k, v in fields.items()})
 
-    def advance(self, set_id: str, frm: SetState, to: SetState, **fields: Any) -> bool:
+    def advance(self, set_id: str, frm: SetState, to: SetState, watch: bool = False, **fields: Any) -> bool:
         """Move the set from state ``frm`` to ``to`` with ``fields`` (and a
         fresh ``progress_at``), atomically; False if it is no longer in ``frm``.
-        A final state also takes the set off the watchdog's list."""
+        ``watch``: in the same step, put it on the watchdog's list with a fresh
+        :data:`TTL` (see :meth:`watch`).  A final state also takes the set off that list."""
         flat = [x for k, v in {"state": to, "progress_at": repr(time.time()), **fields}.items() for x in (k, str(v))]
-        moved = self._advance(keys=[self.key(set_id)], args=[frm, *flat]) == 1
+        keys = [self.key(set_id), *([self._active] if watch else [])]
+        moved = self._advance(keys=keys, args=[frm, set_id, TTL, *flat]) == 1
         if moved and to.final:
             self.r.srem(self._active, set_id)
         return moved

@@ -91,9 +91,10 @@ def reveal_set(store: SetStore, set_id: str, public: str) -> None:
     waiting = f"set {set_id} is not waiting for a public value (it is {rec['state']})"
     if rec["state"] != SetState.COMMITTED:
         raise SetError(waiting)
-    if not store.advance(set_id, SetState.COMMITTED, SetState.QUEUED, doc=json.dumps({**doc, "public_value": public})):
+    # queued and watched in one step: a crash before the deal task is sent leaves it to the watchdog
+    if not store.advance(set_id, SetState.COMMITTED, SetState.QUEUED, watch=True,
+                         doc=json.dumps({**doc, "public_value": public})):
         raise SetError(waiting)  # another reveal or a cancel came first
-    store.watch(set_id)
 
 
 def chunk_size(boards: int) -> int:

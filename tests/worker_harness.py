@@ -50,6 +50,24 @@ class Worker:
         out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.proc.pid)], capture_output=True, text=True).stdout
         return [int(x) for x in out.split()]
 
+    def busy_child(self, timeout: float = 10) -> int:
+        """A pool process that is running (state R: busy with a task, as the
+        pool's processes only compute while they run one), waited for up to
+        ``timeout`` s; else any pool process."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for pid in self.children():
+                try:
+                    stat = Path(f"/proc/{pid}/stat").read_text()
+                except OSError:
+                    continue
+                if stat.rpartition(")")[2].split()[0] == "R":
+                    return pid
+            time.sleep(0.005)
+        children = self.children()
+        assert children, "the worker has no pool processes"
+        return children[0]
+
     def kill(self) -> None:
         """SIGKILL the whole worker, main process and pool children."""
         self._signal(signal.SIGKILL)

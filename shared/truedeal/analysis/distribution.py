@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..cards import MAX_HCP, SEAT_NAMES, SEATS, SUIT_NAMES
+from ..cards import MAX_HCP, SEAT_NAMES, SUIT_NAMES
+from ..formats.rotation import seat_index
 from ..patterns import PATTERNS
 from ..spec import Spec
 from .conditioning import Counter, SeatCondition, allowed_hcp, allowed_patterns, count_with, spec_total
@@ -68,7 +69,6 @@ class Feature:
         return [(sc.name, SeatCondition(self.seat, patterns=sc.mask)) for sc in shape_classes() if (sc.mask & mask).any()]
 
 
-_SEAT_WORDS = {**{n: i for i, n in enumerate(SEAT_NAMES)}, **{s.lower(): i for i, s in enumerate(SEATS)}}
 _SEAT = r"\s*([a-zA-Z]+)\s*"
 _CALL = re.compile(r"^\s*([a-z]+)\s*\(" + _SEAT + r"\)\s*$", re.IGNORECASE)
 _CLASS = re.compile(r"^\s*shape\s+class\s+of" + _SEAT + r"$", re.IGNORECASE)
@@ -76,8 +76,8 @@ _CLASS = re.compile(r"^\s*shape\s+class\s+of" + _SEAT + r"$", re.IGNORECASE)
 
 def _seat(word: str, expr: str) -> int:
     try:
-        return _SEAT_WORDS[word.lower()]
-    except KeyError:
+        return seat_index(word)
+    except ValueError:
         raise UnsupportedFeature(f"{expr!r}: unknown seat {word!r} (north, east, south, west or N, E, S, W)") from None
 
 

@@ -1,6 +1,6 @@
 """Build hook for the optional compiled kernel (everything else is in pyproject.toml).
 
-``truedeal._kernel`` and ``truedeal._sampler`` are optional: without a C
+``truedeal._kernel``, ``truedeal._sampler`` and ``truedeal._shake`` are optional: without a C
 compiler (or without ``unsigned __int128``) the build skips them, the package
 still installs, and
 :mod:`truedeal.kernel` falls back to the numpy path, saying so once.
@@ -19,6 +19,12 @@ setup(
         Extension(
             "truedeal._sampler",  # the sampler's draws and fill (truedeal.kernel.sampler())
             sources=["shared/truedeal/_sampler.c"],
+            optional=True,
+            extra_compile_args=["-O3"],
+        ),
+        Extension(
+            "truedeal._shake",  # eight SHAKE-256 blocks at once on AVX-512 (truedeal.randomness)
+            sources=["shared/truedeal/_shake.c"],
             optional=True,
             extra_compile_args=["-O3"],
         ),

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from truedeal.randomness import CHUNK_DEALS, Rng, SeededBits, SystemBits, chunk_rng
+from truedeal import kernel
+from truedeal.randomness import CHUNK_DEALS, Rng, SeededBits, chunk_rng
 
 
 class AllWords:
@@ -89,9 +90,35 @@ def test_seeded_stream_is_documented_shake256_counter_mode():
     assert got == block0 + block1[:100]
 
 
-def test_chunks_streams_are_independent_and_system_source_is_not_seeded():
+def _hashlib_stream(seed: bytes, chunk: int, nbytes: int) -> bytes:
+    """The documented stream from hashlib alone, one 64 KiB block at a time."""
+    prefix = b"truedeal/v1" + len(seed).to_bytes(4, "big") + seed + chunk.to_bytes(8, "big")
+    blocks = -(-nbytes // (1 << 16))
+    return b"".join(hashlib.shake_256(prefix + b.to_bytes(8, "big")).digest(1 << 16) for b in range(blocks))[:nbytes]
+
+
+@pytest.mark.parametrize("seed_len", [1, 100, 113, 250, 4000, 5000])  # prefixes across SHAKE's 136-byte rate and the compiled 4 KiB limit
+def test_compiled_shake_squeezes_hashlibs_bytes(seed_len):
+    seed = bytes((7 * i + seed_len) % 256 for i in range(seed_len))
+    sizes = [3, 65533, 10, 8 * 65536 - 65546, 70_000, 1, 600_000]  # reads across block and eight-block edges
+    bits = SeededBits(seed, 5)
+    got = b"".join(bits.read(n) for n in sizes)
+    assert got == _hashlib_stream(seed, 5, sum(sizes))
+    with kernel.numpy_only():  # the hashlib path, forced
+        assert SeededBits(seed, 5).read(sum(sizes)) == got
+
+
+@pytest.mark.skipif(kernel.shake() is None, reason="no compiled SHAKE (not built, or no AVX-512 on this CPU)")
+def test_compiled_shake_is_in_use_where_the_cpu_has_it():
+    out = bytearray(8 << 16)
+    kernel.shake().blocks(b"x", 2**40, out)
+    assert bytes(out[7 << 16 : (7 << 16) + 32]) == hashlib.shake_256(b"x" + (2**40 + 7).to_bytes(8, "big")).digest(32)
+
+
+def test_chunks_streams_are_independent_and_unseeded_streams_are_fresh():
     a = chunk_rng("s", 0).bits.read(64)
     b = chunk_rng("s", 1).bits.read(64)
     assert a != b and chunk_rng("s", 0).bits.read(64) == a
-    assert isinstance(chunk_rng(None, 0).bits, SystemBits)
+    fresh = {chunk_rng(None, 0).bits.read(64) for _ in range(20)}
+    assert len(fresh) == 20 and a not in fresh
     assert CHUNK_DEALS == 4096  # changing it changes every seeded stream: make it deliberate

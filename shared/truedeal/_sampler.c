@@ -99,7 +99,7 @@ static inline uint64_t le(const uint8_t *p, int nbytes) {
  * below -> lemire).  A slot is lent to one call at a time: the bit source's
  * Python code may let another thread run this module meanwhile, and that
  * call then gets heap memory instead (grab and drop run under the GIL). */
-enum { S_LEMIRE, S_B64, S_IDX, S_W_TODO, S_W_BND, S_W_H, S_W_BUF, S_LISTS, S_LENGTH, S_BND, S_DRAW,
+enum { S_LEMIRE, S_B64, S_IDX, S_W_TODO, S_W_BND, S_W_H, S_W_BUF, S_LISTS, S_LENGTH, S_DRAW,
        S_COUNTS, S_C1, S_LOC_R, S_WL_HI, S_WL_LO, S_L1_BND, S_L1_DRAW, N_SLOTS };
 static void *slot_buf[N_SLOTS];
 static size_t slot_cap[N_SLOTS];
@@ -310,6 +310,50 @@ static inline size_t upper(const int64_t *a, size_t n, int64_t x) {
 
 /* ------------------------------------------------------------ the deal */
 
+/* The draws of a partial Fisher-Yates over n rows: draw k = i * n + r
+ * (position-major) is uniform below max(length[r] - i, 1), i < steps, into
+ * pick[k].  The same draws from the same bytes as below() on those bounds
+ * (they are all < 2**16: Lemire on 16-bit words, the rejected draws redone
+ * in index order), but with no bound or index arrays: this is the fill's
+ * hot loop, and its bounds are < 53, so a pick fits a byte. */
+static int positions(PyObject *bits, const int64_t *length, size_t n, size_t steps, uint8_t *pick) {
+    size_t cnt = steps * n, bad = 0;
+    uint8_t *buf = grab(S_LEMIRE, 2 * cnt + 1);
+    size_t *redo = grab(S_IDX, (cnt + 1) * sizeof *redo);
+    int rc = -1;
+    if (!buf || !redo) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    if (read_bits(bits, 2 * cnt, buf) < 0) goto out;
+    for (size_t i = 0, k = 0; i < steps; i++)
+        for (size_t r = 0; r < n; r++, k++) {
+            uint32_t b = length[r] > (int64_t)i + 1 ? (uint32_t)(length[r] - (int64_t)i) : 1u;
+            uint32_t x = (uint32_t)(buf[2 * k] | buf[2 * k + 1] << 8) * b, low = x & 0xFFFF;
+            pick[k] = (uint8_t)(x >> 16);
+            if (__builtin_expect(low < b, 0) && low < (65536u - b) % b) redo[bad++] = k;
+        }
+    while (bad) {
+        if (read_bits(bits, 2 * bad, buf) < 0) goto out;
+        size_t again = 0;
+        for (size_t j = 0; j < bad; j++) {
+            size_t k = redo[j], i = k / n;
+            int64_t len = length[k % n];
+            uint32_t b = len > (int64_t)i + 1 ? (uint32_t)(len - (int64_t)i) : 1u;
+            uint32_t x = (uint32_t)(buf[2 * j] | buf[2 * j + 1] << 8) * b, low = x & 0xFFFF;
+            pick[k] = (uint8_t)(x >> 16);
+            if (low < b && low < (65536u - b) % b) redo[again++] = k;
+        }
+        bad = again;
+    }
+    rc = 0;
+out:
+    drop(S_LEMIRE, buf);
+    drop(S_IDX, redo);
+    return rc;
+}
+
+
 /* fill._deal: give row r's counts[r, k] cards to dest[k], a uniform choice
  * among the cards of `cards` (in that order) that row r's owner array marks
  * `take`; the partial Fisher-Yates draws all positions of all rows in one
@@ -330,7 +374,7 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
     }
     uint8_t *lists = grab(S_LISTS, n * m + 1);
     int64_t *length = grab(S_LENGTH, n * sizeof *length);
-    int64_t *bnd = NULL, *draw = NULL;
+    uint8_t *pick = NULL;
     int rc = -1;
     if (!lists || !length) goto nomem;
     int all = 1, full = 1;
@@ -374,20 +418,14 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
         if (sh > S) S = sh;
     }
     size_t steps = (size_t)S;
-    bnd = grab(S_BND, (steps * n + 1) * sizeof *bnd);
-    draw = grab(S_DRAW, (steps * n + 1) * sizeof *draw);
-    if (!bnd || !draw) goto nomem;
-    for (size_t i = 0; i < steps; i++)
-        for (size_t r = 0; r < n; r++) {
-            int64_t x = length[r] - (int64_t)i;
-            bnd[i * n + r] = x > 1 ? x : 1;
-        }
-    if (below(bits, bnd, draw, steps * n) < 0) goto out;
+    pick = grab(S_DRAW, steps * n + 1);
+    if (!pick) goto nomem;
+    if (positions(bits, length, n, steps, pick) < 0) goto out;
     for (size_t i = 0; i < steps; i++) { /* position-major like the draws: reads them in order */
-        const int64_t *d = draw + i * n;
+        const uint8_t *d = pick + i * n;
         for (size_t r = 0; r < n; r++) {
             uint8_t *l = lists + r * m;
-            size_t j = i + (size_t)d[r];
+            size_t j = i + d[r];
             uint8_t t = l[i];
             l[i] = l[j];
             l[j] = t;
@@ -422,8 +460,7 @@ nomem:
 out:
     drop(S_LISTS, lists);
     drop(S_LENGTH, length);
-    drop(S_BND, bnd);
-    drop(S_DRAW, draw);
+    drop(S_DRAW, pick);
     return rc;
 }
 

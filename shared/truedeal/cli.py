@@ -230,7 +230,8 @@ def generate(spec: str, n: int | None, seed: str | None, fmt: str, first_board: 
     """Draw N deals uniformly from all deals that satisfy SPEC.
 
     With --seed the deals come from a SHAKE-256 stream keyed by the seed
-    (see README); without it from the operating system's CSPRNG.  Dealer and
+    (see README); without it from that stream keyed by the operating system's
+    CSPRNG.  Dealer and
     vulnerability follow the board numbers' standard cycle unless a dealer
     script's `dealer`/`vulnerable` or --dealer/--vulnerability fix them.
     """

@@ -11,7 +11,9 @@ and the numpy path (tests/test_kernel.py):
   integer draws of :class:`truedeal.randomness.Rng`, the categorical searches
   of :mod:`truedeal.sampling` and the deal of :mod:`truedeal.fill`, consuming
   the seeded stream byte for byte as their numpy forms do
-  (tests/test_kernel_sampler.py).
+  (tests/test_kernel_sampler.py);
+* the seeded stream's SHAKE-256, eight blocks at once on AVX-512
+  (``truedeal._shake``, see :func:`shake`), the same bytes as hashlib's.
 
 The kernel is built by ``pip install`` when a C compiler is present; it is
 optional.  Without it (or with ``TRUEDEAL_NO_KERNEL=1`` in the environment,
@@ -36,6 +38,7 @@ __all__ = [
     "PBN_LEN",
     "native",
     "sampler",
+    "shake",
     "numpy_only",
     "missing_reason",
     "note_if_missing",
@@ -88,6 +91,24 @@ def sampler() -> ModuleType | None:
     TRUEDEAL_NO_KERNEL, or inside :func:`numpy_only`.  Callers then run their
     numpy reference code, which draws the same bytes into the same deals."""
     return None if _numpy_only else _load_sampler()
+
+
+@cache
+def _load_shake() -> ModuleType | None:
+    if native() is None:
+        return None
+    try:
+        _shake = importlib.import_module("truedeal._shake")
+    except ImportError:  # optional: hashlib squeezes the same bytes
+        return None
+    return _shake if _shake.available() else None
+
+
+def shake() -> ModuleType | None:
+    """The compiled eight-block SHAKE-256 (``truedeal._shake``), or None: not
+    built, no AVX-512 on this CPU, or the numpy path forced as for
+    :func:`sampler`.  Callers then use hashlib, which gives the same bytes."""
+    return None if _numpy_only else _load_shake()
 
 
 @contextmanager

@@ -1,11 +1,11 @@
 """Random bits and exactly uniform integers, vectorised.
 
-Two bit sources:
-
-* :class:`SystemBits` reads ``os.urandom`` (the default: unpredictable).
-* :class:`SeededBits` is a reproducible stream: block ``b`` of chunk ``j`` is
-  ``SHAKE-256(b"truedeal/v1" || len(seed) || seed || j || b)`` squeezed to
-  64 KiB.  Deals are generated in fixed chunks of :data:`CHUNK_DEALS`, each
+One bit source, :class:`SeededBits`: block ``b`` of chunk ``j`` is
+``SHAKE-256(b"truedeal/v1" || len(seed) || seed || j || b)`` squeezed to
+64 KiB.  With a seed it is a reproducible stream; without one (the default:
+unpredictable) the seed is 32 fresh bytes from ``os.urandom`` per chunk, so
+both draw at SHAKE's speed, which the compiled eight-block SHAKE makes ~4x
+hashlib's (the OS's generator is no faster than hashlib here).  Deals are generated in fixed chunks of :data:`CHUNK_DEALS`, each
   with its own stream, so the same seed and spec give the same deals whatever
   the batch sizes, the number of deals asked for (the first ``n`` deals never
   change) or the number of workers.
@@ -25,18 +25,16 @@ import os
 import numpy as np
 
 from .kernel import sampler as _compiled
+from .kernel import shake as _shake
 
 #: Deals per reproducible chunk.  Changing it changes every seeded stream.
 CHUNK_DEALS = 4096
 _BLOCK = 1 << 16
 _DOMAIN = b"truedeal/v1"
-
-
-class SystemBits:
-    """Bits from the operating system's CSPRNG."""
-
-    def read(self, nbytes: int) -> bytes:
-        return os.urandom(nbytes)
+#: Blocks per call of the compiled SHAKE, and the longest prefix it takes.
+_FAST_BLOCKS, _FAST_PREFIX_MAX = 8, 4096
+#: Bytes of the OS's CSPRNG that key an unseeded chunk's stream.
+_FRESH_KEY_BYTES = 32
 
 
 class SeededBits:
@@ -46,7 +44,7 @@ class SeededBits:
         key = seed_bytes(seed)
         self._prefix = _DOMAIN + len(key).to_bytes(4, "big") + key + chunk.to_bytes(8, "big")
         self._block = 0
-        self._buf = b""
+        self._buf: bytes | bytearray = b""
         self._pos = 0
 
     def read(self, nbytes: int) -> bytes:
@@ -61,14 +59,25 @@ class SeededBits:
         at, nbytes = 0, len(view)
         while at < nbytes:
             if self._pos == len(self._buf):
-                self._buf = hashlib.shake_256(self._prefix + self._block.to_bytes(8, "big")).digest(_BLOCK)
-                self._block += 1
-                self._pos = 0
+                self._squeeze()
             take = min(nbytes - at, len(self._buf) - self._pos)
             view[at : at + take] = self._buf[self._pos : self._pos + take]
             self._pos += take
             at += take
         return nbytes
+
+    def _squeeze(self) -> None:
+        """The next blocks of the stream: eight at once where the compiled
+        SHAKE runs (the same bytes, ~4x faster), else one from hashlib."""
+        fast = _shake()
+        if fast is not None and len(self._prefix) <= _FAST_PREFIX_MAX:
+            self._buf = bytearray(_FAST_BLOCKS * _BLOCK)
+            fast.blocks(self._prefix, self._block, self._buf)
+            self._block += _FAST_BLOCKS
+        else:
+            self._buf = hashlib.shake_256(self._prefix + self._block.to_bytes(8, "big")).digest(_BLOCK)
+            self._block += 1
+        self._pos = 0
 
 
 def seed_bytes(seed: str | int | bytes) -> bytes:
@@ -81,7 +90,7 @@ def seed_bytes(seed: str | int | bytes) -> bytes:
 class Rng:
     """Exactly uniform integers drawn from a bit source."""
 
-    def __init__(self, bits: SystemBits | SeededBits) -> None:
+    def __init__(self, bits: SeededBits) -> None:
         self.bits = bits
 
     def words64(self, n: int) -> np.ndarray:
@@ -197,5 +206,6 @@ class Rng:
 
 
 def chunk_rng(seed: str | int | bytes | None, chunk: int) -> Rng:
-    """The generator for deal chunk ``chunk``: seeded stream, or the OS when seed is None."""
-    return Rng(SystemBits() if seed is None else SeededBits(seed, chunk))
+    """The generator for deal chunk ``chunk``: the seeded stream, or with no
+    seed a stream keyed by 256 bits from the OS's CSPRNG (unpredictable)."""
+    return Rng(SeededBits(os.urandom(_FRESH_KEY_BYTES) if seed is None else seed, chunk))

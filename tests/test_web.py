@@ -608,6 +608,66 @@ def test_fuzz_api_no_server_error(fuzz_env, case):
     assert time.monotonic() - t0 < 15, "no request may hang"
 
 
+# Slow specs.  Valid, mostly exact specs whose listings take from a second to
+# minutes: the web process must never build one (issue 8: counts run in the
+# helpers under the count time limit, jobs are listed by the workers).  A
+# sentinel in place of the listing builders fails any build in this process
+# (the helpers are other processes), so the check does not depend on timing.
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_WIDE_SHAPES = ["any 5xxx", "any 4xxx", "any 6xxx", "any 55xx", "any 4432 + any 5332", "5xxx", "xxx5"]
+_slow_seat = st.fixed_dictionaries({
+    "shape": st.sampled_from(_WIDE_SHAPES),
+    "hcp": st.tuples(st.integers(0, 12), st.integers(13, 30)).map(list),
+})
+_slow_specs = st.dictionaries(st.sampled_from(["north", "east", "south", "west"]), _slow_seat, min_size=2, max_size=4)
+_SLOW_CALLS = {
+    "/api/count": (lambda spec: spec, {200, 422, 503}),
+    "/api/jobs": (lambda spec: {"constraints": spec, "count": 1}, {202, 422, 503}),
+    "/api/distribution": (lambda spec: {"constraints": spec, "of": "hcp(north)+hcp(south)"}, {200, 422, 503}),
+}
+
+
+@pytest.fixture(scope="module")
+def slow_client(make_app):
+    """A client of an app with a 1 s count limit, and the sentinel in place."""
+    import truedeal.analysis.conditioning as conditioning
+    import truedeal.engine as engine
+
+    builds: list[str] = []
+    web_pid = os.getpid()
+    saved = engine.build_listing, engine._rank_count_listing, conditioning.build_listing
+
+    def sentinel(real):
+        def guarded(*args, **kwargs):
+            if os.getpid() == web_pid:
+                builds.append(real.__name__)
+                raise AssertionError("the web process built a listing")
+            return real(*args, **kwargs)
+        return guarded
+
+    engine.build_listing, engine._rank_count_listing, conditioning.build_listing = map(sentinel, saved)
+    client = make_app(count_timeout=1.0, count_memory_mb=700).test_client()
+    yield client, builds
+    engine.build_listing, engine._rank_count_listing, conditioning.build_listing = saved
+
+
+@given(spec=_slow_specs, path=st.sampled_from(sorted(_SLOW_CALLS)))
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+def test_fuzz_slow_specs_are_never_listed_in_the_web_process(slow_client, spec, path):
+    client, builds = slow_client
+    body, allowed = _SLOW_CALLS[path]
+    r = client.post(path, json=body(spec))
+    assert r.status_code in allowed, (r.status_code, r.get_data(as_text=True))
+    if r.status_code >= 400:
+        assert r.mimetype == "application/problem+json"
+    if r.status_code == 202:
+        client.delete(r.headers["Location"])
+    assert not builds, f"built in the web process: {builds}"
+
+
 # --------------------------------------------------------------------------- what a new user trips over (issue 12)
 
 

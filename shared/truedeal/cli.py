@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.metadata
 import json
 import os
 import re
 import sys
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import click
 
@@ -27,6 +27,9 @@ from .kernel import note_if_missing
 from .odds import odds_of_summary
 from .spec import SpecError
 from .summary import CountSummary, Rejection
+
+if TYPE_CHECKING:
+    import importlib.metadata
 
 
 class UserError(Exception):
@@ -126,14 +129,17 @@ class _LazyGroup(click.Group):
         if name in self.lazy:
             module, attr = self.lazy[name].split(":")
             return getattr(importlib.import_module(module), attr)
-        if name in _plugins():
+        command = super().get_command(ctx, name)
+        if command is None and name in _plugins():  # reading the entry points costs ~25 ms: core commands skip it
             return _load_plugin(name, _plugins()[name])
-        return super().get_command(ctx, name)
+        return command
 
 
 @functools.cache
 def _plugins() -> dict[str, importlib.metadata.EntryPoint]:
     """The registered server commands by name (read once per process)."""
+    import importlib.metadata
+
     return {ep.name: ep for ep in importlib.metadata.entry_points(group=COMMANDS_ENTRY_POINT)}
 
 

@@ -19,7 +19,6 @@ from the same bytes; the numpy code here is the reference and the fallback.
 
 from __future__ import annotations
 
-import hashlib
 import os
 
 import numpy as np
@@ -75,6 +74,8 @@ class SeededBits:
             fast.blocks(self._prefix, self._block, self._buf)
             self._block += _FAST_BLOCKS
         else:
+            import hashlib  # only here: ~8 ms of start-up that the compiled SHAKE does without
+
             self._buf = hashlib.shake_256(self._prefix + self._block.to_bytes(8, "big")).digest(_BLOCK)
             self._block += 1
         self._pos = 0

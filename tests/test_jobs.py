@@ -467,6 +467,34 @@ def test_job_logic_idempotent_and_checked(unit_store):
     st.delete(job.id)
 
 
+def test_chunk_runs_cover_every_chunk_once_in_consecutive_runs():
+    from truedeal_jobs.dispatch import LONGEST_RUN, chunk_runs
+
+    def covered(runs):
+        return [first + k for first, count in runs for k in range(count)]
+
+    assert chunk_runs(range(10)) == [(i, 1) for i in range(10)]  # a short job: a chunk a task, as before
+    runs = chunk_runs(range(1000))
+    assert covered(runs) == list(range(1000)) and len(runs) >= 32 and max(c for _, c in runs) == LONGEST_RUN
+    holes = [i for i in range(3000) if i % 100 != 50]  # runs never bridge a chunk that is not asked for
+    assert covered(chunk_runs(holes)) == holes
+    assert chunk_runs([7, 3, 4, 4, 5, 9]) == [(3, 1), (4, 1), (5, 1), (7, 1), (9, 1)]  # sorted, once each
+
+
+def test_a_run_of_chunks_draws_each_chunk_once(unit_store):
+    st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
+    job = jobs.submit(st, disp, STRONG_NT, 9000, seed="run")
+    for k in range(8):
+        jobs.run_partition(st, disp, job.id, k, plans)
+    jobs.run_reduce(st, disp, job.id, plans)
+    assert jobs.run_chunks(st, disp, job.id, 1, 1, plans) == "ok"
+    assert jobs.run_chunks(st, disp, job.id, 0, 3, plans) == "ok"  # chunk 1 again: a duplicate, not redrawn
+    assert st.get(job.id).state == "done" and st.attempts(job.id)["c:1"] == 1
+    assert b"".join(st.iter_chunk_bytes(job.id)) == b"".join(_expected_bytes(STRONG_NT, 9000, "run").values())
+    assert jobs.run_chunks(st, disp, job.id, 0, 3, plans) == "skipped"  # done: nothing to do
+    st.delete(job.id)
+
+
 def test_a_slow_lane_job_queues_all_its_work_on_the_slow_lane(unit_store):
     assert jobs.lane_for(None) == jobs.SLOW_LANE  # the count did not finish before queueing
     counted = Plan.build(load_spec(STRONG_NT)).summary()

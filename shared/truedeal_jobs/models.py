@@ -168,7 +168,8 @@ class Dispatcher(Protocol):
         """Queue ``reduce(job_id)`` on ``lane``'s queue."""
 
     def draw_chunks(self, job_id: str, indices: Sequence[int], lane: str = FAST_LANE) -> list[str]:
-        """Queue ``draw_chunk(job_id, i)`` for each ``i`` on ``lane``'s queue."""
+        """Queue ``draw_chunk`` tasks that draw every chunk ``i`` of ``indices``
+        on ``lane``'s queue (runs of consecutive chunks may share a task)."""
 
     def revoke(self, task_ids: Sequence[str]) -> None:
         """Ask workers to discard these queued tasks (best effort)."""

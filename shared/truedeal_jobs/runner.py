@@ -315,35 +315,53 @@ def run_chunk(store: JobStore, dispatcher: Dispatcher, job_id: str, i: int, plan
     it to ``done``.  Idempotent (a chunk already stored is skipped; a re-run
     writes the same bytes).  Returns ok, duplicate, skipped, stopped or failed.
     """
+    return run_chunks(store, dispatcher, job_id, i, 1, plans)
+
+
+def run_chunks(store: JobStore, dispatcher: Dispatcher, job_id: str, first: int, count: int, plans: PlanCache) -> str:
+    """:func:`run_chunk` for chunks ``first .. first + count - 1`` in turn (one
+    task's run), the job checked and its plan fetched once, until a chunk does
+    not end ``ok`` or ``duplicate``; returns the last outcome.  Each chunk is
+    stored, counted and idempotent on its own."""
     job = store.get(job_id)
-    if job.state != DRAWING:
+    if job.state != DRAWING or not 0 <= first < job.chunks:
         return "skipped"
-    if not 0 <= i < job.chunks:
-        return "skipped"
-    if store.chunk_done(job_id, i):
+    todo = [i for i in range(first, min(first + max(count, 1), job.chunks)) if not store.chunk_done(job_id, i)]
+    if not todo:  # a re-delivered run: no plan needed
         store.finish(job_id)
         return "duplicate"
     if store.stop_requested(job_id):
         return "stopped"
-    attempts = store.count_attempt(job_id, f"c:{i}")
-    if attempts > store.settings.max_attempts:
-        store.fail(job_id, f"draw chunk {i} was started {attempts - 1} times without finishing "
-                           "(its worker crashed, was killed or timed out each time)", dispatcher)
-        return "failed"
     try:
         plan = _plan_or_fail(store, dispatcher, job, plans, _stopper(store, job_id))
     except JobStopped:
         return "stopped"
     if plan is None:
         return "failed"
-    if store.stop_requested(job_id):
-        return "stopped"
-    data = draw_chunk_bytes(plan, job.seed, i, job.chunk_size(i))
-    done = store.write_chunk(job_id, i, data)
+    outcome = "skipped"
+    for i in todo:
+        outcome = _draw_and_store(store, dispatcher, job, plan, i)
+        if outcome not in ("ok", "duplicate"):
+            break
+    return outcome
+
+
+def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Plan, i: int) -> str:
+    """One chunk of :func:`run_chunks`: three Redis calls around the draw (the
+    chunk may have been stored by another worker since the run was checked)."""
+    if store.chunk_done(job.id, i):
+        store.finish(job.id)
+        return "duplicate"
+    attempts = store.count_attempt(job.id, f"c:{i}")
+    if attempts > store.settings.max_attempts:
+        store.fail(job.id, f"draw chunk {i} was started {attempts - 1} times without finishing "
+                           "(its worker crashed, was killed or timed out each time)", dispatcher)
+        return "failed"
+    done = store.write_chunk(job.id, i, draw_chunk_bytes(plan, job.seed, i, job.chunk_size(i)))
     if done < 0:
         return "stopped"
     if done >= job.chunks:
-        store.finish(job_id)
+        store.finish(job.id)
     return "ok"
 
 

@@ -35,8 +35,7 @@ from typing import Any
 from truedeal.dealnumber import decode
 from truedeal.formats.records import DoubleDummy, HandRecord
 from truedeal.tournament.build import session_boards
-from truedeal.tournament.commit import MANIFEST_FORMAT, keys_json
-from truedeal.tournament.derive import DOMAIN, commitment
+from truedeal.tournament.commit import keys_json, manifest_of
 from truedeal.tournament.files import session_files
 from truedeal.tournament.run import session_key, session_plans, settings_of
 from truedeal.tournament.setfile import SetError, parse_set
@@ -286,11 +285,5 @@ def set_keys(store: SetStore, set_id: str) -> dict:
 def set_manifest(store: SetStore, set_id: str) -> dict:
     """The public manifest of a set job (same form as ``truedeal set --commit``)."""
     _, doc, keys = _doc(store, set_id)
-    sf = doc["set"]
-    return {"format": MANIFEST_FORMAT, "derivation": DOMAIN, "event": sf["event"], "site": sf["site"],
-            "date": sf["date"], "dealer": sf["dealer"], "vulnerability": sf["vulnerability"],
-            "rotate_to_dealer": sf["rotate_to_dealer"], "double_dummy": sf["double_dummy"],
-            "public_value": doc["public_value"],
-            **({"public_value_to_come": doc["public_value_to_come"]} if "public_value_to_come" in doc else {}),
-            "specs": doc["specs"],
-            "sessions": [{**s, "commitment": commitment(bytes.fromhex(keys[s["name"]]))} for s in doc["sessions"]]}
+    return manifest_of(parse_set(doc["set"]), doc["specs"], {name: bytes.fromhex(k) for name, k in keys.items()},
+                       doc["public_value"], doc.get("public_value_to_come"))

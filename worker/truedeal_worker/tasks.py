@@ -120,9 +120,11 @@ def reduce(self, job_id: str) -> str:
 
 
 @app.task(name=DRAW, **_TASK_OPTIONS)
-def draw_chunk(self, job_id: str, i: int) -> str:
-    """Draw chunk ``i`` of the job's seeded stream and store its deal numbers."""
-    return _guard(job_id, f"draw chunk {i}", lambda c: jobs.run_chunk(c.store, c.dispatcher, job_id, int(i), c.plans))
+def draw_chunk(self, job_id: str, i: int, count: int = 1) -> str:
+    """Draw chunks ``i .. i + count - 1`` of the job's seeded stream and store
+    their deal numbers (``count`` defaults to 1, as messages had it before)."""
+    what = f"draw chunk {i}" if int(count) == 1 else f"draw chunks {i}-{int(i) + int(count) - 1}"
+    return _guard(job_id, what, lambda c: jobs.run_chunks(c.store, c.dispatcher, job_id, int(i), int(count), c.plans))
 
 
 @app.task(name=WATCHDOG, bind=True, acks_late=False, reject_on_worker_lost=False, ignore_result=True)

@@ -46,6 +46,13 @@ def manifest(sf: SetFile, base: Path, keys: dict[str, bytes], public: str | None
     """The public manifest of a set dealt (or to be dealt) from ``keys``;
     ``to_come`` describes a public value announced but not known yet."""
     sources = [resolve(ref, i, base) for i, ref in enumerate(sf.spec_refs())]
+    return manifest_of(sf, [s.to_json() for s in sources], keys, public, to_come)
+
+
+def manifest_of(sf: SetFile, specs: list[dict], keys: dict[str, bytes], public: str | None,
+                to_come: str | None = None) -> dict:
+    """:func:`manifest` from the specs' canonical JSON, already resolved (a
+    set job keeps them in its record): the one builder of a manifest."""
     announced = {"public_value_to_come": to_come} if to_come is not None else {}
     return {
         "format": MANIFEST_FORMAT,
@@ -56,7 +63,7 @@ def manifest(sf: SetFile, base: Path, keys: dict[str, bytes], public: str | None
         "double_dummy": sf.double_dummy,
         "public_value": public,
         **announced,
-        "specs": [s.to_json() for s in sources],
+        "specs": specs,
         "sessions": [
             {"name": s.name, "boards": list(s.boards), "quotas": sf.quotas(s),
              "commitment": commitment(keys[s.name])}

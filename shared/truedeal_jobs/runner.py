@@ -326,7 +326,8 @@ def run_chunks(store: JobStore, dispatcher: Dispatcher, job_id: str, first: int,
     job = store.get(job_id)
     if job.state != DRAWING or not 0 <= first < job.chunks:
         return "skipped"
-    todo = [i for i in range(first, min(first + max(count, 1), job.chunks)) if not store.chunk_done(job_id, i)]
+    run = range(first, min(first + max(count, 1), job.chunks))
+    todo = [i for i, done in zip(run, store.chunks_done(job_id, run)) if not done]
     if not todo:  # a re-delivered run: no plan needed
         store.finish(job_id)
         return "duplicate"
@@ -347,11 +348,9 @@ def run_chunks(store: JobStore, dispatcher: Dispatcher, job_id: str, first: int,
 
 
 def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Plan, i: int) -> str:
-    """One chunk of :func:`run_chunks`: three Redis calls around the draw (the
-    chunk may have been stored by another worker since the run was checked)."""
-    if store.chunk_done(job.id, i):
-        store.finish(job.id)
-        return "duplicate"
+    """One chunk of :func:`run_chunks`, not stored when the run was checked:
+    two Redis calls around the draw.  (Should another worker store it
+    meanwhile, this one writes the same bytes again: harmless.)"""
     attempts = store.count_attempt(job.id, f"c:{i}")
     if attempts > store.settings.max_attempts:
         store.fail(job.id, f"draw chunk {i} was started {attempts - 1} times without finishing "

@@ -9,7 +9,7 @@ import math
 import re
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -218,8 +218,12 @@ class JobStore:
     def done_chunks(self, job_id: str) -> set[int]:
         return {int(x) for x in self.r.smembers(self.key(job_id, "chunks"))}
 
-    def chunk_done(self, job_id: str, i: int) -> bool:
-        return bool(self.r.sismember(self.key(job_id, "chunks"), str(i)))
+    def chunks_done(self, job_id: str, indices: Sequence[int]) -> list[bool]:
+        """Whether each chunk of ``indices`` is stored, in one round trip."""
+        pipe = self.r.pipeline(transaction=False)
+        for i in indices:
+            pipe.sismember(self.key(job_id, "chunks"), str(i))
+        return [bool(x) for x in pipe.execute()]
 
     def active_jobs(self) -> list[str]:
         """Ids in the active set (jobs that have not ended, and stale entries)."""

@@ -630,9 +630,10 @@ _SLOW_CALLS = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture()
 def slow_client(make_app):
-    """A client of an app with a 1 s count limit, and the sentinel in place."""
+    """A client of an app with a 1 s count limit, and the sentinel in place for
+    one test (the other tests build plans in this process for their expected values)."""
     import truedeal.analysis.conditioning as conditioning
     import truedeal.engine as engine
 
@@ -650,8 +651,10 @@ def slow_client(make_app):
 
     engine.build_listing, engine._rank_count_listing, conditioning.build_listing = map(sentinel, saved)
     client = make_app(count_timeout=1.0, count_memory_mb=700).test_client()
-    yield client, builds
-    engine.build_listing, engine._rank_count_listing, conditioning.build_listing = saved
+    try:
+        yield client, builds
+    finally:
+        engine.build_listing, engine._rank_count_listing, conditioning.build_listing = saved
 
 
 @given(spec=_slow_specs, path=st.sampled_from(sorted(_SLOW_CALLS)))

@@ -321,7 +321,8 @@ def run_chunk(store: JobStore, dispatcher: Dispatcher, job_id: str, i: int, plan
 def run_chunks(store: JobStore, dispatcher: Dispatcher, job_id: str, first: int, count: int, plans: PlanCache) -> str:
     """:func:`run_chunk` for chunks ``first .. first + count - 1`` in turn (one
     task's run), the job checked and its plan fetched once, until a chunk does
-    not end ``ok`` or ``duplicate``; returns the last outcome.  Each chunk is
+    not end ``ok``; returns the last outcome (``duplicate`` when the whole
+    run was stored already).  Each chunk is
     stored, counted and idempotent on its own."""
     job = store.get(job_id)
     if job.state != DRAWING or not 0 <= first < job.chunks:
@@ -339,12 +340,11 @@ def run_chunks(store: JobStore, dispatcher: Dispatcher, job_id: str, first: int,
         return "stopped"
     if plan is None:
         return "failed"
-    outcome = "skipped"
     for i in todo:
         outcome = _draw_and_store(store, dispatcher, job, plan, i)
-        if outcome not in ("ok", "duplicate"):
-            break
-    return outcome
+        if outcome != "ok":
+            return outcome
+    return "ok"
 
 
 def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Plan, i: int) -> str:

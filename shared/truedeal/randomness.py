@@ -7,8 +7,9 @@ unpredictable) the seed is 32 fresh bytes from ``os.urandom`` per chunk, so
 both draw at SHAKE's speed, which the compiled eight-block SHAKE makes ~4x
 hashlib's (the OS's generator is no faster than hashlib here).  Deals are
 generated in fixed chunks of :data:`CHUNK_DEALS`, each with its own stream,
-so the same seed and spec give the same deals whatever the batch sizes, the number of deals asked for (the first ``n`` deals never
-change) or the number of workers.
+so the same seed and spec give the same deals whatever the batch sizes, the
+number of deals asked for (the first ``n`` deals never change) or the number
+of workers.
 
 On top of the bits, :class:`Rng` draws integers below a bound with no modulo
 bias: Lemire's multiply-shift with rejection on 16- or 32-bit words for small

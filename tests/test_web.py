@@ -639,7 +639,7 @@ def slow_client(make_app):
 
     builds: list[str] = []
     web_pid = os.getpid()
-    saved = engine.build_listing, engine._rank_count_listing, conditioning.build_listing
+    saved = engine.build_listing, engine._other_listing, conditioning.build_listing
 
     def sentinel(real):
         def guarded(*args, **kwargs):
@@ -649,12 +649,12 @@ def slow_client(make_app):
             return real(*args, **kwargs)
         return guarded
 
-    engine.build_listing, engine._rank_count_listing, conditioning.build_listing = map(sentinel, saved)
+    engine.build_listing, engine._other_listing, conditioning.build_listing = map(sentinel, saved)
     client = make_app(count_timeout=1.0, count_memory_mb=700).test_client()
     try:
         yield client, builds
     finally:
-        engine.build_listing, engine._rank_count_listing, conditioning.build_listing = saved
+        engine.build_listing, engine._other_listing, conditioning.build_listing = saved
 
 
 @given(spec=_slow_specs, path=st.sampled_from(sorted(_SLOW_CALLS)))

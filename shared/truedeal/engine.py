@@ -83,9 +83,9 @@ class Plan:
             return cls(spec, listing, time.perf_counter() - t0)
         except TooWide as first:
             wide = first
-        by_counts = _rank_count_listing(compile_program(spec.program()))
-        if by_counts is not None:
-            return cls(spec, by_counts, time.perf_counter() - t0)
+        other = _other_listing(compile_program(spec.program()))
+        if other is not None:
+            return cls(spec, other, time.perf_counter() - t0)
         for kept, dropped in _fallbacks(rules):
             try:
                 listing = build_listing(kept, progress)
@@ -127,7 +127,7 @@ class Plan:
                 listing = build_listing(comp, progress)
             except TooWide as exc:
                 wide = wide or exc
-                listing = _rank_count_listing(comp)
+                listing = _other_listing(comp)
                 if listing is None:
                     continue
             plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
@@ -335,11 +335,21 @@ class Union:
         return np.concatenate(kept)[:n]
 
 
-def _rank_count_listing(comp: Compiled):
-    """The listing by rank counts (:mod:`truedeal.rank_counts`) when it applies, else None."""
+def _other_listing(comp: Compiled):
+    """An exact listing of another kind when the factored one is too wide, else None:
+    by rank counts (:mod:`truedeal.rank_counts`), or aggregated by spades+hearts
+    pair (:mod:`truedeal.listing.paired`)."""
+    from .listing.paired import applicable as paired_applies, build_paired
     from .rank_counts import RankCountListing, applicable
 
-    return RankCountListing(comp) if applicable(comp) else None
+    if applicable(comp):
+        return RankCountListing(comp)
+    if paired_applies(comp):
+        try:
+            return build_paired(comp)
+        except TooWide:
+            return None
+    return None
 
 
 def _categorical(weights: list[int]):

@@ -113,15 +113,9 @@ class Sampler:
         self.split_va = np.concatenate(va)[order]
         self.split_vb = np.concatenate(vb)[order]  # not z - va: clamped forms lose the difference
         self.split_cum = np.cumsum(np.concatenate(w)[order])
-        # Level 3: every option of every column, keyed by (column, feature vector).
-        opts = listing.options
-        self.opt_key = np.concatenate([np.full(len(o.weight), k, np.int64) * lay.zsize + o.vflat for k, o in enumerate(opts)])
-        self.opt_cum = np.cumsum(np.concatenate([o.weight for o in opts]))
-        self.opt_masks = np.concatenate([o.masks for o in opts])
-        self.opt_free = np.concatenate([o.free_to_shape for o in opts])
+        self.options = OptionDraws(listing.options, lay.zsize)  # level 3
         # For the compiled search: where each key's run starts (a small dense table, when it is small).
         self.split_start = _starts(self.split_key, len(listing.pairs) * lay.zsize)
-        self.opt_start = _starts(self.opt_key, len(opts) * lay.zsize)
         # Suit lengths of the patterned seats, per cell: (n_cells, n_pat, 4).
         self.cell_lengths = PATTERNS[listing.cells] if lay.patterned else np.zeros((len(listing.cells), 0, 4), np.int64)
 
@@ -213,12 +207,6 @@ class Sampler:
         at = _locate(rng, self.split_key, self.split_cum, self.split_start, key, self.listing.pair_tables[pair, z])
         return self.split_va[at], self.split_vb[at]
 
-    def _option(self, col: np.ndarray, v: np.ndarray, rng: Rng) -> np.ndarray:
-        """Index into the global option arrays, weighted by F within (column, v)."""
-        key = col * self.layout.zsize + v
-        return _locate(rng, self.opt_key, self.opt_cum, self.opt_start, key, self.listing.g[col, v])
-
-
     # ------------------------------------------------------------------ public
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
@@ -231,14 +219,30 @@ class Sampler:
         v = np.empty((n, 4), dtype=np.int64)
         v[:, 0], v[:, 1] = self._split(L.e_z1[entry], L.cell_pairs[cell, 0], rng)
         v[:, 2], v[:, 3] = self._split(z2, L.cell_pairs[cell, 1], rng)
-        opt = np.stack([self._option(cols[:, s], v[:, s], rng) for s in range(4)], axis=1)
-        return fill_deals(
-            self.layout,
-            lengths=self.cell_lengths[cell],
-            masks=self.opt_masks[opt],  # (n, 4 suits, n_hcp)
-            free_to_shape=self.opt_free[opt].astype(np.int64),  # (n, 4)
-            rng=rng,
-        )
+        return self.options.fill(self.layout, self.cell_lengths[cell], cols, v, L.g, rng)
+
+
+class OptionDraws:
+    """Level 3 and the fill: each suit's option given its column and feature
+    vector (weighted by F), then the remaining cards."""
+
+    def __init__(self, options: list, zsize: int) -> None:
+        self.zsize = zsize
+        # every option of every column, keyed by (column, feature vector)
+        self.key = np.concatenate([np.full(len(o.weight), k, np.int64) * zsize + o.vflat for k, o in enumerate(options)])
+        self.cum = np.cumsum(np.concatenate([o.weight for o in options]))
+        self.masks = np.concatenate([o.masks for o in options])
+        self.free = np.concatenate([o.free_to_shape for o in options])
+        self.start = _starts(self.key, len(options) * zsize)
+
+    def draw(self, col: np.ndarray, v: np.ndarray, g: np.ndarray, rng: Rng) -> np.ndarray:
+        """Index into the option arrays, weighted by F within (column, v); ``g`` sums F by (column, v)."""
+        return _locate(rng, self.key, self.cum, self.start, col * self.zsize + v, g[col, v])
+
+    def fill(self, layout, lengths: np.ndarray, cols: np.ndarray, v: np.ndarray, g: np.ndarray, rng: Rng) -> np.ndarray:
+        """Deals whose cells have suit ``cols`` and feature vectors ``v`` (n, 4)."""
+        opt = np.stack([self.draw(cols[:, s], v[:, s], g, rng) for s in range(4)], axis=1)
+        return fill_deals(layout, lengths=lengths, masks=self.masks[opt], free_to_shape=self.free[opt].astype(np.int64), rng=rng)
 
 
 def _locate(rng: Rng, keys: np.ndarray, cum: np.ndarray, starts, key: np.ndarray, total: np.ndarray) -> np.ndarray:

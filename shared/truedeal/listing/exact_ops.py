@@ -1,0 +1,80 @@
+"""Exact integer linear algebra on numpy arrays of non-negative integers.
+
+Products of two tables of ways reach 2**100 and more, past int64.  These
+helpers stay exact without a Python int per element:
+
+* matrix products run in float64 on pieces small enough that every partial
+  sum is an integer below 2**53, so BLAS is exact whatever order it adds in;
+* an elementwise product ``a * b`` is carried as three base-``2**k`` digits
+  (``a`` and ``b`` split in two), small enough that running sums along a row
+  of up to ``n`` terms stay below 2**63 (:func:`digit_bits`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .layout import TooWide
+
+
+def exact_matmul(big: np.ndarray, small: np.ndarray, reach: int | None = None) -> np.ndarray:
+    """``big @ small`` (int64), exact for non-negative integer inputs whose
+    true product fits in int64; TooWide when it might not.
+
+    ``small`` may come as float64; ``reach`` bounds its column sums (computed
+    when not given)."""
+    if reach is None:
+        reach = int(small.sum(axis=0).max(initial=0))
+    top = int(big.max(initial=0))
+    if reach.bit_length() > 51 or (top and reach and top.bit_length() + reach.bit_length() > 63):
+        raise TooWide("a table of ways is too large for int64")
+    bits = max(1, 52 - reach.bit_length())  # each piece times ``reach`` stays below 2**53
+    s = small if small.dtype == np.float64 else small.astype(np.float64)
+    if top < 1 << bits:
+        return (big.astype(np.float64) @ s).astype(np.int64)
+    out = np.zeros((big.shape[0], small.shape[1]), np.int64)
+    for shift in range(0, top.bit_length(), bits):
+        piece = ((big >> shift) & ((1 << bits) - 1)).astype(np.float64)
+        out += (piece @ s).astype(np.int64) << shift
+    return out
+
+
+def digit_bits(n: int) -> int:
+    """Digit width k for rows of ``n`` products: the middle digit of a product
+    is below 2**(2k+1), and ``n`` of them sum below 2**63."""
+    return (62 - max(n, 1).bit_length()) // 2
+
+
+def product_digits(a: np.ndarray, b: np.ndarray, k: int) -> list[np.ndarray]:
+    """``a * b`` as digits ``[d0, d1, d2]`` (value ``d0 + d1 << k + d2 << 2k``,
+    not carried); ``a`` and ``b`` must be below ``2**(2k)``."""
+    if max(int(a.max(initial=0)), int(b.max(initial=0))).bit_length() > 2 * k:
+        raise TooWide("weights too wide for exact products")
+    mask = (1 << k) - 1
+    a0, a1, b0, b1 = a & mask, a >> k, b & mask, b >> k
+    return [a0 * b0, a0 * b1 + a1 * b0, a1 * b1]
+
+
+def row_dots(a: np.ndarray, b: np.ndarray) -> list[int]:
+    """``(a * b).sum(axis=1)`` as exact Python ints (2-D arrays)."""
+    k = digit_bits(a.shape[1])
+    sums = [d.sum(axis=1).tolist() for d in product_digits(a, b, k)]
+    return [x + (y << k) + (z << 2 * k) for x, y, z in zip(*sums)]
+
+
+def first_above(a: np.ndarray, b: np.ndarray, r: list[int]) -> np.ndarray:
+    """Per row, the first column where the running sum of ``a * b`` exceeds
+    ``r[row]``: the categorical draw for ``r`` uniform below the row's total."""
+    k = digit_bits(a.shape[1])
+    mask = (1 << k) - 1
+    d0, d1, d2 = (np.cumsum(d, axis=1) for d in product_digits(a, b, k))
+    d1 += d0 >> k  # carry, so that both lower digits are below 2**k
+    d0 &= mask
+    d2 += d1 >> k
+    d1 &= mask
+    rd = np.array([[x & mask, (x >> k) & mask, x >> 2 * k] for x in r], dtype=np.int64).reshape(len(r), 3)
+    above = d2 > rd[:, 2:3]
+    tie = d2 == rd[:, 2:3]
+    above |= tie & (d1 > rd[:, 1:2])
+    above |= tie & (d1 == rd[:, 1:2]) & (d0 > rd[:, 0:1])
+    return np.argmax(above, axis=1)

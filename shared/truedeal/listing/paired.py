@@ -1,0 +1,216 @@
+"""A listing aggregated by spades+hearts pair, for four patterned seats.
+
+The factored listing (:mod:`truedeal.listing.build`) keeps one level-0 entry
+per cell and spades+hearts feature vector ``z1``.  When every constrained
+seat has both a shape and honours (four seats with HCP ranges and shapes),
+that is hundreds of millions of entries.  Here level 0 has one entry per
+**group** ``q``: a spades+hearts column pair ``p1`` and a cell signature.  The
+cells of a group differ only in their diamonds+clubs pair ``p2``, and a box
+sum is linear, so their D+C tables are added before it:
+
+    V_q = sum of T2[p2] over the group's cells
+    Y_q[z1] = sum of V_q[z2] over the z2 with z1 + z2 in an accepted box
+    W_q = sum of T1[p1][z1] * Y_q[z1] over z1           (exact, 31-bit limbs)
+
+Every table is kept over the feature vectors that a pair of suits can reach
+(1,234 of the 33,660 of four HCP seats: the HCP of two suits add up to 20).
+A draw descends: group, ``z1``, ``z2``, the cell (by ``T2[p2][z2]``), then each
+suit as in the factored listing (:mod:`truedeal.paired_sampling`).
+
+Forms are unclamped first (:func:`~truedeal.constraints.compile.unclamped`),
+so a pair's vector minus one suit's is the other suit's.  Seats whose honours
+count but whose shape does not (a pool) are the factored listing's job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..constraints.compile import Compiled, unclamped
+from ..patterns import PATTERNS
+from .cells import enumerate_cells, suit_columns
+from .exact_ops import exact_matmul, row_dots
+from .layout import Layout, TooWide, make_layout
+from .options import SuitOptions, suit_options
+
+#: Most feature vectors a pair of suits may reach (the tables' width).
+MAX_PAIR_STATES = 4_096
+#: Most table entries (groups and pairs times width) a build may hold: 8 bytes each.
+MAX_PAIRED_CELLS = 80_000_000
+#: Rows per block when products are carried as limbs (bounds the temporaries).
+_BLOCK = 512
+
+
+@dataclass
+class PairedListing:
+    """What counting and :class:`~truedeal.paired_sampling.PairedSampler` read."""
+
+    layout: Layout
+    cells: np.ndarray  # (n_cells, n_patterned) pattern indices
+    cell_cols: np.ndarray  # (n_cells, 4) column of each suit
+    options: list[SuitOptions]  # per column
+    g: np.ndarray  # (n_cols, zsize) option weight summed by feature vector
+    z_flat: np.ndarray  # (n_z,) flat index of each vector a pair of suits reaches
+    tables: np.ndarray  # (n_tables, n_z) one table per unordered pair of columns
+    cell_table: np.ndarray  # (n_cells,) the table of each cell's D+C pair
+    group_table: np.ndarray  # (n_q,) the table of each group's S+H pair
+    group_sig: np.ndarray  # (n_q,) cell signature of each group
+    accept: list[np.ndarray]  # per signature, (n_z, n_z) bool: z1 + z2 in an accepted box
+    v: np.ndarray  # (n_q, n_z)
+    y: np.ndarray  # (n_q, n_z)
+    cell_order: np.ndarray  # cells sorted by group
+    group_start: np.ndarray  # (n_q + 1,) each group's run in cell_order
+    e_weight: list[int]  # W per group: level 0
+    total: int
+    cases: int
+
+    @property
+    def deals(self) -> int:
+        return self.total * self.layout.free_ways()
+
+    def make_sampler(self):
+        from ..paired_sampling import PairedSampler
+
+        return PairedSampler(self)
+
+
+def applicable(comp: Compiled) -> bool:
+    """Exact specs with patterned seats and no pool."""
+    return comp.exact and bool(comp.patterned) and not comp.pooled
+
+
+def build_paired(comp: Compiled) -> PairedListing:
+    """The paired listing of ``comp`` (exact; TooWide past the limits)."""
+    layout = make_layout(unclamped(comp))
+    cells = enumerate_cells(layout.comp, layout)
+    columns, cell_cols = suit_columns(cells, layout)
+    options = [suit_options(c, layout) for c in columns]
+    g = _dense(options, layout)
+    z_flat = _reachable(g, layout)
+    # A pair's table does not depend on the order of its columns.
+    n = len(columns)
+    sh, dc = _unordered(cell_cols[:, :2], n), _unordered(cell_cols[:, 2:], n)
+    pairs, which = np.unique(np.concatenate([sh, dc]), return_inverse=True)
+    cell_sh, cell_dc = which[: len(cells)], which[len(cells) :]
+    sig, sig_keys = layout.comp.cell_signatures(PATTERNS[cells])
+    group_key, cell_q = np.unique(cell_sh * len(sig_keys) + sig, return_inverse=True)
+    _check_size(len(z_flat), len(pairs) + 2 * len(group_key))
+    accept = [_accept(layout, z_flat, layout.comp.boxes(k)) for k in sig_keys]
+    cell_q = cell_q.reshape(-1)
+    frame = _Frame(layout, z_flat, n, pairs, cell_dc, cell_q, group_key // len(sig_keys), group_key % len(sig_keys), accept)
+    cases = sum(frame.weigh(_case_indicators(options, layout))[3])  # first, so its tables are gone before the weights'
+    tables, v, y, weights = frame.weigh(g)
+    order = np.argsort(cell_q, kind="stable")
+    start = np.searchsorted(cell_q[order], np.arange(len(group_key) + 1))
+    return PairedListing(layout, cells, cell_cols, options, g, z_flat, tables, cell_dc, frame.group_table,
+                         frame.group_sig, accept, v, y, order, start, weights, sum(weights), cases)
+
+
+def _unordered(cols: np.ndarray, n: int) -> np.ndarray:
+    """Key of the unordered pair of columns in each row of ``cols`` (n, 2)."""
+    return cols.min(axis=1) * n + cols.max(axis=1)
+
+
+@dataclass
+class _Frame:
+    """The shape of a paired listing, shared by its weights and its case count."""
+
+    layout: Layout
+    z_flat: np.ndarray
+    n_cols: int
+    pairs: np.ndarray  # unordered pair keys (low column * n_cols + high)
+    cell_dc: np.ndarray  # each cell's D+C table
+    cell_q: np.ndarray  # each cell's group
+    group_table: np.ndarray  # each group's S+H table
+    group_sig: np.ndarray
+    accept: list[np.ndarray]
+
+    def weigh(self, g: np.ndarray):
+        """Pair tables, V, Y and W for the per-column tables ``g``."""
+        tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout)
+        v = _group_sums(tables, self.cell_q, self.cell_dc, len(self.group_table))
+        y = np.empty_like(v)
+        for s, acc in enumerate(self.accept):
+            rows = np.nonzero(self.group_sig == s)[0]
+            y[rows] = exact_matmul(v[rows], acc.astype(np.float64), reach=len(acc))
+        weights: list[int] = []
+        for b in range(0, len(y), _BLOCK):
+            weights += row_dots(tables[self.group_table[b : b + _BLOCK]], y[b : b + _BLOCK])
+        return tables, v, y, weights
+
+
+def _dense(options: list[SuitOptions], layout: Layout) -> np.ndarray:
+    g = np.zeros((len(options), layout.zsize), dtype=np.int64)
+    for k, opt in enumerate(options):
+        np.add.at(g[k], opt.vflat, opt.weight)
+    return g
+
+
+def _case_indicators(options: list[SuitOptions], layout: Layout) -> np.ndarray:
+    """1 per distinct (feature vector, holdings) of each column: Pavlicek's cases."""
+    indic = np.zeros((len(options), layout.zsize), dtype=np.int64)
+    for k, opt in enumerate(options):
+        full = np.concatenate([opt.vflat[:, None], opt.masks.astype(np.int64)], axis=1)
+        np.add.at(indic[k], np.unique(full, axis=0)[:, 0], 1)
+    return indic
+
+
+def _reachable(g: np.ndarray, layout: Layout) -> np.ndarray:
+    """Flat indices of every vector that two suits' options can sum to."""
+    one = layout.vectors(np.nonzero(g.any(axis=0))[0])
+    z, fits = layout.add(one[:, None, :], one[None, :, :])
+    return np.unique((z @ layout.strides)[fits])
+
+
+def _check_size(n_z: int, rows: int) -> None:
+    if n_z > MAX_PAIR_STATES:
+        raise TooWide(f"a pair of suits reaches {n_z:,} feature vectors (at most {MAX_PAIR_STATES:,} listed)")
+    if n_z * rows > MAX_PAIRED_CELLS:
+        raise TooWide(f"paired tables too large ({rows:,} rows x {n_z:,} feature vectors)")
+
+
+def _pair_tables(g: np.ndarray, keys: np.ndarray, n_cols: int, z_flat: np.ndarray, layout: Layout) -> np.ndarray:
+    """T[pair][z] = sum over va + vb = z of g[a][va] * g[b][vb], over the reachable z.
+
+    For each first column a: M_a[z, u] = g[a][z - u], so the tables of every
+    pair (a, b) are one exact product ``g[b, U] @ M_a.T``."""
+    index = np.full(layout.zsize, -1, np.int64)
+    index[z_flat] = np.arange(len(z_flat))
+    used = np.nonzero(g.any(axis=0))[0]
+    u_vec, g_used = layout.vectors(used), g[:, used]
+    out = np.zeros((len(keys), len(z_flat)), np.int64)
+    first, second = keys // n_cols, keys % n_cols
+    for a in np.unique(first):
+        rows = np.nonzero(first == a)[0]
+        va = np.nonzero(g[a])[0]
+        z, fits = layout.add(layout.vectors(va)[:, None, :], u_vec[None, :, :])
+        i, j = np.nonzero(fits)
+        m = np.zeros((len(used), len(z_flat)))
+        m[j, index[z[i, j] @ layout.strides]] = g[a, va[i]]
+        # column u of M_a holds each of g[a]'s entries at most once
+        out[rows] = exact_matmul(g_used[second[rows]], m, reach=int(g[a].sum()))
+    return out
+
+
+def _group_sums(tables: np.ndarray, cell_q: np.ndarray, cell_dc: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per group, the sum of its cells' D+C tables: a sparse 0/1 product
+    (integer arithmetic; no cell appears twice)."""
+    from scipy.sparse import csr_matrix
+
+    ones = np.ones(len(cell_q), np.int64)
+    return np.asarray(csr_matrix((ones, (cell_q, cell_dc)), shape=(n_groups, len(tables))) @ tables)
+
+
+def _accept(layout: Layout, z_flat: np.ndarray, boxes: list) -> np.ndarray:
+    """A[z1, z2] = 1 when z1 + z2 fits and lies in one of ``boxes``."""
+    zv = layout.vectors(z_flat)
+    out = np.zeros((len(z_flat), len(z_flat)), bool)
+    for b in range(0, len(z_flat), 256):
+        z, fits = layout.add(zv[b : b + 256, None, :], zv[None, :, :])
+        inside = np.zeros(fits.shape, bool)
+        for lo, hi in boxes:
+            inside |= ((z >= np.array(lo)) & (z <= np.array(hi))).all(axis=-1)
+        out[b : b + 256] = fits & inside
+    return out

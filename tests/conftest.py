@@ -8,7 +8,7 @@ several seconds each.  The full suite (no ``-m``) is what ``.ci/run`` runs.
 Modules are marked here, by name, rather than test by test: a module that
 needs Redis starts its fixtures (workers, namespaces) for all its tests.
 
-Every test is held to :data:`MAX_TEST_RSS_MB` of resident memory
+Every test is held to :data:`MAX_TEST_RSS_MB` (or its own ``memory_mb`` mark) of resident memory
 (``TRUEDEAL_TEST_MAX_RSS_MB``, default 500): see :func:`_memory_bound`.
 """
 
@@ -42,6 +42,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "redis: needs a Redis server at 127.0.0.1:6379 (and starts Celery workers)")
     config.addinivalue_line("markers", "browser: drives Debian's chromium through selenium")
     config.addinivalue_line("markers", "slow: takes seconds per test; left out by -m 'not slow'")
+    config.addinivalue_line("markers", "memory_mb(n): this test's own memory bound, for a spec whose stated budget is larger")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -116,6 +117,8 @@ def _memory_bound(request: pytest.FixtureRequest):
     forked child's peak includes the pages it shared with this process, so
     a child counts only above this process's own peak; only the children of
     tests without Redis (CLI processes) are checked."""
+    marker = request.node.get_closest_marker("memory_mb")
+    bound = marker.args[0] if marker else MAX_TEST_RSS_MB
     base = _base_mb()
     measured = _reset_peak()
     start = _status_mb("VmRSS")
@@ -123,9 +126,9 @@ def _memory_bound(request: pytest.FixtureRequest):
     yield
     peak, child = _status_mb("VmHWM"), _children_peak_mb()
     need = base + max(0.0, peak - start)
-    if measured and need > MAX_TEST_RSS_MB:
+    if measured and need > bound:
         pytest.fail(f"the test needed {need:.0f} MB of resident memory ({base:.0f} MB of imports, "
-                    f"{peak - start:.0f} MB of its own; the bound is {MAX_TEST_RSS_MB} MB)", pytrace=False)
+                    f"{peak - start:.0f} MB of its own; the bound is {bound} MB)", pytrace=False)
     # Server-side children (count helpers, workers) outlive the test that
     # started them and are reaped under later tests, so they are not charged here.
     if child > max(MAX_TEST_RSS_MB, peak, child_before) and request.node.get_closest_marker("redis") is None:

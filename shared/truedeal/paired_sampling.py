@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .listing.exact_ops import first_above
+from .listing.exact_ops import digit_bits, first_above, first_above_digits, product_digits
 from .listing.paired import PairedListing
 from .patterns import PATTERNS
 from .randomness import Rng
@@ -48,6 +48,32 @@ class PairedSampler:
         self.support = np.full((len(support), max(len(x) for x in support)), -1, np.int64)
         for k, x in enumerate(support):
             self.support[k, : len(x)] = x
+        # Vectors packed one coordinate per bit field with a guard bit on top:
+        # z - va has no negative coordinate iff no field borrows from its guard.
+        field = max(lay.dims, default=1).bit_length() + 1
+        if field * len(lay.dims) > 62:
+            raise ValueError("too many feature coordinates to pack")
+        shifts = field * np.arange(len(lay.dims), dtype=np.int64)
+        self.guard = int(sum(1 << (int(x) + field - 1) for x in shifts))
+        self.z_packed = self.zvec @ (1 << shifts) | self.guard
+        packed = lay.vectors(np.maximum(self.support, 0).reshape(-1)) @ (1 << shifts)
+        self.support_packed = np.where(self.support >= 0, packed.reshape(self.support.shape), 0)
+        self._block_z1()
+
+    def _block_z1(self) -> None:
+        """z1 is drawn in two steps, a block of about sqrt(n_z) vectors, then one
+        inside it: per group, each block's sum of ``T1 * Y`` as digits."""
+        L = self.listing
+        n_z = len(L.z_flat)
+        self.width = max(1, int(np.ceil(np.sqrt(n_z))))
+        self.k = digit_bits(n_z)
+        n_blocks = -(-n_z // self.width)
+        sums = [np.zeros((len(L.y), n_blocks), np.int64) for _ in range(3)]
+        for b in range(0, len(L.y), _BLOCK):
+            digits = product_digits(L.tables[L.group_table[b : b + _BLOCK]], L.y[b : b + _BLOCK], self.k)
+            for total, d in zip(sums, digits):
+                total[b : b + _BLOCK] = np.add.reduceat(d, np.arange(0, n_z, self.width), axis=1)
+        self.block_sums = sums
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
         """``n`` uniform deals as an ``(n, 52)`` uint8 owners array."""
@@ -65,11 +91,12 @@ class PairedSampler:
     def _z1(self, q: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing
         r = [rng.below_int(L.e_weight[i]) for i in q.tolist()]
-        out = np.empty(len(q), np.int64)
-        for b in range(0, len(q), _BLOCK):
-            rows = q[b : b + _BLOCK]
-            out[b : b + _BLOCK] = first_above(L.tables[L.group_table[rows]], L.y[rows], r[b : b + _BLOCK])
-        return out
+        block, below = first_above_digits([d[q] for d in self.block_sums], self.k, r)
+        cols = np.minimum(block[:, None] * self.width + np.arange(self.width)[None, :], len(L.z_flat) - 1)
+        last = block[:, None] * self.width + np.arange(self.width)[None, :] < len(L.z_flat)
+        a = np.where(last, L.tables[L.group_table[q][:, None], cols], 0)  # past the end: weight 0
+        inside = first_above(a, L.y[q[:, None], cols], [x - y for x, y in zip(r, below)])
+        return cols[np.arange(len(q)), inside]
 
     def _z2(self, q: np.ndarray, z1: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing
@@ -101,11 +128,11 @@ class PairedSampler:
 
     def _split(self, ca: np.ndarray, cb: np.ndarray, z: np.ndarray, rng: Rng) -> tuple[np.ndarray, np.ndarray]:
         """Flat vectors ``(va, vb)`` of two suits whose sum is pair vector ``z``."""
-        L, lay = self.listing, self.listing.layout
+        L = self.listing
         va = self.support[ca]
-        vb = self.zvec[z][:, None, :] - lay.vectors(np.maximum(va, 0).reshape(-1)).reshape(*va.shape, -1)
-        ok = (va >= 0) & (vb >= 0).all(axis=-1) & (vb < np.array(lay.dims)).all(axis=-1)
-        vb_flat = np.where(ok, vb @ lay.strides, 0)
+        ok = (va >= 0) & ((self.z_packed[z][:, None] - self.support_packed[ca]) & self.guard == self.guard)
+        # with no coordinate negative (and none past its dim: z's are not), flat indices subtract
+        vb_flat = np.where(ok, L.z_flat[z][:, None] - va, 0)
         w = np.where(ok, L.g[ca[:, None], np.maximum(va, 0)] * L.g[cb[:, None], vb_flat], 0)
         cum = np.cumsum(w, axis=1)
         k = (cum <= rng.below(cum[:, -1])[:, None]).sum(axis=1)

@@ -66,8 +66,14 @@ def first_above(a: np.ndarray, b: np.ndarray, r: list[int]) -> np.ndarray:
     """Per row, the first column where the running sum of ``a * b`` exceeds
     ``r[row]``: the categorical draw for ``r`` uniform below the row's total."""
     k = digit_bits(a.shape[1])
+    return first_above_digits(product_digits(a, b, k), k, r)[0]
+
+
+def first_above_digits(digits: list[np.ndarray], k: int, r: list[int]) -> tuple[np.ndarray, list[int]]:
+    """:func:`first_above` for weights given as (uncarried) digits, and the
+    running sum before the chosen column (Python ints)."""
     mask = (1 << k) - 1
-    d0, d1, d2 = (np.cumsum(d, axis=1) for d in product_digits(a, b, k))
+    d0, d1, d2 = (np.cumsum(d, axis=1) for d in digits)
     d1 += d0 >> k  # carry, so that both lower digits are below 2**k
     d0 &= mask
     d2 += d1 >> k
@@ -77,4 +83,8 @@ def first_above(a: np.ndarray, b: np.ndarray, r: list[int]) -> np.ndarray:
     tie = d2 == rd[:, 2:3]
     above |= tie & (d1 > rd[:, 1:2])
     above |= tie & (d1 == rd[:, 1:2]) & (d0 > rd[:, 0:1])
-    return np.argmax(above, axis=1)
+    at = np.argmax(above, axis=1)
+    rows, before = np.arange(len(at)), np.maximum(at - 1, 0)
+    parts = [d[rows, before].tolist() for d in (d0, d1, d2)]
+    below = [0 if j == 0 else x + (y << k) + (z << 2 * k) for j, x, y, z in zip(at.tolist(), *parts)]
+    return at, below

@@ -133,8 +133,10 @@ class _Frame:
         v = _group_sums(tables, self.cell_q, self.cell_dc, len(self.group_table))
         y = np.empty_like(v)
         for s, acc in enumerate(self.accept):
+            ones = acc.astype(np.float64)
             rows = np.nonzero(self.group_sig == s)[0]
-            y[rows] = exact_matmul(v[rows], acc.astype(np.float64), reach=len(acc))
+            for b in range(0, len(rows), _BLOCK):  # blocks bound the float temporaries
+                y[rows[b : b + _BLOCK]] = exact_matmul(v[rows[b : b + _BLOCK]], ones, reach=len(acc))
         weights: list[int] = []
         for b in range(0, len(y), _BLOCK):
             weights += row_dots(tables[self.group_table[b : b + _BLOCK]], y[b : b + _BLOCK])

@@ -29,7 +29,7 @@ LEFT_OUT = {
     "08_partscore_battle": "builds in seconds",
     "32_jacoby_2nt": "builds in seconds",
     "41_nested_variables": "builds in seconds",
-    "49_four_seats": "four constrained seats build in tens of seconds",
+    "49_four_seats": "four constrained seats: exact, built in about 5 s and 600 MB (tests/test_paired.py checks those deals)",
     "50_tricks_dd": "double dummy on every drawn deal",
     "52_rnd": "rnd() is not a function of the deal",
     "55_ternary_condition": "builds in seconds",

@@ -10,7 +10,9 @@ from dataclasses import replace
 
 import numpy as np
 
+from .layout import TooWide
 from .model import Listing
+from .paired import paired_cases
 from .tables import box_arrays, box_sums, completions, level0_rows, pair_table, pool_factors, prefix_sums
 
 
@@ -31,6 +33,11 @@ def count_cases(listing: Listing) -> int:
 
 def _count(listing: Listing) -> int:
     layout = listing.layout
+    if layout.patterned and not layout.has_pool and len(listing.cells):
+        try:
+            return paired_cases(layout, listing.cells, listing.cell_cols, listing.options)
+        except TooWide:
+            pass  # tables too wide to pair: count entry by entry
     if layout.has_pool and layout.shape_only:
         return _count_cases_interval(listing)
     indic = np.zeros((len(listing.columns), layout.zsize), dtype=np.int64)

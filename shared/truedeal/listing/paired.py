@@ -88,9 +88,26 @@ def build_paired(comp: Compiled) -> PairedListing:
     columns, cell_cols = suit_columns(cells, layout)
     options = [suit_options(c, layout) for c in columns]
     g = _dense(options, layout)
+    frame = frame_of(layout, cells, cell_cols, g)
+    cases = sum(frame.weigh(_case_indicators(options, layout))[3])  # first, so its tables are gone before the weights'
+    tables, v, y, weights = frame.weigh(g)
+    order = np.argsort(frame.cell_q, kind="stable")
+    start = np.searchsorted(frame.cell_q[order], np.arange(len(frame.group_table) + 1))
+    return PairedListing(layout, cells, cell_cols, options, g, frame.z_flat, tables, frame.cell_dc, frame.group_table,
+                         frame.group_sig, frame.accept, v, y, order, start, weights, sum(weights), cases)
+
+
+def paired_cases(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, options: list[SuitOptions]) -> int:
+    """Pavlicek's number of cases of the listing of ``cells`` (no pool), counted
+    by the paired tables: far faster than level-0 entries when they are many."""
+    return sum(frame_of(layout, cells, cell_cols, _dense(options, layout)).weigh(_case_indicators(options, layout))[3])
+
+
+def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: np.ndarray) -> _Frame:
+    """The groups, pair tables' keys and accepted sums of the listing of ``cells``."""
     z_flat = _reachable(g, layout)
     # A pair's table does not depend on the order of its columns.
-    n = len(columns)
+    n = len(g)
     sh, dc = _unordered(cell_cols[:, :2], n), _unordered(cell_cols[:, 2:], n)
     pairs, which = np.unique(np.concatenate([sh, dc]), return_inverse=True)
     cell_sh, cell_dc = which[: len(cells)], which[len(cells) :]
@@ -98,14 +115,8 @@ def build_paired(comp: Compiled) -> PairedListing:
     group_key, cell_q = np.unique(cell_sh * len(sig_keys) + sig, return_inverse=True)
     _check_size(len(z_flat), len(pairs) + 2 * len(group_key))
     accept = [_accept(layout, z_flat, layout.comp.boxes(k)) for k in sig_keys]
-    cell_q = cell_q.reshape(-1)
-    frame = _Frame(layout, z_flat, n, pairs, cell_dc, cell_q, group_key // len(sig_keys), group_key % len(sig_keys), accept)
-    cases = sum(frame.weigh(_case_indicators(options, layout))[3])  # first, so its tables are gone before the weights'
-    tables, v, y, weights = frame.weigh(g)
-    order = np.argsort(cell_q, kind="stable")
-    start = np.searchsorted(cell_q[order], np.arange(len(group_key) + 1))
-    return PairedListing(layout, cells, cell_cols, options, g, z_flat, tables, cell_dc, frame.group_table,
-                         frame.group_sig, accept, v, y, order, start, weights, sum(weights), cases)
+    return _Frame(layout, z_flat, n, pairs, cell_dc, cell_q.reshape(-1), group_key // len(sig_keys),
+                  group_key % len(sig_keys), accept)
 
 
 def _unordered(cols: np.ndarray, n: int) -> np.ndarray:
@@ -190,8 +201,8 @@ def _pair_tables(g: np.ndarray, keys: np.ndarray, n_cols: int, z_flat: np.ndarra
         z, fits = layout.add(layout.vectors(va)[:, None, :], u_vec[None, :, :])
         i, j = np.nonzero(fits)
         m = np.zeros((len(used), len(z_flat)))
-        m[j, index[z[i, j] @ layout.strides]] = g[a, va[i]]
-        # column u of M_a holds each of g[a]'s entries at most once
+        np.add.at(m, (j, index[z[i, j] @ layout.strides]), g[a, va[i]])  # clamped forms may merge sums
+        # row u of M_a holds each of g[a]'s entries at most once
         out[rows] = exact_matmul(g_used[second[rows]], m, reach=int(g[a].sum()))
     return out
 

@@ -339,7 +339,8 @@ def _other_listing(comp: Compiled):
     """An exact listing of another kind when the factored one is too wide, else None:
     by rank counts (:mod:`truedeal.rank_counts`), or aggregated by spades+hearts
     pair (:mod:`truedeal.listing.paired`)."""
-    from .listing.paired import applicable as paired_applies, build_paired
+    from .listing.paired import applicable as paired_applies
+    from .listing.paired import build_paired
     from .rank_counts import RankCountListing, applicable
 
     if applicable(comp):

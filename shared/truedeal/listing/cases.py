@@ -37,7 +37,13 @@ def _count(listing: Listing) -> int:
         try:
             return paired_cases(layout, listing.cells, listing.cell_cols, listing.options)
         except TooWide:
-            pass  # tables too wide to pair: count entry by entry
+            pass  # tables too wide to pair: count by the level-0 groups
+    return _count_by_groups(listing)
+
+
+def _count_by_groups(listing: Listing) -> int:
+    """The count with the level-0 tables, one (D,C) table and signature at a time."""
+    layout = listing.layout
     if layout.has_pool and layout.shape_only:
         return _count_cases_interval(listing)
     indic = np.zeros((len(listing.columns), layout.zsize), dtype=np.int64)

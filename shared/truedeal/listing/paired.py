@@ -38,7 +38,7 @@ from .options import SuitOptions, suit_options
 #: Most feature vectors a pair of suits may reach (the tables' width).
 MAX_PAIR_STATES = 4_096
 #: Most table entries (groups and pairs times width) a build may hold: 8 bytes each.
-MAX_PAIRED_CELLS = 80_000_000
+MAX_PAIRED_CELLS = 60_000_000
 #: Rows per block when products are carried as limbs (bounds the temporaries).
 _BLOCK = 512
 
@@ -173,6 +173,8 @@ def _case_indicators(options: list[SuitOptions], layout: Layout) -> np.ndarray:
 def _reachable(g: np.ndarray, layout: Layout) -> np.ndarray:
     """Flat indices of every vector that two suits' options can sum to."""
     one = layout.vectors(np.nonzero(g.any(axis=0))[0])
+    if len(one) > MAX_PAIR_STATES // 2:
+        raise TooWide(f"one suit reaches {len(one):,} feature vectors (at most {MAX_PAIR_STATES // 2:,} paired)")
     z, fits = layout.add(one[:, None, :], one[None, :, :])
     return np.unique((z @ layout.strides)[fits])
 
@@ -202,14 +204,14 @@ def _pair_tables(g: np.ndarray, keys: np.ndarray, n_cols: int, z_flat: np.ndarra
         i, j = np.nonzero(fits)
         m = np.zeros((len(used), len(z_flat)))
         np.add.at(m, (j, index[z[i, j] @ layout.strides]), g[a, va[i]])  # clamped forms may merge sums
-        # row u of M_a holds each of g[a]'s entries at most once
-        out[rows] = exact_matmul(g_used[second[rows]], m, reach=int(g[a].sum()))
+        out[rows] = exact_matmul(g_used[second[rows]], m)
     return out
 
 
 def _group_sums(tables: np.ndarray, cell_q: np.ndarray, cell_dc: np.ndarray, n_groups: int) -> np.ndarray:
-    """Per group, the sum of its cells' D+C tables: a sparse 0/1 product
-    (integer arithmetic; no cell appears twice)."""
+    """Per group, the sum of its cells' D+C tables: a sparse product in
+    integers (two cells with the same table, their S and H columns swapped,
+    add up as they should)."""
     from scipy.sparse import csr_matrix
 
     ones = np.ones(len(cell_q), np.int64)

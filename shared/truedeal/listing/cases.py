@@ -12,7 +12,7 @@ import numpy as np
 
 from .layout import TooWide
 from .model import Listing
-from .paired import paired_cases
+from .paired import case_indicators, paired_cases
 from .tables import box_arrays, box_sums, completions, level0_rows, pair_table, pool_factors, prefix_sums
 
 
@@ -46,11 +46,7 @@ def _count_by_groups(listing: Listing) -> int:
     layout = listing.layout
     if layout.has_pool and layout.shape_only:
         return _count_cases_interval(listing)
-    indic = np.zeros((len(listing.columns), layout.zsize), dtype=np.int64)
-    for k, opt in enumerate(listing.options):
-        full = np.concatenate([opt.vflat[:, None], opt.masks.astype(np.int64)], axis=1)
-        uniq = np.unique(full, axis=0)
-        np.add.at(indic[k], uniq[:, 0], 1)
+    indic = case_indicators(listing.options, layout)
     g_of_c = [int(g > 0) for g in pool_factors(layout, listing.c_values)]
     tables: dict[tuple[int, int], np.ndarray] = {}
 

@@ -89,7 +89,7 @@ def build_paired(comp: Compiled) -> PairedListing:
     options = [suit_options(c, layout) for c in columns]
     g = _dense(options, layout)
     frame = frame_of(layout, cells, cell_cols, g)
-    cases = sum(frame.weigh(_case_indicators(options, layout))[3])  # first, so its tables are gone before the weights'
+    cases = sum(frame.weigh(case_indicators(options, layout))[3])  # first, so its tables are gone before the weights'
     tables, v, y, weights = frame.weigh(g)
     order = np.argsort(frame.cell_q, kind="stable")
     start = np.searchsorted(frame.cell_q[order], np.arange(len(frame.group_table) + 1))
@@ -100,7 +100,8 @@ def build_paired(comp: Compiled) -> PairedListing:
 def paired_cases(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, options: list[SuitOptions]) -> int:
     """Pavlicek's number of cases of the listing of ``cells`` (no pool), counted
     by the paired tables: far faster than level-0 entries when they are many."""
-    return sum(frame_of(layout, cells, cell_cols, _dense(options, layout)).weigh(_case_indicators(options, layout))[3])
+    indic = case_indicators(options, layout)  # nonzero where the weights are
+    return sum(frame_of(layout, cells, cell_cols, indic).weigh(indic)[3])
 
 
 def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: np.ndarray) -> _Frame:
@@ -161,7 +162,7 @@ def _dense(options: list[SuitOptions], layout: Layout) -> np.ndarray:
     return g
 
 
-def _case_indicators(options: list[SuitOptions], layout: Layout) -> np.ndarray:
+def case_indicators(options: list[SuitOptions], layout: Layout) -> np.ndarray:
     """1 per distinct (feature vector, holdings) of each column: Pavlicek's cases."""
     indic = np.zeros((len(options), layout.zsize), dtype=np.int64)
     for k, opt in enumerate(options):

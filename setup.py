@@ -1,6 +1,6 @@
 """Build hook for the optional compiled kernel (everything else is in pyproject.toml).
 
-``truedeal._kernel``, ``truedeal._sampler`` and ``truedeal._shake`` are optional: without a C
+``truedeal._kernel``, ``truedeal._sampler``, ``truedeal._paired`` and ``truedeal._shake`` are optional: without a C
 compiler (or without ``unsigned __int128``) the build skips them, the package
 still installs, and
 :mod:`truedeal.kernel` falls back to the numpy path, saying so once.
@@ -19,6 +19,14 @@ setup(
         Extension(
             "truedeal._sampler",  # the sampler's draws and fill (truedeal.kernel.sampler())
             sources=["shared/truedeal/_sampler.c"],
+            depends=["shared/truedeal/_draws.h"],
+            optional=True,
+            extra_compile_args=["-O3"],
+        ),
+        Extension(
+            "truedeal._paired",  # the paired listing's draws (truedeal.paired_sampling)
+            sources=["shared/truedeal/_paired.c"],
+            depends=["shared/truedeal/_draws.h"],
             optional=True,
             extra_compile_args=["-O3"],
         ),

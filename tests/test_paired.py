@@ -105,6 +105,7 @@ def test_four_patterned_hcp_seats_match_a_suit_by_suit_count():
 
 
 def test_paired_deals_fit_their_spec_and_are_the_same_without_the_kernel():
+    assert kernel.sampler() is None or kernel.paired() is not None, "the paired draws were not compiled"
     for spec in [SMALL_FOUR, *BOTH]:
         listing = build_paired(_comp(spec))
         owners = listing.make_sampler().draw(3000, chunk_rng("paired", 0))
@@ -112,6 +113,18 @@ def test_paired_deals_fit_their_spec_and_are_the_same_without_the_kernel():
         with kernel.numpy_only():
             again = listing.make_sampler().draw(3000, chunk_rng("paired", 0))
         assert (owners == again).all()
+
+
+@pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
+def test_compiled_paired_draws_refuse_indices_out_of_range():
+    sampler = build_paired(_comp(SMALL_FOUR)).make_sampler()
+    L, k = sampler.listing, kernel.paired()
+    bad = np.array([len(L.y)], np.int64)  # one group past the last
+    with pytest.raises(IndexError):
+        k.z2(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), L.y, L.v, sampler.accept, L.group_sig, np.empty(1, np.int64))
+    with pytest.raises(IndexError):
+        k.cell(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), L.v, L.group_start, L.cell_order, L.tables,
+               L.cell_table, np.empty(1, np.int64))
 
 
 def test_four_patterned_seats_deal_uniformly_over_the_hcp_vectors():

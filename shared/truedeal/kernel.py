@@ -13,7 +13,8 @@ and the numpy path (tests/test_kernel.py):
   the seeded stream byte for byte as their numpy forms do
   (tests/test_kernel_sampler.py);
 * the seeded stream's SHAKE-256, eight blocks at once on AVX-512
-  (``truedeal._shake``, see :func:`shake`), the same bytes as hashlib's.
+  (``truedeal._shake``, see :func:`shake`), the same bytes as hashlib's;
+* the paired listing's draws (``truedeal._paired``, see :func:`paired`).
 
 The kernel is built by ``pip install`` when a C compiler is present; it is
 optional.  Without it (or with ``TRUEDEAL_NO_KERNEL=1`` in the environment,
@@ -39,6 +40,7 @@ __all__ = [
     "native",
     "sampler",
     "shake",
+    "paired",
     "numpy_only",
     "missing_reason",
     "note_if_missing",
@@ -94,21 +96,28 @@ def sampler() -> ModuleType | None:
 
 
 @cache
-def _load_shake() -> ModuleType | None:
+def _load_optional(name: str) -> ModuleType | None:
+    """An optional compiled module beside the sampler (None when it is not built)."""
     if native() is None:
         return None
     try:
-        _shake = importlib.import_module("truedeal._shake")
-    except ImportError:  # optional: hashlib squeezes the same bytes
+        return importlib.import_module(f"truedeal.{name}")
+    except ImportError:  # the numpy or hashlib path gives the same results
         return None
-    return _shake if _shake.available() else None
 
 
 def shake() -> ModuleType | None:
     """The compiled eight-block SHAKE-256 (``truedeal._shake``), or None: not
     built, no AVX-512 on this CPU, or the numpy path forced as for
     :func:`sampler`.  Callers then use hashlib, which gives the same bytes."""
-    return None if _numpy_only else _load_shake()
+    module = None if _numpy_only else _load_optional("_shake")
+    return module if module is not None and module.available() else None
+
+
+def paired() -> ModuleType | None:
+    """The compiled draws of :mod:`truedeal.paired_sampling` (``truedeal._paired``),
+    or None as for :func:`sampler`; callers then run the same draws on numpy."""
+    return None if _numpy_only else _load_optional("_paired")
 
 
 @contextmanager

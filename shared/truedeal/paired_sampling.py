@@ -12,14 +12,17 @@ integer weights that count the deals below it:
 4. how each pair's vector splits into its two suits: ``g[a][va] * g[b][z - va]``;
 5. each suit's option and the remaining cards, as in :mod:`truedeal.sampling`.
 
-So every deal that fits is equally likely.  This is numpy only: about as
-fast per deal as rejection at its best, and exact.
+So every deal that fits is equally likely.  Steps 1-4 have compiled forms
+(``truedeal._paired``, used when :func:`truedeal.kernel.paired` returns it)
+that read the same bytes in the same order and make the same draws; the numpy
+code here is the reference (tests/test_paired.py checks they agree).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .kernel import paired as _compiled
 from .listing.exact_ops import digit_bits, first_above, first_above_digits, product_digits
 from .listing.paired import PairedListing
 from .patterns import PATTERNS
@@ -59,6 +62,10 @@ class PairedSampler:
         packed = lay.vectors(np.maximum(self.support, 0).reshape(-1)) @ (1 << shifts)
         self.support_packed = np.where(self.support >= 0, packed.reshape(self.support.shape), 0)
         self._block_z1()
+        # what the compiled steps read: W as two 64-bit halves, the accepted boxes stacked
+        self.w_hi = np.array([w >> 64 for w in listing.e_weight], np.uint64)
+        self.w_lo = np.array([w & (1 << 64) - 1 for w in listing.e_weight], np.uint64)
+        self.accept = np.ascontiguousarray(np.stack(listing.accept).astype(np.uint8))
 
     def _block_z1(self) -> None:
         """z1 is drawn in two steps, a block of about sqrt(n_z) vectors, then one
@@ -84,12 +91,16 @@ class PairedSampler:
         cell = self._cell(q, z2, rng)
         cols = L.cell_cols[cell]
         v = np.empty((n, 4), dtype=np.int64)
-        v[:, 0], v[:, 1] = self._split(cols[:, 0], cols[:, 1], z1, rng)
-        v[:, 2], v[:, 3] = self._split(cols[:, 2], cols[:, 3], z2, rng)
+        v[:, 0], v[:, 1] = self._split(cols[:, 0], cols[:, 1], z1, L.tables[L.group_table[q], z1], rng)
+        v[:, 2], v[:, 3] = self._split(cols[:, 2], cols[:, 3], z2, L.tables[L.cell_table[cell], z2], rng)
         return self.options.fill(L.layout, self.cell_lengths[cell], cols, v, L.g, rng)
 
     def _z1(self, q: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing
+        if (k := _compiled()) is not None:
+            out = np.empty(len(q), np.int64)
+            k.z1(rng.bits, q, self.w_hi, self.w_lo, *self.block_sums, self.k, self.width, L.tables, L.group_table, L.y, out)
+            return out
         r = [rng.below_int(L.e_weight[i]) for i in q.tolist()]
         block, below = first_above_digits([d[q] for d in self.block_sums], self.k, r)
         cols = np.minimum(block[:, None] * self.width + np.arange(self.width)[None, :], len(L.z_flat) - 1)
@@ -100,6 +111,10 @@ class PairedSampler:
 
     def _z2(self, q: np.ndarray, z1: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing
+        if (k := _compiled()) is not None:
+            out = np.empty(len(q), np.int64)
+            k.z2(rng.bits, q, z1, L.y, L.v, self.accept, L.group_sig, out)
+            return out
         r = rng.below(L.y[q, z1])  # Y_q[z1] sums exactly the weights below
         out = np.empty(len(q), np.int64)
         for b in range(0, len(q), _BLOCK):
@@ -113,6 +128,10 @@ class PairedSampler:
 
     def _cell(self, q: np.ndarray, z2: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing
+        if (k := _compiled()) is not None:
+            out = np.empty(len(q), np.int64)
+            k.cell(rng.bits, q, z2, L.v, L.group_start, L.cell_order, L.tables, L.cell_table, out)
+            return out
         r = rng.below(L.v[q, z2])
         first, size = L.group_start[q], L.group_start[q + 1] - L.group_start[q]
         out = np.empty(len(q), np.int64)
@@ -126,9 +145,16 @@ class PairedSampler:
             out[b : b + step] = cells[np.arange(len(k)), k]
         return out
 
-    def _split(self, ca: np.ndarray, cb: np.ndarray, z: np.ndarray, rng: Rng) -> tuple[np.ndarray, np.ndarray]:
-        """Flat vectors ``(va, vb)`` of two suits whose sum is pair vector ``z``."""
+    def _split(self, ca: np.ndarray, cb: np.ndarray, z: np.ndarray, total: np.ndarray, rng: Rng) -> tuple[np.ndarray, np.ndarray]:
+        """Flat vectors ``(va, vb)`` of two suits whose sum is pair vector ``z``;
+        ``total`` is the pair's table at ``z``, which sums the splits' weights
+        (the compiled step reads it; the numpy one adds the weights up)."""
         L = self.listing
+        if (k := _compiled()) is not None:
+            va, vb = np.empty(len(z), np.int64), np.empty(len(z), np.int64)
+            k.split(rng.bits, np.ascontiguousarray(ca), np.ascontiguousarray(cb), z, total, self.support,
+                    self.support_packed, self.z_packed, self.guard, L.z_flat, L.g, L.layout.zsize, va, vb)
+            return va, vb
         va = self.support[ca]
         ok = (va >= 0) & ((self.z_packed[z][:, None] - self.support_packed[ca]) & self.guard == self.guard)
         # with no coordinate negative (and none past its dim: z's are not), flat indices subtract

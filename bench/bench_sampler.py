@@ -1,6 +1,6 @@
 """Exact constrained generation: the compiled sampler against the numpy path and a C dealer, same run.
 
-Run as ``.venv/bin/python bench/bench_sampler.py [n_deals] [n_cli] [spec ...]``.
+Run as ``.venv/bin/python bench/bench_sampler.py [n_deals] [n_cli] [spec ...]`` (``n_cli`` 0 skips the CLI runs).
 
 For each spec (default: ``examples/*.json`` and ``bench/specs/*.json``) it
 builds the plan once (build time printed, not counted), then times seeded
@@ -99,6 +99,8 @@ def main() -> None:
         print(f"C baseline (Fisher-Yates, xoshiro256**, one line per deal): {c_rate:,.0f} deals/s", flush=True)
         for spec in specs:
             bench_spec(spec, n, c_rate)
+        if n_cli < 1:  # n_cli = 0: the specs alone
+            return
         c_rate = n_cli / run_wall([str(exe), str(n_cli), "seats"], repeats=2)
         bench_cli(n_cli, exe, c_rate)
 

@@ -38,7 +38,7 @@ from .options import SuitOptions, suit_options
 #: Most feature vectors a pair of suits may reach (the tables' width).
 MAX_PAIR_STATES = 4_096
 #: Most table entries (groups and pairs times width) a build may hold: 8 bytes each.
-MAX_PAIRED_CELLS = 60_000_000
+MAX_PAIRED_CELLS = 100_000_000
 #: Rows per block when products are carried as limbs (bounds the temporaries).
 _BLOCK = 512
 
@@ -87,9 +87,11 @@ def build_paired(comp: Compiled) -> PairedListing:
     cells = enumerate_cells(layout.comp, layout)
     columns, cell_cols = suit_columns(cells, layout)
     options = [suit_options(c, layout) for c in columns]
+    indic = case_indicators(options, layout)  # nonzero where the weights are: the same frame
+    frame = frame_of(layout, cells, cell_cols, indic)
+    cases = frame.total(indic)
+    del indic  # before the weights' tables, which are the peak
     g = _dense(options, layout)
-    frame = frame_of(layout, cells, cell_cols, g)
-    cases = sum(frame.weigh(case_indicators(options, layout))[3])  # first, so its tables are gone before the weights'
     tables, v, y, weights = frame.weigh(g)
     order = np.argsort(frame.cell_q, kind="stable")
     start = np.searchsorted(frame.cell_q[order], np.arange(len(frame.group_table) + 1))
@@ -101,7 +103,7 @@ def paired_cases(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, optio
     """Pavlicek's number of cases of the listing of ``cells`` (no pool), counted
     by the paired tables: far faster than level-0 entries when they are many."""
     indic = case_indicators(options, layout)  # nonzero where the weights are
-    return sum(frame_of(layout, cells, cell_cols, indic).weigh(indic)[3])
+    return frame_of(layout, cells, cell_cols, indic).total(indic)
 
 
 def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: np.ndarray) -> _Frame:
@@ -144,15 +146,30 @@ class _Frame:
         tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout)
         v = _group_sums(tables, self.cell_q, self.cell_dc, len(self.group_table))
         y = np.empty_like(v)
-        for s, acc in enumerate(self.accept):
-            ones = acc.astype(np.float64)
-            rows = np.nonzero(self.group_sig == s)[0]
-            for b in range(0, len(rows), _BLOCK):  # blocks bound the float temporaries
-                y[rows[b : b + _BLOCK]] = exact_matmul(v[rows[b : b + _BLOCK]], ones, reach=len(acc))
         weights: list[int] = []
-        for b in range(0, len(y), _BLOCK):
+        for b in range(0, len(v), _BLOCK):
+            y[b : b + _BLOCK] = self._box_sums(v[b : b + _BLOCK], self.group_sig[b : b + _BLOCK])
             weights += row_dots(tables[self.group_table[b : b + _BLOCK]], y[b : b + _BLOCK])
         return tables, v, y, weights
+
+    def total(self, g: np.ndarray) -> int:
+        """The sum of :meth:`weigh`'s weights, one block of groups at a time
+        (V and Y are not kept: this is the case count's memory)."""
+        tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout)
+        out = 0
+        for b in range(0, len(self.group_table), _BLOCK):
+            rows = np.arange(b, min(b + _BLOCK, len(self.group_table)))
+            y = self._box_sums(_group_sums(tables, self.cell_q, self.cell_dc, rows), self.group_sig[rows])
+            out += sum(row_dots(tables[self.group_table[rows]], y))
+        return out
+
+    def _box_sums(self, v: np.ndarray, sig: np.ndarray) -> np.ndarray:
+        """Y = V A for rows of V whose cell signatures are ``sig``."""
+        y = np.empty_like(v)
+        for s in np.unique(sig):
+            here = sig == s
+            y[here] = exact_matmul(v[here], self.accept[s].astype(np.float64), reach=len(self.accept[s]))
+        return y
 
 
 def _dense(options: list[SuitOptions], layout: Layout) -> np.ndarray:
@@ -209,14 +226,17 @@ def _pair_tables(g: np.ndarray, keys: np.ndarray, n_cols: int, z_flat: np.ndarra
     return out
 
 
-def _group_sums(tables: np.ndarray, cell_q: np.ndarray, cell_dc: np.ndarray, n_groups: int) -> np.ndarray:
-    """Per group, the sum of its cells' D+C tables: a sparse product in
-    integers (two cells with the same table, their S and H columns swapped,
-    add up as they should)."""
+def _group_sums(tables: np.ndarray, cell_q: np.ndarray, cell_dc: np.ndarray, groups) -> np.ndarray:
+    """Per group (``groups``: their count, or the indices of some), the sum of
+    its cells' D+C tables: a sparse product in integers (two cells with the
+    same table, their S and H columns swapped, add up as they should)."""
     from scipy.sparse import csr_matrix
 
-    ones = np.ones(len(cell_q), np.int64)
-    return np.asarray(csr_matrix((ones, (cell_q, cell_dc)), shape=(n_groups, len(tables))) @ tables)
+    rows = np.arange(groups) if isinstance(groups, int) else np.asarray(groups)
+    pick = np.isin(cell_q, rows)
+    at = np.searchsorted(rows, cell_q[pick])
+    ones = np.ones(len(at), np.int64)
+    return np.asarray(csr_matrix((ones, (at, cell_dc[pick])), shape=(len(rows), len(tables))) @ tables)
 
 
 def _accept(layout: Layout, z_flat: np.ndarray, boxes: list) -> np.ndarray:

@@ -14,7 +14,7 @@
  *
  *   below(bits, bounds, out)                      Rng.below
  *   below_wide(bits, top, low_max, shift, hi, lo) Rng.below_wide
- *   wide_locate(bits, top, low_max, shift, cum_hi, cum_lo, out)
+ *   wide_locate(bits, top, low_max, shift, cum_hi, cum_lo, out, guide, guide_shift)
  *                                                 WideCategorical.draw
  *   locate(bits, keys, cum, qkey, total, out, starts)
  *                                                 Sampler._split / _option
@@ -451,8 +451,9 @@ static PyObject *s_wide_locate(PyObject *self, PyObject *args) {
     long long top;
     unsigned long long low_max;
     int shift;
-    Py_buffer ch, cl, out;
-    if (!PyArg_ParseTuple(args, "OLKiy*y*w*", &bits, &top, &low_max, &shift, &ch, &cl, &out)) return NULL;
+    Py_buffer ch, cl, out, gb;
+    int gshift;
+    if (!PyArg_ParseTuple(args, "OLKiy*y*w*y*i", &bits, &top, &low_max, &shift, &ch, &cl, &out, &gb, &gshift)) return NULL;
     size_t nc, nc2, n;
     int64_t *hi = NULL;
     uint64_t *lo = NULL;
@@ -473,11 +474,17 @@ static PyObject *s_wide_locate(PyObject *self, PyObject *args) {
     }
     if (!rc) rc = below_wide(bits, top, low_max, shift, hi, lo, n);
     if (!rc) {
-        const int64_t *cum_hi = ch.buf;
+        const int64_t *cum_hi = ch.buf, *guide = gb.buf;
         const uint64_t *cum_lo = cl.buf;
         int64_t *o = out.buf;
+        size_t ng = (size_t)gb.len / 8;
         for (size_t r = 0; r < n; r++) {
-            size_t right = upper(cum_hi, nc, hi[r]), left = lower(cum_hi, nc, hi[r]);
+            size_t from = 0, to = nc, b = gshift >= 0 && gshift < 63 ? (size_t)(hi[r] >> gshift) : ng;
+            if (b + 1 < ng) { /* every key before guide[b] is below hi[r], the key at guide[b + 1] above it */
+                from = guide[b] < 0 ? 0 : (size_t)guide[b] < nc ? (size_t)guide[b] : nc;
+                to = guide[b + 1] < (int64_t)from ? from : (size_t)guide[b + 1] < nc ? (size_t)guide[b + 1] : nc;
+            }
+            size_t right = from + upper(cum_hi + from, to - from, hi[r]), left = from + lower(cum_hi + from, to - from, hi[r]);
             o[r] = (int64_t)right;
             for (size_t i = left; i < right; i++)
                 if (lo[r] < cum_lo[i]) {
@@ -491,6 +498,7 @@ static PyObject *s_wide_locate(PyObject *self, PyObject *args) {
     PyBuffer_Release(&ch);
     PyBuffer_Release(&cl);
     PyBuffer_Release(&out);
+    PyBuffer_Release(&gb);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
@@ -694,7 +702,8 @@ static PyMethodDef methods[] = {
     {"below", s_below, METH_VARARGS, "below(bits, bounds i8, out i8): Rng.below, same bytes."},
     {"below_wide", s_below_wide, METH_VARARGS, "below_wide(bits, top, low_max, shift, hi i8, lo u8): Rng.below_wide."},
     {"wide_locate", s_wide_locate, METH_VARARGS,
-     "wide_locate(bits, top, low_max, shift, cum_hi i8, cum_lo u8, out i8): WideCategorical.draw."},
+     "wide_locate(bits, top, low_max, shift, cum_hi i8, cum_lo u8, out i8, guide i8, guide_shift): WideCategorical.draw;"
+     " guide[b] = first index whose high key is >= b << guide_shift (empty: search it all)."},
     {"locate", s_locate, METH_VARARGS, "locate(bits, keys, cum, qkey, total, out, starts): Sampler._split/_option's search; starts[k] = first index of key k (or empty)."},
     {"deal", s_deal, METH_VARARGS, "deal(bits, owners u8 (n,52), cards i8, counts i8 (n,K), dest u8 (K,), take): fill._deal."},
     {"level1", s_level1, METH_VARARGS,

@@ -35,6 +35,8 @@ from .randomness import Rng
 
 #: Largest key space given a dense table of where each key's run starts.
 MAX_START_TABLE = 1 << 21
+#: Fewest weights for which a level-0 draw searches a guide table first.
+_GUIDED = 4096
 
 
 def _starts(keys: np.ndarray, space: int) -> np.ndarray:
@@ -59,12 +61,19 @@ class WideCategorical:
         self.cum_lo = np.array([c & mask for c in cum], dtype=np.uint64)
         self.top = (self.total - 1) >> self.shift
         self.low_max = (self.total - 1) & mask
+        # Where each run of high keys starts, per bucket of the top bits: the
+        # compiled search then looks only inside one bucket (a cache miss or
+        # two instead of one per halving of a long table).
+        self.guide_shift = max(0, self.top.bit_length() - max(0, len(weights) - 1).bit_length() + 2)  # ~n/4 buckets
+        buckets = (self.top >> self.guide_shift) + 2 if len(weights) >= _GUIDED else 0
+        self.guide = np.searchsorted(self.cum_hi, np.arange(buckets, dtype=np.int64) << self.guide_shift, "left").astype(np.int64)
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
         k = _compiled()
         if k is not None and self.top + 1 < 1 << 63:
             out = np.empty(n, dtype=np.int64)
-            k.wide_locate(rng.bits, self.top, self.low_max, self.shift, self.cum_hi, self.cum_lo, out)
+            k.wide_locate(rng.bits, self.top, self.low_max, self.shift, self.cum_hi, self.cum_lo, out,
+                          self.guide, self.guide_shift)
             return out
         hi, lo = rng.below_wide(self.total, n, self.shift)
         right = np.searchsorted(self.cum_hi, hi, side="right")

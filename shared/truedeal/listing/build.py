@@ -3,6 +3,8 @@ spec or for a slice of its cells."""
 
 from __future__ import annotations
 
+from operator import mul
+
 import numpy as np
 
 from ..patterns import PATTERNS
@@ -77,7 +79,8 @@ def fill_level0(listing: Listing, progress=None) -> None:
         which, z1, c_flat, u = level0_rows(t1s, listing.pair_tables[p2], layout, g_of_c, listing.sig_boxes[sig])
         # T1 < 2**42 and U < 2**50: the products need Python ints.
         a = t1s[which, z1]
-        row_w.extend(g_of_c[c] * x * y for c, x, y in zip(c_flat.tolist(), a.tolist(), u.tolist()))
+        products = map(mul, a.tolist(), u.tolist())
+        row_w.extend(map(mul, map(g_of_c.__getitem__, c_flat.tolist()), products) if layout.has_pool else products)
         rows_key.append(ks[which])
         rows_c.append(c_flat)
         rows_z.append(z1)
@@ -93,7 +96,6 @@ def fill_level0(listing: Listing, progress=None) -> None:
     order = np.lexsort((np.concatenate(rows_c) if rows_c else row_key, np.concatenate(rows_z) if rows_z else row_key, row_key))
     c_all = np.concatenate(rows_c)[order] if rows_c else np.zeros(0, np.int64)
     z_all = np.concatenate(rows_z)[order] if rows_z else np.zeros(0, np.int64)
-    weights = [row_w[i] for i in order.tolist()]
     lens = np.bincount(row_key, minlength=len(keys)).astype(np.int64)
     # Expand key entries to cell entries, in cell order.
     starts = np.cumsum(lens) - lens
@@ -104,5 +106,5 @@ def fill_level0(listing: Listing, progress=None) -> None:
     listing.e_cell = np.repeat(np.arange(len(listing.cells)), per_cell)
     listing.e_c = c_all[idx]
     listing.e_z1 = z_all[idx]
-    listing.e_weight = [weights[i] for i in idx.tolist()]
+    listing.e_weight = list(map(row_w.__getitem__, order[idx].tolist()))
     listing.total = sum(listing.e_weight)

@@ -14,6 +14,10 @@ from .model import Listing
 from .options import suit_options
 from .tables import c_values, level0_rows, pair_table, pool_factors
 
+#: Bytes of summed-area tables, and keys, that one pass of the level-0 fill may hold.
+_PASS_BYTES = 16 << 20
+_PASS_KEYS = 4096
+
 
 def build_listing(spec_like, progress=None) -> Listing:
     """Build the factored listing (exact; raises :class:`TooWide`) of a
@@ -57,6 +61,31 @@ def listing_tables(layout: Layout, cells: np.ndarray, columns: list, cell_cols: 
     return listing
 
 
+def _batches(keys: np.ndarray, layout: Layout) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]:
+    """The (S,H), (D,C), signature keys in passes of one signature:
+    ``(sig, key indices, their distinct (D,C) tables, each key's table among
+    them)``.  A pass takes up to _PASS_KEYS keys and as many (D,C) tables as
+    keep their summed-area tables small (one at a time with a pool, and then
+    no index), so that a small feature space costs a few numpy calls per pass
+    rather than per table.  Each key is in one pass."""
+    size = int(np.prod([d + 1 for d in layout.dims[: layout.n_box]] + list(layout.dims[layout.n_box :])))
+    per_pass = 1 if layout.has_pool else max(1, _PASS_BYTES // (8 * size))
+    out: list = []
+    for sig in np.unique(keys[:, 2]).tolist():
+        ks = np.nonzero(keys[:, 2] == sig)[0]
+        ks = ks[np.argsort(keys[ks, 1], kind="stable")]
+        t2s, first, counts = np.unique(keys[ks, 1], return_index=True, return_counts=True)
+        start = 0  # the pass being filled holds tables start..j-1
+        for j in range(len(t2s) + 1):
+            full = j - start == per_pass or (j < len(t2s) and first[j] + counts[j] - first[start] > _PASS_KEYS)
+            if j > start and (j == len(t2s) or full):
+                here = ks[first[start] : first[j - 1] + counts[j - 1]]
+                of = np.repeat(np.arange(j - start), counts[start:j]) if per_pass > 1 else None
+                out.append((sig, here, t2s[start:j] if per_pass > 1 else t2s[start], of))
+                start = j
+    return out
+
+
 def fill_level0(listing: Listing, progress=None) -> None:
     layout = listing.layout
     g_of_c = pool_factors(layout, listing.c_values)
@@ -64,19 +93,15 @@ def fill_level0(listing: Listing, progress=None) -> None:
     keys, inv = np.unique(np.concatenate([listing.cell_pairs, listing.cell_sig[:, None]], axis=1), axis=0, return_inverse=True)
     inv = inv.reshape(-1)
     cells_per_key = np.bincount(inv, minlength=len(keys))
-    # One pass per (D,C) table, over every (S,H) table paired with it.
-    key_of: dict[tuple[int, int], list] = {}
-    for k, (p1, p2, sig) in enumerate(keys):
-        key_of.setdefault((int(p2), int(sig)), []).append((k, int(p1)))
+    batches = _batches(keys, layout)
     rows_key: list[np.ndarray] = []
     rows_c: list[np.ndarray] = []
     rows_z: list[np.ndarray] = []
     row_w: list[int] = []
     n_entries = 0
-    for done, ((p2, sig), members) in enumerate(key_of.items()):
-        ks = np.array([k for k, _ in members])
-        t1s = listing.pair_tables[[p1 for _, p1 in members]]
-        which, z1, c_flat, u = level0_rows(t1s, listing.pair_tables[p2], layout, g_of_c, listing.sig_boxes[sig])
+    for done, (sig, ks, t2s, t2_of) in enumerate(batches):
+        t1s = listing.pair_tables[keys[ks, 0]]
+        which, z1, c_flat, u = level0_rows(t1s, listing.pair_tables[t2s], layout, g_of_c, listing.sig_boxes[sig], t2_of)
         # T1 < 2**42 and U < 2**50: the products need Python ints.
         a = t1s[which, z1]
         products = map(mul, a.tolist(), u.tolist())
@@ -90,7 +115,7 @@ def fill_level0(listing: Listing, progress=None) -> None:
         if n_entries > MAX_ENTRIES:
             raise TooWide(f"more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
         if progress:
-            progress(done + 1, len(key_of))
+            progress(done + 1, len(batches))
     # Group rows by key, keeping each key's rows in z1 order.
     row_key = np.concatenate(rows_key) if rows_key else np.zeros(0, np.int64)
     order = np.lexsort((np.concatenate(rows_c) if rows_c else row_key, np.concatenate(rows_z) if rows_z else row_key, row_key))

@@ -25,20 +25,24 @@ def pair_table(ga: np.ndarray, gb: np.ndarray, layout: Layout) -> np.ndarray:
 
 def prefix_sums(table: np.ndarray, layout: Layout) -> np.ndarray:
     """Summed-area table of a flat dense table along its range (HCP) axes,
-    with a zero slice in front of each, for :func:`box_sums`."""
-    t = table.reshape(layout.dims)
-    for d in range(layout.n_box):
+    with a zero slice in front of each, for :func:`box_sums`.  A 2-D
+    ``table`` is several tables, one per row: the result keeps that axis first."""
+    lead = table.shape[:-1]
+    t = table.reshape(lead + tuple(layout.dims))
+    for d in range(len(lead), len(lead) + layout.n_box):
         t = np.concatenate([np.zeros_like(np.take(t, [0], axis=d)), np.cumsum(t, axis=d)], axis=d)
     return t
 
 
-def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray, hi: np.ndarray, exact: np.ndarray) -> np.ndarray:
+def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray, hi: np.ndarray, exact: np.ndarray,
+             table: np.ndarray | None = None) -> np.ndarray:
     """For each row r: the sum of ``table[z2]`` over the z2 that complete ``z1[r]``:
     each range coordinate d has ``lo[r, d] <= z1[r, d] + z2[d] <= hi[r, d]`` and each
     other coordinate e has ``z1[r, e] + z2[e] == exact[r, e']``.
 
-    ``prefix`` is :func:`prefix_sums` of the table.  Exact in int64 provided
-    the table's total fits, which callers ensure.
+    ``prefix`` is :func:`prefix_sums` of the table, or of several tables with
+    ``table[r]`` the one of row r.  Exact in int64 provided the table's total
+    fits, which callers ensure.
     """
     nb = layout.n_box
     dims = layout.dims
@@ -53,12 +57,15 @@ def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray,
     lo2, hi2, ex = lo2[valid], hi2[valid], ex[valid]
     acc = np.zeros(len(lo2), dtype=prefix.dtype)
     exact_idx = tuple(ex[:, e] for e in range(ex.shape[1]))
+    if table is not None:
+        exact_idx = (table[valid], *exact_idx)
     for corner in itertools.product((0, 1), repeat=nb):
         idx = tuple(hi2[:, d] + 1 if c else lo2[:, d] for d, c in enumerate(corner))
+        at = exact_idx[:1] + idx + exact_idx[1:] if table is not None else idx + exact_idx
         if (nb - sum(corner)) % 2:
-            acc -= prefix[idx + exact_idx]
+            acc -= prefix[at]
         else:
-            acc += prefix[idx + exact_idx]
+            acc += prefix[at]
     out[valid] = acc
     return out
 
@@ -95,21 +102,28 @@ def completions(t1s: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):
     return which[i], nz[i], z1[i], totals[ok]
 
 
-def level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int], boxes: list):
-    """Level-0 rows of several (S,H) tables (rows of ``t1s``) against one (D,C)
+def level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int], boxes: list,
+                t2_of: np.ndarray | None = None):
+    """Level-0 rows of several (S,H) tables (rows of ``t1s``) against a (D,C)
     table: t1 row, z1 flat, pool totals (flat) and U, for every completion with
     a positive pool factor and U.  U sums the (D,C) table over the accepted
-    ``boxes`` of the form space (disjoint)."""
+    ``boxes`` of the form space (disjoint).
+
+    Without a pool ``t2`` may be several tables (rows), ``t2_of[k]`` the one
+    that t1 row k meets: one call then does the work of many."""
     n_exact = len(layout.dims) - layout.n_box
+    if n_exact and t2.ndim > 1:
+        raise ValueError("several (D,C) tables at once only without a pool")
     which, nz, z1, totals = completions(t1s, t2, layout, n_exact)
     c_flat = totals @ strides_of(layout.dims[layout.n_box :])
     if n_exact:
         keep = (np.array(g_of_c, dtype=object) > 0).astype(bool)[c_flat]
         which, nz, z1, totals, c_flat = which[keep], nz[keep], z1[keep], totals[keep], c_flat[keep]
     prefix = prefix_sums(t2, layout)
+    table = None if t2_of is None else t2_of[which]
     u = np.zeros(len(nz), dtype=np.int64)
     for lo, hi in box_arrays(boxes, len(nz)):
-        u += box_sums(prefix, layout, z1, lo, hi, totals)
+        u += box_sums(prefix, layout, z1, lo, hi, totals, table)
     hit = u > 0
     return which[hit], nz[hit], c_flat[hit], u[hit]
 

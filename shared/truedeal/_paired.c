@@ -123,30 +123,32 @@ out:
     return rc;
 }
 
-/* The first index whose running sum exceeds r (n when none does). */
-#define FIRST_ABOVE(r, n, term, out)                      \
-    do {                                                  \
-        int64_t acc_ = 0;                                 \
-        size_t j_ = 0;                                    \
-        for (; j_ < (n); j_++) {                          \
-            acc_ += (term);                               \
-            if (acc_ > (r)) break;                        \
-        }                                                 \
-        (out) = j_;                                       \
-    } while (0)
+/* r[i] below table[rows[i] * stride + cols[i]] for each i (one Rng.below
+ * call): the draws of z2 and of the cell.  Returns r (give it back with
+ * drop(S_P_DRAW, r)), or NULL with an exception set. */
+static int64_t *below_entries(PyObject *bits, const int64_t *table, const int64_t *rows, const int64_t *cols, size_t stride,
+                              size_t n) {
+    int64_t *bound = grab(S_P_BND, (n + 1) * 8), *r = grab(S_P_DRAW, (n + 1) * 8);
+    if (!bound || !r) {
+        PyErr_NoMemory();
+    } else {
+        for (size_t i = 0; i < n; i++) bound[i] = table[(size_t)rows[i] * stride + (size_t)cols[i]];
+        if (below(bits, bound, r, n) == 0) {
+            drop(S_P_BND, bound);
+            return r;
+        }
+    }
+    drop(S_P_BND, bound);
+    drop(S_P_DRAW, r);
+    return NULL;
+}
 
 /* z2: r below Y_q[z1], then the first z2 whose running sum of
  * V_q[z2] * accept[sig_q][z1][z2] exceeds r. */
 static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z1, size_t n, const int64_t *y,
                    const int64_t *v, const uint8_t *accept, const int64_t *sig, int64_t *out) {
-    int64_t *bound = grab(S_P_BND, (n + 1) * 8), *r = grab(S_P_DRAW, (n + 1) * 8);
-    int rc = -1;
-    if (!bound || !r) {
-        PyErr_NoMemory();
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++) bound[i] = y[(size_t)q[i] * D->n_z + (size_t)z1[i]];
-    if (below(bits, bound, r, n) < 0) goto out;
+    int64_t *r = below_entries(bits, y, q, z1, D->n_z, n);
+    if (!r) return -1;
     for (size_t i = 0; i < n; i++) {
         const int64_t *vq = v + (size_t)q[i] * D->n_z;
         const uint8_t *acc = accept + ((size_t)sig[q[i]] * D->n_z + (size_t)z1[i]) * D->n_z;
@@ -164,11 +166,8 @@ static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_
         }
         out[i] = (int64_t)j;
     }
-    rc = 0;
-out:
-    drop(S_P_BND, bound);
     drop(S_P_DRAW, r);
-    return rc;
+    return 0;
 }
 
 /* The cell: r below V_q[z2], then the first cell of the group's run whose
@@ -176,25 +175,20 @@ out:
 static int draw_cell(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z2, size_t n, const int64_t *v,
                      const int64_t *start, const int64_t *order, const int64_t *tables, const int64_t *cell_table,
                      int64_t *out) {
-    int64_t *bound = grab(S_P_BND, (n + 1) * 8), *r = grab(S_P_DRAW, (n + 1) * 8);
-    int rc = -1;
-    if (!bound || !r) {
-        PyErr_NoMemory();
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++) bound[i] = v[(size_t)q[i] * D->n_z + (size_t)z2[i]];
-    if (below(bits, bound, r, n) < 0) goto out;
+    int64_t *r = below_entries(bits, v, q, z2, D->n_z, n);
+    if (!r) return -1;
     for (size_t i = 0; i < n; i++) {
         const int64_t *run = order + start[q[i]];
-        size_t size = (size_t)(start[q[i] + 1] - start[q[i]]), j;
-        FIRST_ABOVE(r[i], size, tables[(size_t)cell_table[run[j_]] * D->n_z + (size_t)z2[i]], j);
+        size_t size = (size_t)(start[q[i] + 1] - start[q[i]]), j = 0;
+        int64_t sum = 0;
+        for (; j < size; j++) {
+            sum += tables[(size_t)cell_table[run[j]] * D->n_z + (size_t)z2[i]];
+            if (sum > r[i]) break;
+        }
         out[i] = run[j < size ? j : 0]; /* j == size is not reached for r below V_q[z2] */
     }
-    rc = 0;
-out:
-    drop(S_P_BND, bound);
     drop(S_P_DRAW, r);
-    return rc;
+    return 0;
 }
 
 typedef struct {

@@ -57,11 +57,10 @@ def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray,
     lo2, hi2, ex = lo2[valid], hi2[valid], ex[valid]
     acc = np.zeros(len(lo2), dtype=prefix.dtype)
     exact_idx = tuple(ex[:, e] for e in range(ex.shape[1]))
-    if table is not None:
-        exact_idx = (table[valid], *exact_idx)
+    lead = () if table is None else (table[valid],)
     for corner in itertools.product((0, 1), repeat=nb):
         idx = tuple(hi2[:, d] + 1 if c else lo2[:, d] for d, c in enumerate(corner))
-        at = exact_idx[:1] + idx + exact_idx[1:] if table is not None else idx + exact_idx
+        at = lead + idx + exact_idx
         if (nb - sum(corner)) % 2:
             acc -= prefix[at]
         else:

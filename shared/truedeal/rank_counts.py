@@ -105,34 +105,59 @@ class RankCountListing:
         return ok & (evaluate3(self.comp.tree, leaves, len(a)) == 1)
 
     def _form_value(self, a: np.ndarray, form) -> np.ndarray:
-        out = np.zeros(len(a), np.int64)
-        for t in form.terms:
-            w = np.array([t.fn.weights[r] for r in self.ranks], dtype=np.int64)
-            v = a[:, :, self.seats.index(t.seat)] @ w
-            out += t.coef * (sum(t.fn.weights) * 4 - v if t.complement else v)
-        return out
+        return form_value(form, self.ranks, {seat: a[:, :, i] for i, seat in enumerate(self.seats)})
 
     def _spot_ways(self, a: np.ndarray) -> list[int]:
-        """Ways to deal the spot cards, per combo: each constrained seat takes
-        ``13 - c``, the unconstrained seats the rest (none may be left over
-        when every seat is constrained)."""
-        spots = 52 - 4 * len(self.ranks)
-        need = 13 - a.sum(axis=1)[:, : len(self.seats)]
-        keys, inv = np.unique(need, axis=0, return_inverse=True)
-        ways = []
-        for row in keys.tolist():
-            u = spots - sum(row)
-            if min(row) < 0 or u < 0 or (u and not self.comp.free):
-                ways.append(0)
-                continue
-            g = factorial(spots) // factorial(u)
-            for x in row:
-                g //= factorial(x)
-            ways.append(g)
-        return [ways[i] for i in inv.reshape(-1).tolist()]
+        return spot_ways(13 - a.sum(axis=1)[:, : len(self.seats)], 52 - 4 * len(self.ranks), bool(self.comp.free))
 
     def make_sampler(self) -> RankCountSampler:
         return RankCountSampler(self)
+
+
+def form_value(form, ranks: tuple[int, ...], held: dict[int, np.ndarray]) -> np.ndarray:
+    """A suit-blind form's value per row, from each seat's ``held[seat]``:
+    (n, ranks) counts of the tracked ranks."""
+    out = np.zeros(len(next(iter(held.values()))), np.int64)
+    for t in form.terms:
+        w = np.array([t.fn.weights[r] for r in ranks], dtype=np.int64)
+        v = held[t.seat] @ w
+        out += t.coef * (sum(t.fn.weights) * 4 - v if t.complement else v)
+    return out
+
+
+def spot_ways(need: np.ndarray, spots: int, free: bool) -> list[int]:
+    """Ways to deal ``spots`` spot cards, per row: seat k takes ``need[:, k]``,
+    the unconstrained seats the rest (none may be left over without them)."""
+    keys, inv = np.unique(need, axis=0, return_inverse=True)
+    ways = []
+    for row in keys.tolist():
+        u = spots - sum(row)
+        if min(row, default=0) < 0 or u < 0 or (u and not free):
+            ways.append(0)
+            continue
+        g = factorial(spots) // factorial(u)
+        for x in row:
+            g //= factorial(x)
+        ways.append(g)
+    return [ways[i] for i in inv.reshape(-1).tolist()]
+
+
+def deal_ranks_and_spots(owners: np.ndarray, rng: Rng, ranks: tuple[int, ...], counts: np.ndarray, seats: tuple[int, ...],
+                         free: tuple[int, ...]) -> None:
+    """Finish deals whose open cards go by rank counts: ``counts[:, i, k]``
+    open cards of rank ``ranks[i]`` to ``seats[k]`` (suits by a uniform
+    permutation), then each seat's open spot cards up to 13, then the free
+    seats share what is left.  Every completion is equally likely."""
+    dest = np.array(seats, np.uint8)
+    for i, r in enumerate(ranks):
+        _deal(owners, rng, np.array([card(r, s) for s in range(4)], np.int64), counts[:, i], dest)
+    tracked = set(ranks)
+    spots = np.array([card(r, s) for r in range(13) if r not in tracked for s in range(4)], dtype=np.int64)
+    _deal(owners, rng, spots, 13 - counts.sum(axis=1), dest)  # the seats hold only their tracked cards so far
+    if len(free) > 1:
+        _deal(owners, rng, np.arange(52), np.full((len(owners), len(free) - 1), 13, np.int64), np.array(free[:-1], np.uint8))
+    if free:
+        owners[owners == _OPEN] = free[-1]
 
 
 def _multinomials(a: np.ndarray) -> np.ndarray:
@@ -149,22 +174,10 @@ class RankCountSampler:
 
         self.listing = listing
         self.pick = WideCategorical(listing.e_weight)
-        tracked = set(listing.ranks)
-        self.spots = np.array([card(r, s) for r in range(13) if r not in tracked for s in range(4)], dtype=np.int64)
-        self.dest = np.array(list(listing.seats) + [_OPEN], dtype=np.uint8)
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
         L = self.listing
         combo = L.a[self.pick.draw(n, rng)]  # (n, ranks, parts)
         owners = np.full((n, 52), _OPEN, dtype=np.uint8)
-        for i, r in enumerate(L.ranks):
-            cards = np.array([card(r, s) for s in range(4)], dtype=np.int64)
-            _deal(owners, rng, cards, combo[:, i, : len(L.seats)], self.dest[: len(L.seats)])
-        need = 13 - (owners[:, :, None] == self.dest[None, None, : len(L.seats)]).sum(axis=1)
-        _deal(owners, rng, self.spots, need, self.dest[: len(L.seats)])
-        free = L.comp.free
-        if len(free) > 1:
-            _deal(owners, rng, np.arange(52), np.full((n, len(free) - 1), 13, np.int64), np.array(free[:-1], np.uint8))
-        if free:
-            owners[owners == _OPEN] = free[-1]
+        deal_ranks_and_spots(owners, rng, L.ranks, combo[:, :, : len(L.seats)], L.seats, L.comp.free)
         return owners

@@ -337,14 +337,18 @@ class Union:
 
 def _other_listing(comp: Compiled):
     """An exact listing of another kind when the factored one is too wide, else None:
-    by rank counts (:mod:`truedeal.rank_counts`), or aggregated by spades+hearts
-    pair (:mod:`truedeal.listing.paired`)."""
+    by rank counts (:mod:`truedeal.rank_counts`), one hand in full and the
+    other seats by rank counts (:mod:`truedeal.hand_rank_counts`), or
+    aggregated by spades+hearts pair (:mod:`truedeal.listing.paired`)."""
+    from . import hand_rank_counts
     from .listing.paired import applicable as paired_applies
     from .listing.paired import build_paired
     from .rank_counts import RankCountListing, applicable
 
     if applicable(comp):
         return RankCountListing(comp)
+    if hand_rank_counts.applicable(comp):
+        return hand_rank_counts.HandRankCountListing(comp)
     if paired_applies(comp):
         try:
             return build_paired(comp)

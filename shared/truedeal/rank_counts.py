@@ -108,7 +108,8 @@ class RankCountListing:
         return form_value(form, self.ranks, {seat: a[:, :, i] for i, seat in enumerate(self.seats)})
 
     def _spot_ways(self, a: np.ndarray) -> list[int]:
-        return spot_ways(13 - a.sum(axis=1)[:, : len(self.seats)], 52 - 4 * len(self.ranks), bool(self.comp.free))
+        need = 13 - a.sum(axis=1)[:, : len(self.seats)]
+        return spot_ways(np.insert(need, 0, 52 - 4 * len(self.ranks), axis=1), bool(self.comp.free))
 
     def make_sampler(self) -> RankCountSampler:
         return RankCountSampler(self)
@@ -125,12 +126,13 @@ def form_value(form, ranks: tuple[int, ...], held: dict[int, np.ndarray]) -> np.
     return out
 
 
-def spot_ways(need: np.ndarray, spots: int, free: bool) -> list[int]:
-    """Ways to deal ``spots`` spot cards, per row: seat k takes ``need[:, k]``,
-    the unconstrained seats the rest (none may be left over without them)."""
-    keys, inv = np.unique(need, axis=0, return_inverse=True)
+def spot_ways(rows: np.ndarray, free: bool) -> list[int]:
+    """Ways to deal ``rows[:, 0]`` spot cards, per row: seat k takes
+    ``rows[:, k + 1]``, the unconstrained seats the rest (none may be left
+    over without them)."""
+    keys, inv = np.unique(rows, axis=0, return_inverse=True)
     ways = []
-    for row in keys.tolist():
+    for spots, *row in keys.tolist():
         u = spots - sum(row)
         if min(row, default=0) < 0 or u < 0 or (u and not free):
             ways.append(0)

@@ -1,0 +1,111 @@
+"""The listing of one hand in full and the other seats by rank counts."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from truedeal.cards import HCP_OF_RANK
+from truedeal.constraints.compile import compile_program
+from truedeal.constraints.evaluate import evaluate_cond
+from truedeal.engine import Plan
+from truedeal.evaluate import hcp
+from truedeal.hand_rank_counts import HandRankCountListing, applicable
+from truedeal.listing import build_listing, count_cases
+from truedeal.patterns import PATTERNS
+from truedeal.spec import load_spec
+
+BAL = "any 4333 + any 4432 + any 5332"
+NT_AND_THREE = {"north": {"hcp": [15, 17], "shape": BAL}, "east": {"hcp": [8, 12]}, "south": {"hcp": [6, 10]},
+                "west": {"hcp": [5, 12]}}
+
+
+def _compiled(spec: dict):
+    comp = compile_program(load_spec(spec).program())
+    assert applicable(comp)
+    return comp
+
+
+@pytest.mark.parametrize("spec", [
+    {"north": {"hcp": [15, 17], "shape": BAL}, "east": {"hcp": [8, 12]}},
+    {"north": {"losers": [0, 7]}, "west": {"controls": [2, 5]}},
+    {"condition": "hcp(north) + hcp(south) >= 25 && shape(north, any 4333 + any 4432 + any 5332)"},
+    {"north": {"spades": 5}, "east": {"hcp": [0, 2]}, "south": {"hcp": [0, 2]}, "west": {"hcp": [0, 3]}},  # no free seat
+])
+def test_agrees_with_the_factored_listing_where_both_apply(spec):
+    comp = _compiled(spec)
+    a, b = HandRankCountListing(comp), build_listing(comp)
+    assert (a.deals, a.cases) == (b.deals, count_cases(b))
+
+
+def _card_by_card(modulus: int) -> int:
+    """An independent count, modulo ``modulus``, of "North exactly 5 spades,
+    East 10+ HCP, South at most 5": the 52 cards dealt one at a time, the
+    state being North's spades and cards, East's and South's cards and HCP
+    (East's capped at 10); West takes the rest."""
+    st = np.zeros((6, 14, 14, 14, 11, 6), np.int64)  # N spades, N, E, S cards, E HCP (10 = 10+), S HCP
+    st[0, 0, 0, 0, 0, 0] = 1
+    for suit in range(4):
+        for v in HCP_OF_RANK + (0,) * (13 - len(HCP_OF_RANK)):
+            new = st.copy()  # to West
+            if suit == 0:
+                new[1:, 1:] += st[:-1, :-1]
+            else:
+                new[:, 1:] += st[:, :-1]
+            east = np.zeros_like(st[:, :, :-1])
+            east[..., v:, :] += st[:, :, :-1, :, : 11 - v, :]
+            if v:
+                east[..., 10, :] += st[:, :, :-1, :, 11 - v :, :].sum(axis=4)
+            new[:, :, 1:] += east
+            new[:, :, :, 1:, :, v:] += st[:, :, :, :-1, :, : 6 - v]
+            st = new % modulus
+    return int(st[5, 13, 13, 13, 10, :].sum() % modulus)
+
+
+def test_a_wide_spec_matches_a_card_by_card_count():
+    listing = HandRankCountListing(_compiled({"north": {"spades": 5}, "east": {"hcp": [10, 37]}, "south": {"hcp": [0, 5]}}))
+    for modulus in (10**17 + 3, 2**56 - 5):  # small enough that eight summands fit in int64
+        assert listing.deals % modulus == _card_by_card(modulus)
+
+
+def test_the_plan_is_exact_and_its_deals_fit():
+    plan = Plan.build(load_spec(NT_AND_THREE))
+    assert plan.exact and isinstance(plan.listing, HandRankCountListing)
+    owners = np.concatenate(list(plan.deals(4096, seed="fit")))
+    assert evaluate_cond(owners, load_spec(NT_AND_THREE).program().condition).all()
+
+
+def _exact_laws(listing: HandRankCountListing) -> tuple[Counter, Counter]:
+    """Deals by (HCP of N, E, S) and by North's spade length, from the listing."""
+    w = np.array(HCP_OF_RANK[:4])
+    by_hcp: Counter = Counter()
+    rows = np.diff(np.concatenate([[0], listing.row_cum]))
+    spades = np.zeros((len(listing.key_ways), 14), dtype=object)
+    np.add.at(spades, (listing.row_key, PATTERNS[listing.row_code >> 16][:, 0]), rows.astype(object))
+    by_spades: Counter = Counter()
+    for a, key, weight in zip(listing.a, listing.e_key, listing.e_weight):
+        by_hcp[(int(a[:, 0] @ w), int(a[:, 1] @ w), int(a[:, 2] @ w))] += weight
+        per_row = weight // int(listing.key_ways[key])
+        for length in range(14):
+            by_spades[length] += per_row * spades[key, length]
+    return by_hcp, by_spades
+
+
+def test_deals_are_uniform_over_hcp_vectors_and_north_spades():
+    """Drawn against the exact laws the listing gives (fixed seed)."""
+    plan = Plan.build(load_spec(NT_AND_THREE))
+    owners = np.concatenate(list(plan.deals(30_000, seed="hand and ranks")))
+    by_hcp, by_spades = _exact_laws(plan.listing)
+    seen_hcp = Counter(zip(*(hcp(owners, s).tolist() for s in range(3))))
+    seen_spades = Counter((owners[:, 0::4] == 0).sum(axis=1).tolist())
+    for exact, seen in ((by_hcp, seen_hcp), (by_spades, seen_spades)):
+        total = sum(exact.values())
+        keys = [k for k in sorted(exact) if exact[k] * len(owners) >= 5 * total]
+        assert set(seen) <= set(exact)
+        expected = np.array([exact[k] / total * len(owners) for k in keys])
+        observed = np.array([seen.get(k, 0) for k in keys])
+        expected *= observed.sum() / expected.sum()
+        assert chisquare(observed, expected).pvalue > 1e-4

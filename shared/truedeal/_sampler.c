@@ -338,6 +338,26 @@ static inline int64_t box_sum(const int64_t *prefix, const int64_t *stride, int 
     return acc;
 }
 
+/* The part of box_sum whose corners put axis d at `at` (bit d of the corner
+ * = up): a search along axis d keeps the other half (axis d at qlo[d]) fixed
+ * and reads only this half at each step. */
+static inline int64_t half_sum(const int64_t *prefix, const int64_t *stride, int nb, int64_t base, const int64_t *qlo,
+                               const int64_t *qhi, int d, int up, int64_t at) {
+    int64_t acc = 0;
+    for (unsigned corner = 0; corner < (1u << nb); corner++) {
+        if ((int)(corner >> d & 1) != up) continue;
+        int64_t off = base;
+        int ones = 0;
+        for (int k = 0; k < nb; k++) {
+            int u = corner >> k & 1;
+            ones += u;
+            off += (k == d ? at : u ? qhi[k] + 1 : qlo[k]) * stride[1 + k];
+        }
+        acc += (nb - ones) % 2 == 0 ? prefix[off] : -prefix[off];
+    }
+    return acc;
+}
+
 /* Sampler._level1 after the boxes: coordinate d of z2 takes x in [lo_d, hi_d]
  * with weight the table's sum over the rest of the box (coordinates < d as
  * chosen); one Rng.below call per coordinate for all rows, then the smallest
@@ -384,10 +404,10 @@ static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, i
                 qhi[k] = k < d ? z2[r * nb + k] : hi[r * nb + k];
             }
             int64_t a = lo[r * nb + d], b = hi[r * nb + d];
+            int64_t fixed = half_sum(prefix, stride, nb, base, qlo, qhi, d, 0, qlo[d]);
             while (a < b) { /* the smallest x with cum(x) > draw */
                 int64_t m = (a + b) / 2;
-                qhi[d] = m;
-                if (box_sum(prefix, stride, nb, base, qlo, qhi) > draw[r])
+                if (half_sum(prefix, stride, nb, base, qlo, qhi, d, 1, m + 1) + fixed > draw[r])
                     b = m;
                 else
                     a = m + 1;

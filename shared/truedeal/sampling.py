@@ -106,6 +106,10 @@ class Sampler:
         self.sig_boxes = [(np.array([b[0] for b in boxes], np.int64).reshape(len(boxes), lay.n_box),
                            np.array([b[1] for b in boxes], np.int64).reshape(len(boxes), lay.n_box))
                           for boxes in listing.sig_boxes]
+        # With one accepted box per signature (the usual case) each cell's box is fixed.
+        self.cell_box = None
+        if all(len(lo) == 1 for lo, _ in self.sig_boxes):
+            self.cell_box = tuple(np.concatenate([b[k] for b in self.sig_boxes])[listing.cell_sig] for k in (0, 1))
         # Level 2: for each suit pair, every split z = va + vb with its weight,
         # sorted by (pair, z) so that a split is one search away.
         keys, va, vb, w = [], [], [], []
@@ -177,6 +181,9 @@ class Sampler:
     def _boxes(self, entry: np.ndarray, z1: np.ndarray, which: np.ndarray, exact: np.ndarray, rng: Rng):
         """The accepted box each draw lands in: the only one, or one drawn in
         proportion to the (D,C) weight it holds (no draw when every row has one box)."""
+        if self.cell_box is not None:
+            cell = self.listing.e_cell[entry]
+            return self.cell_box[0][cell], self.cell_box[1][cell]
         lay, nb = self.layout, self.layout.n_box
         sig = self.listing.cell_sig[self.listing.e_cell[entry]]
         lo = np.zeros((len(entry), nb), np.int64)

@@ -54,6 +54,8 @@ SPECS = {
     "N 4+ controls and at most 7 losers": {"north": {"controls": [4, 12], "losers": [0, 7]}},
     "N holds SA SK predealt, S 0-5": {"north": {"holds": ["SA", "SK"]}, "south": {"hcp": [0, 5]}},
     "1NT opener in North or in South": {"any_of": [{"north": {"hcp": [15, 17], "shape": BAL}}, {"south": {"hcp": [15, 17], "shape": BAL}}]},
+    "1NT (15-17 bal) and three HCP ranges (E 8-12, S 6-10, W 5-12)": {
+        "north": {"hcp": [15, 17], "shape": BAL}, "east": {"hcp": [8, 12]}, "south": {"hcp": [6, 10]}, "west": {"hcp": [5, 12]}},
     "four HCP-only seats": {"north": {"hcp": [10, 14]}, "east": {"hcp": [5, 12]}, "south": {"hcp": [8, 13]}, "west": {"hcp": [6, 11]}},
     "four seats: 1NT, 5-card suit, 4+ spades, 3+ hearts": {
         "north": {"hcp": [15, 17], "shape": BAL},

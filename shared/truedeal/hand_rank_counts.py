@@ -38,7 +38,7 @@ from .constraints.compile import FALSE, TRUE, Compiled, evaluate3
 from .fill import _deal
 from .patterns import PATTERNS
 from .randomness import Rng
-from .rank_counts import MAX_COMBOS, _compositions, _Layout, deal_ranks_and_spots, form_value, spot_ways
+from .rank_counts import MAX_COMBOS, _compositions, _Layout, combos, deal_ranks_and_spots, form_value, spot_ways
 
 #: Most hand rows enumerated (pattern x honour masks); past it, not applicable.
 MAX_HAND_ROWS = 5_000_000
@@ -165,10 +165,7 @@ class HandRankCountListing:
     def _list_entries(self, shared: list[bool]) -> None:
         """Every (key, combo) the condition accepts, with its exact weight."""
         t, q = len(self.ranks), len(self.seats)
-        comps = _compositions(1 + q + (1 if self.comp.free else 0)).astype(np.int8)
-        grid = np.indices((len(comps),) * t, dtype=np.int32).reshape(t, -1).T
-        a = comps[grid]  # (combos, ranks, parts): part 0 the hand, then self.seats, then the free seats
-        del grid
+        a = combos(1 + q + (1 if self.comp.free else 0), t)  # part 0 the hand, then self.seats, then the free seats
         a = a[(a.sum(axis=1) <= 13).all(axis=1)]
         p_index = a[:, :, 0].astype(np.int64) @ 5 ** np.arange(t)
         lo, hi = np.searchsorted(self.key_p, p_index, "left"), np.searchsorted(self.key_p, p_index, "right")

@@ -56,6 +56,16 @@ def _compositions(parts: int) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), parts)
 
 
+def combos(parts: int, ranks: int) -> np.ndarray:
+    """Every combo of one composition per rank, ``(n, ranks, parts)`` int8:
+    how many cards of each rank go to each part, row-major like
+    itertools.product (int8: 35**4 combos of four parts' four ranks take
+    24 MB, where a list of tuples took hundreds)."""
+    comps = _compositions(parts).astype(np.int8)
+    grid = np.indices((len(comps),) * ranks, dtype=np.int32).reshape(ranks, -1).T
+    return comps[grid]
+
+
 @dataclass
 class _Layout:
     """What :class:`~truedeal.engine.Plan` reads of a listing's layout."""
@@ -75,12 +85,7 @@ class RankCountListing:
         self.ranks = comp.tracked[0]
         self.seats = comp.rank_seats
         self.layout = _Layout(comp.free)
-        comps = _compositions(len(self.seats) + (1 if comp.free else 0)).astype(np.int8)
-        # every combo of one composition per rank, row-major like itertools.product (int8: 35**4 combos of
-        # four seats' four ranks take 24 MB, where a list of tuples took hundreds)
-        grid = np.indices((len(comps),) * len(self.ranks), dtype=np.int32).reshape(len(self.ranks), -1).T
-        a = comps[grid]  # (n, ranks, parts): cards of each rank to each seat (last part: free)
-        del grid
+        a = combos(len(self.seats) + (1 if comp.free else 0), len(self.ranks))  # last part: free
         a = a[self._fits(a)].astype(np.int64)
         mult = _multinomials(a)
         g = self._spot_ways(a)

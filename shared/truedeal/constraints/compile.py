@@ -261,21 +261,36 @@ def _unique_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def evaluate3(tree: Tree, leaves: dict, n: int) -> np.ndarray:
     """Three-valued evaluation (FALSE, TRUE, UNKNOWN) of a tree; leaves not in
     ``leaves`` are UNKNOWN."""
+    return _swap_true_unknown(_ordered(tree, leaves, n, {}))
+
+
+def _swap_true_unknown(v: np.ndarray) -> np.ndarray:
+    """FALSE, TRUE, UNKNOWN (0, 1, 2) to the ordered code FALSE < UNKNOWN <
+    TRUE (0, 1, 2), in which AND is min, OR is max and NOT is 2 - v; the
+    map is its own inverse."""
+    return (v * 2 % 3).astype(np.int8)
+
+
+def _ordered(tree: Tree, leaves: dict, n: int, memo: dict) -> np.ndarray:
+    """:func:`evaluate3` in the ordered code.  Subtrees shared by identity
+    are evaluated once (``memo``): a script's variables make the tree a DAG
+    whose expansion can be a hundred times its size (see :func:`_shared`)."""
+    hit = memo.get(id(tree))
+    if hit is not None:
+        return hit
     kind = tree[0]
-    if kind == "const":
-        return np.full(n, TRUE if tree[1] else FALSE, np.int8)
-    if kind in ("atom", "shape"):
-        return leaves.get(tree, np.full(n, UNKNOWN, np.int8))
-    if kind == "unknown":
-        return np.full(n, UNKNOWN, np.int8)
-    if kind == "not":
-        v = evaluate3(tree[1], leaves, n)
-        return np.where(v == UNKNOWN, UNKNOWN, 1 - v).astype(np.int8)
-    vals = [evaluate3(t, leaves, n) for t in tree[1]]
-    stop, go = (FALSE, TRUE) if kind == "and" else (TRUE, FALSE)
-    out = np.full(n, go, np.int8)
-    for v in vals:
-        out = np.where((out == stop) | (v == stop), stop, np.where((out == UNKNOWN) | (v == UNKNOWN), UNKNOWN, go)).astype(np.int8)
+    if kind in ("and", "or"):
+        reduce = np.minimum.reduce if kind == "and" else np.maximum.reduce
+        out = reduce([_ordered(t, leaves, n, memo) for t in tree[1]])
+    elif kind == "not":
+        out = 2 - _ordered(tree[1], leaves, n, memo)
+    elif kind == "const":
+        out = np.full(n, 2 if tree[1] else 0, np.int8)
+    elif tree in leaves:
+        out = _swap_true_unknown(leaves[tree])
+    else:
+        out = np.full(n, 1, np.int8)
+    memo[id(tree)] = out
     return out
 
 
@@ -449,6 +464,26 @@ def _arith(op: str, a: ir.Linear, b: ir.Linear) -> ir.Linear:
     raise NotExact(op)
 
 
+def _shared(tree: Tree, done: dict, canon: dict) -> Tree:
+    """``tree`` with equal subtrees made one object (hash-consing), so that
+    :func:`evaluate3` evaluates each distinct subtree once.  ``done`` maps
+    the id of a visited node to its canonical node, ``canon`` a node's kind
+    and its children's ids to the canonical node."""
+    hit = done.get(id(tree))
+    if hit is not None:
+        return hit
+    if tree[0] in ("and", "or"):
+        key: tuple = (tree[0], tuple(id(_shared(t, done, canon)) for t in tree[1]))
+        node = canon.setdefault(key, (tree[0], tuple(done[id(t)] for t in tree[1])))
+    elif tree[0] == "not":
+        inner = _shared(tree[1], done, canon)
+        node = canon.setdefault(("not", id(inner)), ("not", inner))
+    else:
+        node = canon.setdefault(tree, tree)
+    done[id(tree)] = node
+    return node
+
+
 def _and(items: list[Tree]) -> Tree:
     return _flatten("and", items, absorbing=False)
 
@@ -478,7 +513,7 @@ def _flatten(kind: str, items: list[Tree], absorbing: bool) -> Tree:
 def compile_program(program: ir.Program) -> Compiled:
     """The listing's view of ``program`` (see the module doc)."""
     comp = _Compiler()
-    tree = comp.cond(program.condition)
+    tree = _shared(comp.cond(program.condition), {}, {})
     owners = [c for _, cards in program.predeal for c in cards]
     if len(owners) != len(set(owners)) or any(len(cards) > 13 for _, cards in program.predeal):
         tree = ("const", False)  # a card predealt twice, or more than a hand

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from truedeal import kernel
+from truedeal.constraints.dealer import parse_program
 from truedeal.engine import Plan
 from truedeal.randomness import CHUNK_DEALS, Rng, SeededBits
 from truedeal.sampling import WideCategorical
@@ -158,6 +159,20 @@ def test_programs_with_predeals_byte_identical(name):
     plans = (Plan.build(_program(CONDITIONS[name], _random_predeal(seed, 11))) for seed in range(1, 20))
     plan = next(p for p in plans if p.possible)
     got, ref = both_paths(plan, 700, name)
+    assert got.tobytes() == ref.tobytes()
+
+
+def test_many_box_coordinates_byte_identical():
+    """Nine range coordinates (a 1NT opener's points less a dubious doubleton
+    honour, per suit): past the old compiled limit of eight, and most axes
+    have a zero lower corner that the compiled box sum skips."""
+    suits = ("spades", "hearts", "diamonds", "clubs")
+    script = "".join(f"d{k} = {s}(south) == 2 and top4(south, {s}) > 0 and not hascard(south, A{s[0].upper()}) ? 1 : 0\n"
+                     for k, s in enumerate(suits))
+    script += "pts = hcp(south) - d0 - d1 - d2 - d3\ncondition shape(south, any 4333 + any 4432 + any 5332) and pts >= 15 and pts <= 17\n"
+    plan = Plan.build(parse_program(script))
+    assert plan.exact and plan.listing.layout.n_box == 9
+    got, ref = both_paths(plan, 600, "nine axes")
     assert got.tobytes() == ref.tobytes()
 
 

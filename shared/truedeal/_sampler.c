@@ -320,43 +320,59 @@ out:
 
 /* ------------------------------------------------------------ level 1 */
 
+/* The corners of a box sum: each axis at qhi + 1 (sign +) or at qlo (sign -).
+ * The table has a zero slice in front of every axis, so an axis with qlo == 0
+ * only has its upper corner: `live` holds the axes with qlo > 0, and only
+ * their subsets are visited (one binary feature that the suits of this table
+ * cannot hold is then one corner, not two). Axis `skip` (or -1) sits at
+ * `at`, the sign `sign`. */
+static inline int64_t corner_sum(const int64_t *prefix, const int64_t *stride, int nb, int64_t base, const int64_t *qlo,
+                                 const int64_t *qhi, int skip, int64_t at, int sign) {
+    unsigned live = 0;
+    int64_t top = base;
+    for (int k = 0; k < nb; k++) {
+        if (k == skip) {
+            top += at * stride[1 + k];
+            continue;
+        }
+        top += (qhi[k] + 1) * stride[1 + k];
+        if (qlo[k] > 0) live |= 1u << k;
+    }
+    int64_t acc = 0;
+    unsigned sub = 0;
+    do { /* every subset of live: those axes at qlo */
+        int64_t off = top;
+        int lows = 0;
+        for (int k = 0; k < nb; k++)
+            if (sub >> k & 1) {
+                off += (qlo[k] - qhi[k] - 1) * stride[1 + k];
+                lows++;
+            }
+        acc += lows % 2 == 0 ? prefix[off] : -prefix[off];
+        sub = (sub - live) & live;
+    } while (sub);
+    return sign * acc;
+}
+
 /* Sum of the summed-area table over the box [qlo, qhi] of its first nb
  * (range) axes, at table `which` and exact coordinates ex (Sampler._box). */
 static inline int64_t box_sum(const int64_t *prefix, const int64_t *stride, int nb, int64_t base, const int64_t *qlo,
                               const int64_t *qhi) {
-    int64_t acc = 0;
-    for (unsigned corner = 0; corner < (1u << nb); corner++) {
-        int64_t off = base;
-        int ones = 0;
-        for (int d = 0; d < nb; d++) {
-            int up = corner >> d & 1;
-            ones += up;
-            off += (up ? qhi[d] + 1 : qlo[d]) * stride[1 + d];
-        }
-        acc += (nb - ones) % 2 == 0 ? prefix[off] : -prefix[off];
-    }
-    return acc;
+    return corner_sum(prefix, stride, nb, base, qlo, qhi, -1, 0, 1);
 }
 
-/* The part of box_sum whose corners put axis d at `at` (bit d of the corner
- * = up): a search along axis d keeps the other half (axis d at qlo[d]) fixed
- * and reads only this half at each step. */
+/* The part of box_sum whose corners put axis d at `at` (up: its upper side,
+ * else its lower side): a search along axis d keeps the lower half fixed
+ * and reads only the upper half at each step. */
 static inline int64_t half_sum(const int64_t *prefix, const int64_t *stride, int nb, int64_t base, const int64_t *qlo,
                                const int64_t *qhi, int d, int up, int64_t at) {
-    int64_t acc = 0;
-    for (unsigned corner = 0; corner < (1u << nb); corner++) {
-        if ((int)(corner >> d & 1) != up) continue;
-        int64_t off = base;
-        int ones = 0;
-        for (int k = 0; k < nb; k++) {
-            int u = corner >> k & 1;
-            ones += u;
-            off += (k == d ? at : u ? qhi[k] + 1 : qlo[k]) * stride[1 + k];
-        }
-        acc += (nb - ones) % 2 == 0 ? prefix[off] : -prefix[off];
-    }
-    return acc;
+    if (!up && at == 0) return 0; /* the zero slice */
+    return corner_sum(prefix, stride, nb, base, qlo, qhi, d, at, up ? 1 : -1);
 }
+
+/* Most box and exact coordinates of a level-1 search (sampling._LEVEL1_BOX, _LEVEL1_EXACT). */
+#define L1_BOX 16
+#define L1_EXACT 7
 
 /* Sampler._level1 after the boxes: coordinate d of z2 takes x in [lo_d, hi_d]
  * with weight the table's sum over the rest of the box (coordinates < d as
@@ -367,7 +383,7 @@ static inline int64_t half_sum(const int64_t *prefix, const int64_t *stride, int
 static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, int nb, int ne, size_t n,
                   const int64_t *which, const int64_t *lo, const int64_t *hi, const int64_t *exact, int64_t *z2) {
     int ndim = 1 + nb + ne;
-    int64_t stride[16];
+    int64_t stride[1 + L1_BOX + L1_EXACT];
     stride[ndim - 1] = 1;
     for (int a = ndim - 2; a >= 0; a--) stride[a] = stride[a + 1] * shape[a + 1];
     for (size_t r = 0; r < n; r++) {
@@ -385,7 +401,7 @@ static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, i
     }
     memcpy(z2, lo, n * nb * sizeof *z2);
     for (int d = 0; d < nb; d++) {
-        int64_t qlo[8], qhi[8];
+        int64_t qlo[L1_BOX], qhi[L1_BOX];
         for (size_t r = 0; r < n; r++) {
             int64_t base = which[r] * stride[0];
             for (int e = 0; e < ne; e++) base += exact[r * ne + e] * stride[1 + nb + e];
@@ -696,7 +712,7 @@ static PyObject *s_level1(PyObject *self, PyObject *args) {
     int rc = 0;
     const int64_t *shape = sb.buf;
     int64_t cells = 1;
-    if (nb < 1 || nb > 8 || ne < 0 || ne > 7 || sb.len != 8 * (1 + nb + ne) || wb.len % 8 || lb.len != (Py_ssize_t)(8 * n * nb) ||
+    if (nb < 1 || nb > L1_BOX || ne < 0 || ne > L1_EXACT || sb.len != 8 * (1 + nb + ne) || wb.len % 8 || lb.len != (Py_ssize_t)(8 * n * nb) ||
         hb.len != lb.len || zb.len != lb.len || eb.len != (Py_ssize_t)(8 * n * ne)) {
         PyErr_SetString(PyExc_ValueError, "level1: malformed arguments");
         rc = -1;

@@ -37,6 +37,7 @@ from .constraints.compile import Compiled, compile_program
 from .evaluate import satisfies
 from .listing import Listing, TooWide, build_listing, count_cases
 from .randomness import CHUNK_DEALS, Rng, SeededBits, chunk_rng
+from .relaxation import Relaxation, SeatsRead, ranked, relax
 from .sampling import Sampler
 from .spec import SeatConstraint, Spec
 from .summary import CountSummary, ListingSizes, Rejection
@@ -109,9 +110,10 @@ class Plan:
         return cls(spec if isinstance(spec, Spec) else None, listing, build_seconds, program=program, listed=listing.layout.comp)
 
     @classmethod
-    def _build_program(cls, spec: Spec | ir.Program, progress) -> Plan:
-        """List a Program: exactly, or a relaxed one (some parts checked by
-        rejection) when it has parts the listing cannot read or is too wide."""
+    def _build_program(cls, spec: Spec | ir.Program, progress, exact_only: bool = False) -> Plan:
+        """List a Program: exactly, or (unless ``exact_only``) a relaxed one
+        (some parts checked by rejection, :mod:`truedeal.relaxation`) when it
+        has parts the listing cannot read or is too wide."""
         t0 = time.perf_counter()
         program = spec if isinstance(spec, ir.Program) else spec.program()
         split = cross_seat_branches(program)
@@ -120,32 +122,33 @@ class Plan:
                 return cls._build_union(spec, program, *split, progress, t0)
             except TooWide:
                 pass  # the branches are too wide too: list the whole, relaxed
-        wide: TooWide | None = None
-        for seats, whole in [((), False), *_relaxations(program)]:
-            comp = compile_program(relax(program, seats, whole) if seats else program)
-            try:
-                listing = build_listing(comp, progress)
-            except TooWide as exc:
-                wide = wide or exc
-                listing = _other_listing(comp)
-                if listing is None:
-                    continue
+        wide: list[TooWide] = []
+        failed: list[Relaxation] = []
+        for relaxation in _relaxations(program, exact_only):
+            if any(f.covers(relaxation) for f in failed):
+                continue  # it relaxes no more than one that was too wide
+            comp = compile_program(program if relaxation.none else relax(program, relaxation))
+            listing = _any_listing(comp, progress, wide)
+            if listing is None:
+                failed.append(relaxation)
+                continue
             plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
-            plan.relaxed = _relaxed_parts(comp, seats, whole)
+            plan.relaxed = _relaxed_parts(comp, relaxation)
             if not plan.exact:
                 plan.acceptance = plan._pilot_acceptance() if listing.total else 0.0
                 if plan.acceptance and plan.acceptance < MIN_ACCEPTANCE:
-                    raise TooWide(f"{wide or 'not exact'}; rejection would keep only {plan.acceptance:.2g} of deals")
+                    raise TooWide(f"{wide[0] if wide else 'not exact'}; rejection would keep only {plan.acceptance:.2g} of deals")
             plan.build_seconds = time.perf_counter() - t0
             return plan
-        raise wide or TooWide("no listing fits")
+        raise wide[0] if wide else TooWide("no listing fits")
 
     @classmethod
     def _build_union(cls, spec, program: ir.Program, common: list, branches: list, progress, t0: float) -> Plan:
         """A plan whose deals fit ``common`` and at least one of ``branches``:
         each branch listed exactly, the count by inclusion-exclusion."""
         def part(conds: list) -> Plan:
-            plan = cls._build_program(ir.Program(condition=ir.And(tuple(common + conds)), predeal=program.predeal), progress)
+            plan = cls._build_program(ir.Program(condition=ir.And(tuple(common + conds)), predeal=program.predeal), progress,
+                                      exact_only=True)
             if not plan.exact:
                 raise TooWide("a branch of the either/or is not exact")
             return plan
@@ -368,9 +371,10 @@ def cross_seat_branches(program: ir.Program) -> tuple[list, list] | None:
     with branches about different seats (e.g. "the opener is North or South"),
     which one listing would have to cross with every pattern of both seats."""
     items = _conjuncts(program.condition)
+    reads = SeatsRead()
     for k, item in enumerate(items):
         if isinstance(item, ir.Or) and 1 < len(item.items) <= 6:
-            seats = [frozenset(s for s in range(4) if _reads(b, {s})) for b in item.items]
+            seats = [reads(b)[1] for b in item.items]
             if len(set(seats)) > 1:
                 return items[:k] + items[k + 1 :], list(item.items)
     return None
@@ -382,60 +386,28 @@ def _conjuncts(c: ir.Cond) -> list:
     return [c]
 
 
-def _reads(x, seats: set[int]) -> bool:
-    """Does ``x`` read anything of ``seats`` (shapes included)?"""
-    if isinstance(x, ir.ShapeIn):
-        return x.seat in seats
-    if isinstance(x, ir.Feature):
-        return x.seat in seats
-    return _reads_honours(x, seats, reader=_reads)
+def _relaxations(program: ir.Program, exact_only: bool) -> Iterator[Relaxation]:
+    """None first; then, unless ``exact_only``, every relaxation, best first
+    (ranked only once the exact listing has failed: ranking lists each seat alone)."""
+    yield Relaxation()
+    if not exact_only:
+        yield from ranked(program, _listed_odds)
 
 
-def relax(program: ir.Program, seats: tuple[int, ...], whole: bool = False) -> ir.Program:
-    """``program`` with every comparison that reads the honours of ``seats``
-    (with ``whole``, anything of theirs, shapes included) left to rejection:
-    a wider spec, listed exactly."""
-    return ir.Program(condition=_relax(program.condition, set(seats), whole), predeal=program.predeal)
+def _any_listing(comp: Compiled, progress, wide: list[TooWide]) -> Listing | None:
+    """The factored listing of ``comp``, else another exact one, else None
+    (the first reason it was too wide goes to ``wide``)."""
+    try:
+        return build_listing(comp, progress)
+    except TooWide as exc:
+        wide.append(exc)
+        return _other_listing(comp)
 
 
-def _relax(c: ir.Cond, seats: set[int], whole: bool):
-    if isinstance(c, (ir.And, ir.Or)):
-        return type(c)(tuple(_relax(x, seats, whole) for x in c.items))
-    if isinstance(c, ir.Not):
-        return ir.Not(_relax(c.item, seats, whole))
-    reads = _reads(c, seats) if whole else _reads_honours(c, seats)
-    if isinstance(c, (ir.Compare, ir.ShapeIn)) and reads:
-        return ir.Compare("==", ir.OpaqueNum("relaxed"), ir.Linear())
-    return c
-
-
-def _reads_honours(x, seats: set[int], reader=None) -> bool:
-    """Does ``x`` read the honours (any rank) of ``seats``?  ``reader`` recurses
-    instead of this function (see :func:`_reads`)."""
-    again = reader or _reads_honours
-    if isinstance(x, ir.Feature):
-        return x.seat in seats and x.fn.kind != "length"
-    if isinstance(x, (ir.Compare, ir.Arith)):
-        return again(x.left, seats) or again(x.right, seats)
-    if isinstance(x, ir.Linear):
-        return any(again(f, seats) for _, f in x.terms)
-    if isinstance(x, ir.IfElse):
-        return any(again(y, seats) for y in (x.cond, x.then, x.other))
-    if isinstance(x, (ir.And, ir.Or)):
-        return any(again(y, seats) for y in x.items)
-    if isinstance(x, ir.Not):
-        return again(x.item, seats)
-    return False
-
-
-def _relaxations(program: ir.Program):
-    """``(seats, whole)``: seat sets whose honour comparisons (then, with
-    ``whole``, all their conditions) may go to rejection, fewest first."""
-    for whole, reads in ((False, _reads_honours), (True, _reads)):
-        seats = sorted({s for s in range(4) if reads(program.condition, {s})})
-        for k in range(1, len(seats) + 1):
-            for subset in itertools.combinations(seats, k):
-                yield subset, whole
+def _listed_odds(program: ir.Program) -> float | None:
+    """The probability of ``program``'s listing, None if none fits."""
+    listing = _any_listing(compile_program(program), None, [])
+    return None if listing is None else listing.deals / D
 
 
 def exact_source(spec: Spec | ir.Program) -> Compiled | list[SeatConstraint] | None:
@@ -452,13 +424,10 @@ def exact_source(spec: Spec | ir.Program) -> Compiled | list[SeatConstraint] | N
     return comp if comp.exact else None
 
 
-def _relaxed_parts(comp: Compiled, seats: tuple[int, ...], whole: bool) -> tuple[str, ...]:
-    parts = []
-    if seats:
-        parts.append(("the conditions of " if whole else "the honour conditions of ") + ", ".join(SEAT_NAMES[s] for s in seats))
-    if not seats and not comp.exact:
-        parts.append("the parts no listing can hold (e.g. tricks, rnd, products)")
-    return tuple(parts)
+def _relaxed_parts(comp: Compiled, relaxation: Relaxation) -> tuple[str, ...]:
+    if relaxation.none and not comp.exact:
+        return ("the parts no listing can hold (e.g. tricks, rnd, products)",)
+    return relaxation.describe()
 
 
 def _names(rules: list[SeatConstraint]) -> str:

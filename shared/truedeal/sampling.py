@@ -37,6 +37,9 @@ from .randomness import Rng
 MAX_START_TABLE = 1 << 21
 #: Fewest weights for which a level-0 draw searches a guide table first.
 _GUIDED = 4096
+#: The compiled level-1 search keeps a row's coordinates in fixed arrays:
+#: at most this many box coordinates and exact ones (else the numpy path).
+_LEVEL1_BOX, _LEVEL1_EXACT = 16, 7
 
 
 def _starts(keys: np.ndarray, space: int) -> np.ndarray:
@@ -152,7 +155,8 @@ class Sampler:
         hi = np.minimum(lay.open_top(box_hi) - z1[:, :nb], np.array(lay.dims[:nb], dtype=np.int64) - 1)
         z2 = lo.copy()
         k = _compiled()
-        if nb and k is not None and k.level1(rng.bits, self.dc_prefix, np.array(self.dc_prefix.shape, np.int64), nb,
+        fits = 0 < nb <= _LEVEL1_BOX and exact.shape[1] <= _LEVEL1_EXACT
+        if fits and k is not None and k.level1(rng.bits, self.dc_prefix, np.array(self.dc_prefix.shape, np.int64), nb,
                                              exact.shape[1], np.ascontiguousarray(which, np.int64), np.ascontiguousarray(lo, np.int64),
                                              np.ascontiguousarray(hi, np.int64), np.ascontiguousarray(exact, np.int64), z2):
             nb = 0  # the coordinates are drawn (the same draws as the loop below)

@@ -86,6 +86,8 @@ def build_paired(comp: Compiled) -> PairedListing:
     layout = make_layout(unclamped(comp))
     cells = enumerate_cells(layout.comp, layout)
     columns, cell_cols = suit_columns(cells, layout)
+    if len(columns) * layout.zsize > MAX_PAIRED_CELLS:  # the dense option tables alone
+        raise TooWide(f"paired tables too large ({len(columns):,} suit columns x {layout.zsize:,} feature states)")
     options = [suit_options(c, layout) for c in columns]
     indic = case_indicators(options, layout)  # nonzero where the weights are: the same frame
     frame = frame_of(layout, cells, cell_cols, indic)

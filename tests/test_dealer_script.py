@@ -352,6 +352,19 @@ def test_shared_variables_stay_cheap():
     assert fold.tree_size(parse_program(text).condition) > 2**10  # many uses, one parse
 
 
+def test_a_condition_used_many_times_is_listed_once():
+    """Each variable used twice by the next: 2**15 uses of one comparison once
+    expanded (practice scripts reach a few hundred thousand nodes).  The listing
+    compiles the distinct nodes once and counts what the plain condition counts."""
+    from truedeal.engine import Plan
+
+    text = "b0 = hcp(north) >= 15\n" + "".join(f"b{i + 1} = b{i} and (b{i} or spades(north) >= 5)\n" for i in range(15))
+    program = parse_program(text + "condition b15")
+    assert fold.tree_size(program.condition) > 2**15
+    plain = parse_program("condition hcp(north) >= 15")
+    assert Plan.build(program).deals_total == Plan.build(plain).deals_total
+
+
 def test_load_program_from_path_and_text(tmp_path):
     path = tmp_path / "one.dlr"
     path.write_text("condition hcp(north) >= 12\n")

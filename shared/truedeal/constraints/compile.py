@@ -328,10 +328,18 @@ class _Compiler:
         self.atoms: dict[Atom, int] = {}
         self.shapes: dict[ir.ShapeIn, int] = {}
         self.inexact = False
+        self.seen: dict[int, tuple[ir.Cond, Tree]] = {}
 
     # ------------------------------------------------------------ conditions
 
     def cond(self, c: ir.Cond) -> Tree:
+        """The tree of ``c``, once per IR node (a script's variables share nodes)."""
+        hit = self.seen.get(id(c))
+        if hit is None:
+            hit = self.seen[id(c)] = (c, self._cond(c))  # keep c alive: its id stays unique
+        return hit[1]
+
+    def _cond(self, c: ir.Cond) -> Tree:
         if isinstance(c, ir.Truth):
             return ("const", c.value)
         if isinstance(c, ir.And):

@@ -46,7 +46,7 @@ _VULNERABLE = {"none": "none", "NS": "ns", "ns": "ns", "EW": "ew", "ew": "ew", "
 
 
 #: Largest condition (plus actions) accepted, in IR nodes after substituting variables.
-MAX_NODES = 50_000
+MAX_NODES = 1_000_000
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,8 @@ def checked_cells(spec_like) -> tuple[Layout, np.ndarray, list, np.ndarray]:
     """The layout, the cells, their suit columns and each cell's column per
     suit, once the whole listing passes the width limits (else TooWide)."""
     layout = make_layout(spec_like)
+    if layout.zsize > MAX_FEATURE_CELLS:  # too wide for any number of columns: refuse before the cells
+        raise TooWide(f"feature tables too large (at least 1 suit column x {layout.zsize:,} feature states)")
     cells = enumerate_cells(layout.comp, layout)
     columns, cell_cols = suit_columns(cells, layout)
     check_width(layout, len(columns), cell_cols)

@@ -300,6 +300,42 @@ def test_count_plain_of_an_either_or_across_seats(tmp_path):
     assert f"branches:     {north:,}, {south:,} deals" in out and "either/or of 2 exact listings" in out
 
 
+# ---------------------------------------------------------------------------
+# explain
+
+
+@pytest.mark.parametrize("spec,side,free,cases", SEED_TABLES[:2], ids=["9S-66", "N3"])
+def test_explain_an_exact_spec(spec, side, free, cases):
+    info = json.loads(ok("explain", json.dumps(spec), "--json"))
+    assert info["exact"] is True and info["method"].startswith("exact")
+    assert int(str(info["deals"])) == side * free and info["cases"] == cases
+    assert info["build seconds"] >= 0
+
+
+def test_explain_says_what_goes_to_rejection(tmp_path):
+    """A product of two features cannot be listed: the listing holds North's
+    points, rejection the product, and the acceptance is measured."""
+    script = tmp_path / "product.dlr"
+    script.write_text("condition hcp(north) >= 12 && hcp(north) * spades(north) > 40\n")
+    info = json.loads(ok("explain", str(script), "--json"))
+    assert info["exact"] is False and "rejection" in info["method"]
+    assert 0 < info["acceptance"] < 1 and info["deals"].startswith("about ")
+    assert "hcp(north)" in info["condition"]
+
+
+def test_explain_cuts_a_huge_condition_in_text_and_not_in_json(tmp_path):
+    """Twelve variables that each square the last expand to 4,097 IR nodes
+    and a 60 KB condition: the text shows the start and the full length."""
+    lines = ["v0 = hcp(north)"] + [f"v{i} = v{i - 1} * v{i - 1}" for i in range(1, 13)] + ["condition v12 > 3"]
+    script = tmp_path / "squares.dlr"
+    script.write_text("\n".join(lines) + "\n")
+    full = json.loads(ok("explain", str(script), "--json"))["condition"]
+    text = ok("explain", str(script)).splitlines()[0]
+    assert len(full) > 50_000 and full.count("hcp(north)") == 2 ** 12
+    assert text.startswith("condition:      " + full[:1000])
+    assert text.endswith(f"({len(full):,} characters in all; --json prints them all)") and len(text) < 2_200
+
+
 def test_spec_from_file_inline_and_stdin(tmp_path):
     spec = {"north": {"hcp": [15, 17], "shape": BALANCED}}
     path = write_spec(tmp_path, json.dumps(spec, indent=2))

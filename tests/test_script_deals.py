@@ -63,3 +63,30 @@ def test_every_drawn_deal_satisfies_the_script_under_endplay(path):
             for c in cards:
                 name = "SHDC"[c % 4] + "AKQJT98765432"[c // 4]
                 assert Card(name) in hand, (name, deal_string(row))
+
+
+def test_a_double_dummy_script_deals_in_seconds_and_endplay_agrees():
+    """``tricks()`` is checked by rejection, one DDS solve per drawn deal (about
+    25 a second here): the pilot is short and the batches small, so that
+    ``count`` and a few deals take seconds, not hours (200,000 pilot deals
+    did).  Each deal makes the script true under endplay's interpreter and DDS."""
+    from truedeal.engine import DD_PILOT_DRAWS
+
+    path = Path(__file__).parent / "scripts" / "50_tricks_dd.dlr"
+    plan = Plan.build(load_program(path))
+    rejection = plan.summary().rejection
+    assert plan.double_dummy and rejection is not None and rejection.pilot_draws == DD_PILOT_DRAWS
+    assert 0 < rejection.acceptance_rate < 1
+    owners = next(plan.deals(3, seed="script-deals/dd"))
+    interp, cond, _ = endplay_interpreter(path.read_text())
+    assert all(interp.evaluate(cond, endplay_types.Deal(deal_string(row))) for row in owners)
+
+
+def test_a_seeded_rejection_chunk_cut_short_is_the_full_chunks_prefix():
+    """A seeded chunk of k deals stops drawing once it has k (double dummy
+    needs that); its deals are the first k of the full chunk, as before."""
+    plan = Plan.build(load_program(Path(__file__).parent / "scripts" / "08_partscore_battle.dlr"))
+    assert not plan.exact
+    full = plan.chunk(5, "prefix")
+    for k in (1, 10, 700):
+        assert (plan.chunk(5, "prefix", k) == full[:k]).all()

@@ -307,7 +307,18 @@ def explain(spec: str, as_json: bool) -> None:
             for item in value:
                 click.echo(f"  - {item}")
         else:
-            click.echo(f"{key + ':':16}{value}")
+            click.echo(f"{key + ':':16}{_shown(value)}")
+
+
+#: Longest value ``explain`` prints as text: a script's variables, expanded, can make megabytes.
+EXPLAIN_SHOWN = 2_000
+
+
+def _shown(value: object) -> str:
+    text = str(value)
+    if len(text) <= EXPLAIN_SHOWN:
+        return text
+    return f"{text[:EXPLAIN_SHOWN]} ... ({len(text):,} characters in all; --json prints them all)"
 
 
 def pbn_deal_lines(text: str) -> Iterable[str]:

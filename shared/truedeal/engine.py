@@ -28,12 +28,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 
 from .cards import SEAT_NAMES, D
 from .constraints import ir
 from .constraints.compile import Compiled, compile_program
+from .constraints.dds import needs_double_dummy
 from .evaluate import satisfies
 from .listing import Listing, TooWide, build_listing, count_cases
 from .randomness import CHUNK_DEALS, Rng, SeededBits, chunk_rng
@@ -46,6 +48,10 @@ from .summary import CountSummary, ListingSizes, Rejection
 MAX_DEALS = 1_000_000_000
 #: Draws used to estimate the acceptance rate of seats handled by rejection.
 PILOT_DRAWS = 200_000
+#: ... when the check solves deals double dummy (about 25 deals a second per strain here).
+DD_PILOT_DRAWS = 256
+#: ... and the deals a rejection batch draws then (two DDS calls).
+DD_BATCH_DRAWS = 80
 #: Below this acceptance rate rejection is refused as too slow.
 MIN_ACCEPTANCE = 1e-4
 
@@ -211,9 +217,9 @@ class Plan:
         listed, acceptance = self.listing.deals, self.acceptance or 0.0
         estimate = listed * acceptance
         # binomial standard error of the pilot's acceptance rate
-        se = math.sqrt(max(acceptance * (1 - acceptance), 1e-300) / PILOT_DRAWS)
+        se = math.sqrt(max(acceptance * (1 - acceptance), 1e-300) / self.pilot_draws)
         rejection = Rejection([SEAT_NAMES[c.seat] for c in self.rejected], list(self.relaxed), acceptance, se,
-                              PILOT_DRAWS, listed, count_cases(self.listing))
+                              self.pilot_draws, listed, count_cases(self.listing))
         return CountSummary(None, estimate / D, None, (D / estimate) if estimate else None, self.possible, None,
                             self._method(), sizes, rejection, deals_estimate=estimate, deals_estimate_stderr=listed * se)
 
@@ -240,8 +246,10 @@ class Plan:
             self._sampler = make() if make else Sampler(self.listing)
         return self._sampler
 
-    def _draw(self, n: int, rng: Rng) -> np.ndarray:
-        """``n`` uniform deals, rejecting those that miss a rejected seat's constraint."""
+    def _draw(self, n: int, rng: Rng, enough: int | None = None) -> np.ndarray:
+        """``n`` uniform deals, rejecting those that miss a rejected seat's
+        constraint; by rejection, only the first ``enough`` of them are drawn
+        (the batches depend on ``n`` alone, so they are the same deals)."""
         if self.union is not None:
             return self.union.draw(n, rng)
         if self.exact:
@@ -249,15 +257,27 @@ class Plan:
         kept: list[np.ndarray] = []
         have = 0
         batch = max(64, int(n / max(self.acceptance or 0.0, MIN_ACCEPTANCE) * 1.1))
-        while have < n:
+        if self.double_dummy:  # a few DDS calls a batch, so that a few deals come in seconds
+            batch = DD_BATCH_DRAWS
+        while have < (n if enough is None else enough):
             owners = self.sampler.draw(min(batch, 200_000), rng)
             owners = owners[self._checks(owners, rng)]
             kept.append(owners)
             have += len(owners)
         return np.concatenate(kept)[:n]
 
+    @cached_property
+    def double_dummy(self) -> bool:
+        """Whether the rejection check solves deals double dummy (slow: see :data:`DD_PILOT_DRAWS`)."""
+        return self.program is not None and not self.exact and needs_double_dummy(self.program.condition)
+
+    @property
+    def pilot_draws(self) -> int:
+        """Deals the acceptance rate is measured on: fewer when each needs a double-dummy solve."""
+        return DD_PILOT_DRAWS if self.double_dummy else PILOT_DRAWS
+
     def _pilot_acceptance(self) -> float:
-        owners = self.sampler.draw(PILOT_DRAWS, Rng(SeededBits("truedeal/pilot")))
+        owners = self.sampler.draw(self.pilot_draws, Rng(SeededBits("truedeal/pilot")))
         return float(self._checks(owners, Rng(SeededBits("truedeal/pilot-rnd"))).mean())
 
     def _checks(self, owners: np.ndarray, rng: Rng) -> np.ndarray:
@@ -270,10 +290,10 @@ class Plan:
         return evaluate_cond(owners, self.program.condition, np.random.default_rng(rng.words64(4)))
 
     def chunk(self, index: int, seed: str | None, size: int = CHUNK_DEALS) -> np.ndarray:
-        """Deals of chunk ``index``: the full chunk when seeded (so that it is
-        reproducible), ``size`` fresh deals otherwise."""
+        """Deals of chunk ``index``: when seeded, the first ``size`` deals of
+        the full chunk (so that they are reproducible), else ``size`` fresh deals."""
         rng = chunk_rng(seed, index)
-        return self._draw(CHUNK_DEALS if seed is not None else size, rng)[:size]
+        return self._draw(CHUNK_DEALS if seed is not None else size, rng, size)[:size]
 
     def deals(self, n: int, seed: str | None = None, start_chunk: int = 0) -> Iterator[np.ndarray]:
         """``n`` uniform deals as (k, 52) owners batches, in constant memory."""

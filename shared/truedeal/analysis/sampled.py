@@ -10,7 +10,6 @@ false, each probability carries its binomial standard error
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import math
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constraints import ir
+from ..constraints.dds import needs_double_dummy
 from ..constraints.evaluate import evaluate_num
 from ..engine import Plan, TooWide
 from ..evaluate import pattern_index
@@ -30,24 +30,11 @@ DEFAULT_SAMPLES = 100_000
 #: ... and when the expression needs double dummy (DDS solves a few deals a second per core).
 DEFAULT_DD_SAMPLES = 500
 DEFAULT_SEED = "truedeal/distribution"
-_DOUBLE_DUMMY = frozenset({"tricks", "score"})
-
-
-def _opaque_names(node) -> set[str]:
-    """Names of the :class:`ir.OpaqueNum` in an IR tree."""
-    if isinstance(node, ir.OpaqueNum):
-        return {node.name} | _opaque_names(node.args)
-    if isinstance(node, (tuple, list)):
-        return set().union(*map(_opaque_names, node)) if node else set()
-    if dataclasses.is_dataclass(node):
-        return _opaque_names([getattr(node, f.name) for f in dataclasses.fields(node)])
-    return set()
 
 
 def default_samples(query: Query) -> int:
     """How many deals an estimate of ``query`` draws unless told: fewer when it needs double dummy."""
-    needs_dd = _opaque_names((query.num, query.given)) & _DOUBLE_DUMMY
-    return DEFAULT_DD_SAMPLES if needs_dd else DEFAULT_SAMPLES
+    return DEFAULT_DD_SAMPLES if needs_double_dummy((query.num, query.given)) else DEFAULT_SAMPLES
 
 
 @dataclass(frozen=True)

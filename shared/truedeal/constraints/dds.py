@@ -13,9 +13,17 @@ from functools import cache
 import numpy as np
 
 from ..formats.deal import deal_string
+from . import ir
 
 #: Deals per ``calc_all_tables`` call: endplay refuses more than 40 deals at once ("Too many DD tables requested").
 DDS_BATCH = 40
+#: The script functions that need a double-dummy solve (``score`` usually takes ``tricks``).
+DOUBLE_DUMMY = frozenset({"tricks", "score"})
+
+
+def needs_double_dummy(node: object) -> bool:
+    """Whether evaluating ``node`` (an IR tree, or a tuple of them) solves deals double dummy."""
+    return bool(ir.opaque_names(node) & DOUBLE_DUMMY)
 
 
 def _endplay():
@@ -27,15 +35,18 @@ def _endplay():
     return dds, types
 
 
-def dd_tables(owners: np.ndarray) -> np.ndarray:
-    """``(n, 5, 4)`` double-dummy tricks: ``[deal, strain, declarer]``, strains
-    S H D C NT, declarers N E S W (endplay's ``calc_all_tables``)."""
+def dd_tables(owners: np.ndarray, strains: tuple[int, ...] = (0, 1, 2, 3, 4)) -> np.ndarray:
+    """``(n, len(strains), 4)`` double-dummy tricks: ``[deal, strain, declarer]``,
+    strains numbered S H D C NT = 0..4, declarers N E S W (endplay's
+    ``calc_all_tables``).  DDS solves only ``strains``: each costs about as
+    much as another (one strain 39 ms a deal here, all five 206 ms)."""
     dds, types = _endplay()
+    skip = [types.Denom(st) for st in range(5) if st not in strains]
     deals = [types.Deal(deal_string(row)) for row in owners]
-    out = np.empty((len(owners), 5, 4), dtype=np.int64)
+    out = np.empty((len(owners), len(strains), 4), dtype=np.int64)
     for start in range(0, len(deals), DDS_BATCH):
-        for d, table in enumerate(dds.calc_all_tables(deals[start:start + DDS_BATCH]), start):
-            out[d] = [[table[types.Denom(st), types.Player(seat)] for seat in range(4)] for st in range(5)]
+        for d, table in enumerate(dds.calc_all_tables(deals[start:start + DDS_BATCH], exclude=skip), start):
+            out[d] = [[table[types.Denom(st), types.Player(seat)] for seat in range(4)] for st in strains]
     return out
 
 

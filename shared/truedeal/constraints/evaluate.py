@@ -173,11 +173,12 @@ class _Evaluator:
         raise NotImplementedError(f"{x.name}() cannot be evaluated by truedeal")
 
     def tricks(self, seat: int, strain: int) -> np.ndarray:
-        if "dd" not in self.cache:
+        key = ("dd", strain)  # one strain at a time: DDS skips the others
+        if key not in self.cache:
             from .dds import dd_tables
 
-            self.cache["dd"] = dd_tables(self.owners)
-        return self.cache["dd"][:, strain, seat]
+            self.cache[key] = dd_tables(self.owners, (strain,))[:, 0]
+        return self.cache[key][:, seat]
 
     def score(self, vul: bool, contract: tuple[int, int], tricks: ir.Num) -> np.ndarray:
         from .dds import contract_scores

@@ -17,7 +17,7 @@ compare and hash equal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 
 from ..cards import HCP_OF_RANK, SEATS
 from ..formats.rotation import Rotation
@@ -196,6 +196,27 @@ class Truth:
 Cond = Compare | ShapeIn | And | Or | Not | Truth
 
 TRUE = Truth(True)
+
+
+def opaque_names(node: object) -> frozenset[str]:
+    """Names of the :class:`OpaqueNum` anywhere under ``node`` (a tree,
+    or a tuple of trees).  Shared subtrees are visited once: a script's
+    variables make its tree a DAG that a plain recursion walks exponentially."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    todo = [node]
+    while todo:
+        x = todo.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, OpaqueNum):
+            names.add(x.name)
+        if isinstance(x, (tuple, list)):
+            todo.extend(x)
+        elif is_dataclass(x):
+            todo.extend(getattr(x, f.name) for f in fields(x))
+    return frozenset(names)
 
 
 # ------------------------------------------------------------------ programs

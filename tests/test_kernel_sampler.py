@@ -176,6 +176,31 @@ def test_many_box_coordinates_byte_identical():
     assert got.tobytes() == ref.tobytes()
 
 
+def test_box_sums_of_the_numpy_path_against_the_table():
+    """The numpy path's box sum (a draw picks one of several boxes by it)
+    skips the corners on axes where every lower bound is 0; each sum must
+    still equal the plain sum of the (D,C) table over the box."""
+    plan = Plan.build(parse_program(
+        "condition top4(south, spades) > 0 and hascard(south, AH) and "
+        "((hcp(south) >= 12 and hcp(south) <= 14) or hcp(south) >= 18)\n"))
+    sampler, lay = plan.sampler, plan.listing.layout
+    nb, dims = lay.n_box, lay.dims
+    dc_pairs = np.unique(plan.listing.cell_pairs[:, 1])
+    rng = np.random.default_rng(7)
+    n, k = 200, 3
+    which = rng.integers(0, len(dc_pairs), n)
+    lo = rng.integers(0, np.array(dims[:nb]), (n, k, nb))
+    lo[:, :, 0] = 0  # an axis where every lower bound is 0: its corners are skipped
+    hi = np.maximum(lo - 1, rng.integers(0, np.array(dims[:nb]), (n, k, nb)))  # some boxes empty
+    exact = rng.integers(0, np.array(dims[nb:], dtype=np.int64), (n, len(dims) - nb))
+    got = sampler._box(which, lo, hi, exact)
+    for r in range(n):
+        table = plan.listing.pair_tables[dc_pairs[which[r]]].reshape(dims)
+        for b in range(k):
+            box = tuple(slice(lo[r, b, d], hi[r, b, d] + 1) for d in range(nb)) + tuple(exact[r])
+            assert got[r, b] == table[box].sum()
+
+
 def test_chunk_sizes_do_not_change_the_stream():
     """A chunk cut short gives the first deals of the full chunk, on both paths."""
     plan = Plan.build(load_spec(str(ROOT / "examples" / "strong-nt.json")))

@@ -215,7 +215,10 @@ class Sampler:
         t = (which[:, None],)
         ex = tuple(exact[:, None, e] for e in range(exact.shape[1]))
         acc = np.zeros(lo.shape[:2], dtype=np.int64)
+        zero = (lo == 0).all(axis=(0, 1))  # the tables' front slice is 0: corners there add nothing
         for corner in itertools.product((0, 1), repeat=nb):
+            if any(zero[d] and not c for d, c in enumerate(corner)):
+                continue
             idx = tuple(hi[:, :, d] + 1 if c else lo[:, :, d] for d, c in enumerate(corner))
             term = self.dc_prefix[t + idx + ex]
             acc += term if (nb - sum(corner)) % 2 == 0 else -term

@@ -68,7 +68,8 @@ def ranked(program: ir.Program, odds: Callable[[ir.Program], float | None]) -> l
     probability of ``p``'s listing, or None when ``p`` cannot be listed."""
     reads = SeatsRead()
     honours, anything = reads(program.condition)
-    factors = {s: _factors(program, s, anything, s in honours, odds) for s in sorted(anything)}
+    shapes = _read_without_honours(program.condition, reads)
+    factors = {s: _factors(program, s, anything, s in honours, s in shapes, odds) for s in sorted(anything)}
     options = [[KEEP, *factors[s]] if s in factors else [KEEP] for s in range(4)]
     out = []
     for levels in itertools.product(*options):
@@ -80,20 +81,46 @@ def ranked(program: ir.Program, odds: Callable[[ir.Program], float | None]) -> l
     return [r for _, _, r in sorted(out, key=lambda t: (t[0], t[1], t[2].levels))]
 
 
-def _factors(program: ir.Program, seat: int, anything: frozenset[int], honours: bool,
+def _factors(program: ir.Program, seat: int, anything: frozenset[int], honours: bool, shapes: bool,
              odds: Callable[[ir.Program], float | None]) -> dict[int, float]:
     """The estimated share kept when ``seat``'s honours or whole conditions
     go to rejection.  A seat that cannot be listed alone counts as 1: it must
-    be relaxed, so the ranking tries that first."""
+    be relaxed, so the ranking tries that first.  When every part that reads
+    the seat reads its cards (``shapes`` false), relaxing its honours is
+    relaxing it whole: one option, not two that list the same."""
     others = tuple(WHOLE if s in anything and s != seat else KEEP for s in range(4))
     alone = odds(relax(program, Relaxation(others)))  # type: ignore[arg-type]
     whole = 1.0 if alone is None else alone
     if not honours:
         return {WHOLE: whole}
+    if not shapes:
+        return {HONOURS: whole}
     shaped = tuple(HONOURS if s == seat else level for s, level in enumerate(others))
     shape = odds(relax(program, Relaxation(shaped)))  # type: ignore[arg-type]
     honour = 1.0 if alone is None or not shape else alone / shape
     return {HONOURS: honour, WHOLE: whole}
+
+
+def _read_without_honours(condition: ir.Cond, reads: SeatsRead) -> frozenset[int]:
+    """Seats that some comparison or shape of ``condition`` reads without
+    reading their cards (a shape, a length): those that relaxing only their
+    honours keeps partly listed."""
+    out: set[int] = set()
+    seen: set[int] = set()
+    todo: list = [condition]
+    while todo:
+        c = todo.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        if isinstance(c, (ir.And, ir.Or)):
+            todo.extend(c.items)
+        elif isinstance(c, ir.Not):
+            todo.append(c.item)
+        elif isinstance(c, (ir.Compare, ir.ShapeIn)):
+            honours, anything = reads(c)
+            out |= anything - honours
+    return frozenset(out)
 
 
 class SeatsRead:

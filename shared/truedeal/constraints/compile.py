@@ -27,6 +27,7 @@ the plan checks the whole condition on each deal drawn and rejects the rest
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field, replace
 
@@ -315,8 +316,17 @@ def _merge_boxes(boxes: list) -> list:
 
 def _in_patterns(lengths: np.ndarray, patterns: frozenset) -> np.ndarray:
     code = lengths[:, 0] * 2744 + lengths[:, 1] * 196 + lengths[:, 2] * 14 + lengths[:, 3]
-    allowed = np.array(sorted(p[0] * 2744 + p[1] * 196 + p[2] * 14 + p[3] for p in patterns), dtype=np.int64)
-    return np.isin(code, allowed)
+    return _pattern_table(patterns)[code]
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern_table(patterns: frozenset) -> np.ndarray:
+    """Whether each base-14 pattern code is in ``patterns``: a lookup, where
+    ``np.isin`` sorts millions of cells' codes (relaxed plans ask again and again)."""
+    table = np.zeros(14**4, bool)
+    table[[p[0] * 2744 + p[1] * 196 + p[2] * 14 + p[3] for p in patterns]] = True
+    table.setflags(write=False)
+    return table
 
 
 # ===================================================================== compile

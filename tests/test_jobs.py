@@ -634,3 +634,27 @@ def test_a_plan_that_cannot_be_cut_is_built_whole_with_the_same_deals(unit_store
     assert st.get(job.id).state == "done"
     assert b"".join(st.iter_chunk_bytes(job.id)) == expected
     st.delete(job.id)
+
+
+def test_a_rejection_job_cut_short_stores_the_chunks_prefix(unit_store):
+    """By rejection, a job's short last chunk stops drawing once it has its
+    deals (a double-dummy script's small job takes seconds, not minutes):
+    its bytes are still the first deals of the full seeded chunk."""
+    from truedeal.constraints.load import load_constraints
+
+    program = load_constraints(str(Path(__file__).parent / "scripts" / "08_partscore_battle.dlr"))
+    n, seed = CHUNK_DEALS + 700, "cut short"
+    plan = Plan.build(program)
+    assert not plan.exact
+    expected = b"".join(limbs_to_bytes(encode_batch(plan.chunk(i, seed)[:size]))
+                        for i, size in enumerate((CHUNK_DEALS, 700)))
+    st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
+    job = jobs.submit(st, disp, program, n, seed=seed)
+    for k in range(job.parts):
+        assert jobs.run_partition(st, disp, job.id, k, plans) == "ok"
+    assert jobs.run_reduce(st, disp, job.id, plans) == "ok"
+    for i in range(job.chunks):
+        jobs.run_chunk(st, disp, job.id, i, plans)
+    assert st.get(job.id).state == "done"
+    assert b"".join(st.iter_chunk_bytes(job.id)) == expected
+    st.delete(job.id)

@@ -305,8 +305,10 @@ def _count_fields(summary: CountSummary) -> dict[str, str]:
 
 def draw_chunk_bytes(plan: Plan, seed: str, i: int, size: int) -> bytes:
     """Chunk ``i`` of the seeded stream as 12-byte deal numbers: the same
-    deals as ``plan.deals(n, seed)`` yields for that chunk."""
-    owners = plan.chunk(i, seed)[:size]
+    deals as ``plan.deals(n, seed)`` yields for that chunk (by rejection, a
+    short last chunk stops drawing once it has ``size``: a small job of a
+    double-dummy script takes seconds, not the minutes of 4,096 deals)."""
+    owners = plan.chunk(i, seed, size)
     return limbs_to_bytes(encode_batch(owners))
 
 

@@ -12,7 +12,7 @@ from .cells import checked_cells, pair_keys, suit_columns
 from .layout import MAX_ENTRIES, Layout, TooWide
 from .model import Listing
 from .options import suit_options
-from .tables import c_values, level0_rows, pair_table, pool_factors
+from .tables import c_values, level0_rows, pair_tables, pool_factors
 
 #: Bytes of summed-area tables, and keys, that one pass of the level-0 fill may hold.
 _PASS_BYTES = 16 << 20
@@ -52,9 +52,9 @@ def listing_tables(layout: Layout, cells: np.ndarray, columns: list, cell_cols: 
         return Listing(layout, cells, columns, cell_cols, options, g, [], empty, np.zeros((0, 2), np.int64), c_values(layout))
     keys, pair_inv = np.unique(pair_keys(cell_cols, len(columns)).reshape(-1), return_inverse=True)
     pairs = [(int(k) // len(columns), int(k) % len(columns)) for k in keys]
-    pair_tables = np.stack([pair_table(g[a], g[b], layout) for a, b in pairs]) if pairs else np.zeros((0, layout.zsize), np.int64)
+    tables = pair_tables(g, pairs, layout)
     cell_pairs = pair_inv.reshape(2, len(cells)).T
-    listing = Listing(layout, cells, columns, cell_cols, options, g, pairs, pair_tables, cell_pairs, c_values(layout))
+    listing = Listing(layout, cells, columns, cell_cols, options, g, pairs, tables, cell_pairs, c_values(layout))
     sig, sig_keys = layout.comp.cell_signatures(PATTERNS[cells])
     listing.cell_sig = sig
     listing.sig_boxes = [layout.comp.boxes(key) for key in sig_keys]

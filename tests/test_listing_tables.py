@@ -1,0 +1,62 @@
+"""Pair tables, the convolution of two suits' option tables: built many pairs
+at a time, they must be the tables one pair at a time gives, and those must
+be the plain double sum over the two suits' options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from truedeal.constraints.compile import compile_program
+from truedeal.constraints.load import load_constraints
+from truedeal.listing.cells import checked_cells, pair_keys
+from truedeal.listing.options import suit_options
+from truedeal.listing.tables import pair_table, pair_tables
+
+SPECS = Path(__file__).resolve().parents[1] / "bench" / "specs"
+
+
+def _columns(spec: dict):
+    layout, _, columns, cell_cols = checked_cells(compile_program(load_constraints(spec).program()))
+    g = np.zeros((len(columns), layout.zsize), dtype=np.int64)
+    for k, col in enumerate(columns):
+        opt = suit_options(col, layout)
+        np.add.at(g[k], opt.vflat, opt.weight)
+    keys = np.unique(pair_keys(cell_cols, len(columns)).reshape(-1))
+    return layout, g, [(int(k) // len(columns), int(k) % len(columns)) for k in keys]
+
+
+def _plain(ga: np.ndarray, gb: np.ndarray, layout) -> np.ndarray:
+    """The double sum, one option pair at a time (Python integers)."""
+    out = [0] * layout.zsize
+    for a in np.nonzero(ga)[0]:
+        for b in np.nonzero(gb)[0]:
+            z, fits = layout.add(layout.vectors([a]), layout.vectors([b]))
+            if fits[0]:
+                out[int(z[0] @ layout.strides)] += int(ga[a]) * int(gb[b])
+    return np.array(out, dtype=np.int64)
+
+
+@pytest.mark.parametrize("name", ["weak2", "fit25", "ctl", "nt_hearts"])
+def test_pair_tables_are_the_tables_of_each_pair(name):
+    layout, g, pairs = _columns(json.loads((SPECS / f"{name}.json").read_text()))
+    got = pair_tables(g, pairs, layout)
+    for p in range(0, len(pairs), max(1, len(pairs) // 40)):
+        a, b = pairs[p]
+        assert (got[p] == pair_table(g[a], g[b], layout)).all(), pairs[p]
+    a, b = pairs[len(pairs) // 2]
+    assert (got[len(pairs) // 2] == _plain(g[a], g[b], layout)).all()
+
+
+def test_weights_too_large_for_doubles_are_summed_in_integers():
+    """Past 2**53 a double drops units: such tables are added in int64
+    (products here reach 2**56, below int64's 2**63)."""
+    layout, g, pairs = _columns(json.loads((SPECS / "ctl.json").read_text()))
+    big = g * (2**28 // int(g.max())) + (g > 0)  # odd units: a double would round them away
+    assert 2**27 < int(big.max()) < 2**29
+    got = pair_tables(big, pairs, layout)
+    for p, (a, b) in enumerate(pairs):
+        assert (got[p] == pair_table(big[a], big[b], layout)).all()

@@ -29,7 +29,7 @@ def pair_tables(g: np.ndarray, pairs: list[tuple[int, int]], layout: Layout) -> 
         block: list[int] = []
         terms = 0
         for r in rows.tolist():
-            n = len(ia) * np.count_nonzero(g[pairs[r][1]])
+            n = len(ia) * int(np.count_nonzero(g[pairs[r][1]]))
             if block and terms + n > _PAIR_TERMS:
                 _pair_block(out, g, pairs, block, ia, va, layout)
                 block, terms = [], 0

@@ -301,13 +301,14 @@ def explain(spec: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(info))
         return
+    width = max(map(len, info)) + 2
     for key, value in info.items():
         if isinstance(value, list):
-            click.echo(f"{key + ':':16}" + ("" if value else "none"))
+            click.echo(f"{key + ':':{width}}" + ("" if value else "none"))
             for item in value:
                 click.echo(f"  - {item}")
         else:
-            click.echo(f"{key + ':':16}{_shown(value)}")
+            click.echo(f"{key + ':':{width}}{_shown(value)}")
 
 
 #: Longest value ``explain`` prints as text: a script's variables, expanded, can make megabytes.

@@ -860,3 +860,20 @@ def test_build_time_estimate_orders_specs_like_their_builds():
     narrow = estimate_build_seconds(load_spec({"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}}))
     wide = estimate_build_seconds(load_spec({s: {"shape": "any 5xxx"} for s in ("north", "east", "south")}))  # 61 s
     assert narrow < 0.1 < 10 < wide
+
+
+def test_a_pilot_that_keeps_nothing_is_not_proof_of_impossibility():
+    """North's HCP times spades reaches 220 (a product of two features:
+    checked by rejection) only with a long spade suit to the AKQJ and most
+    other aces and kings (AKQJT98765 and three aces: 22 x 10): possible,
+    but far rarer than 1 in 200,000, so no pilot deal fits.  That is "too rare to deal by rejection", never "no deal
+    satisfies"; an empty listing is proof, and says so."""
+    from truedeal.constraints.dealer import parse_program
+    from truedeal.listing import TooWide
+
+    with pytest.raises(TooWide, match=r"none of 200,000 pilot deals \(fewer than 1\.5e-05 at 95%\)"):
+        Plan.build(parse_program("condition hcp(north) * spades(north) >= 220\n"))
+    empty = Plan.build(parse_program("condition hcp(north) >= 38 && hcp(north) * spades(north) > 1\n"))
+    assert not empty.possible and empty.acceptance == 0
+    with pytest.raises(Impossible):
+        next(empty.deals(1, seed="x"))

@@ -99,10 +99,8 @@ class Plan:
             except TooWide:
                 continue
             plan = cls(spec, listing, 0.0, dropped)
-            plan.acceptance = plan._pilot_acceptance() if listing.total else 0.0
+            plan._measure_acceptance(f"{wide}; rejection on {_names(dropped)}")
             plan.build_seconds = time.perf_counter() - t0
-            if plan.acceptance and plan.acceptance < MIN_ACCEPTANCE:
-                raise TooWide(f"{wide}; rejection on {_names(dropped)} would keep only {plan.acceptance:.2g} of deals")
             return plan
         raise wide
 
@@ -141,9 +139,7 @@ class Plan:
             plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
             plan.relaxed = _relaxed_parts(comp, relaxation)
             if not plan.exact:
-                plan.acceptance = plan._pilot_acceptance() if listing.total else 0.0
-                if plan.acceptance and plan.acceptance < MIN_ACCEPTANCE:
-                    raise TooWide(f"{wide[0] if wide else 'not exact'}; rejection would keep only {plan.acceptance:.2g} of deals")
+                plan._measure_acceptance(f"{wide[0] if wide else 'not exact'}; rejection")
             plan.build_seconds = time.perf_counter() - t0
             return plan
         raise wide[0] if wide else TooWide("no listing fits")
@@ -275,6 +271,20 @@ class Plan:
     def pilot_draws(self) -> int:
         """Deals the acceptance rate is measured on: fewer when each needs a double-dummy solve."""
         return DD_PILOT_DRAWS if self.double_dummy else PILOT_DRAWS
+
+    def _measure_acceptance(self, what: str) -> None:
+        """Set the acceptance from the pilot; refuse (TooWide, naming ``what``)
+        a rate below :data:`MIN_ACCEPTANCE`.  An empty listing keeps nothing
+        (no deal satisfies); a pilot that keeps nothing proves only that the
+        rate is small (fewer than 3 in ``pilot_draws`` at 95%), not that it is 0."""
+        if not self.listing.total:
+            self.acceptance = 0.0
+            return
+        self.acceptance = self._pilot_acceptance()
+        if self.acceptance < MIN_ACCEPTANCE:
+            kept = (f"only {self.acceptance:.2g} of deals" if self.acceptance else
+                    f"none of {self.pilot_draws:,} pilot deals (fewer than {3 / self.pilot_draws:.2g} at 95%)")
+            raise TooWide(f"{what} would keep {kept}")
 
     def _pilot_acceptance(self) -> float:
         owners = self.sampler.draw(self.pilot_draws, Rng(SeededBits("truedeal/pilot")))

@@ -93,12 +93,10 @@ def _factors(program: ir.Program, seat: int, anything: frozenset[int], honours: 
     whole = 1.0 if alone is None else alone
     if not honours:
         return {WHOLE: whole}
-    if not shapes:
-        return {HONOURS: whole}
     shaped = tuple(HONOURS if s == seat else level for s, level in enumerate(others))
     shape = odds(relax(program, Relaxation(shaped)))  # type: ignore[arg-type]
     honour = 1.0 if alone is None or not shape else alone / shape
-    return {HONOURS: honour, WHOLE: whole}
+    return {HONOURS: honour, WHOLE: whole} if shapes else {HONOURS: honour}
 
 
 def _read_without_honours(condition: ir.Cond, reads: SeatsRead) -> frozenset[int]:

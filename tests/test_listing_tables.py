@@ -60,3 +60,22 @@ def test_weights_too_large_for_doubles_are_summed_in_integers():
     got = pair_tables(big, pairs, layout)
     for p, (a, b) in enumerate(pairs):
         assert (got[p] == pair_table(big[a], big[b], layout)).all()
+
+
+@pytest.mark.parametrize("condition", [
+    "hcp(north) + hcp(south) >= 28 && hearts(north) + hearts(south) >= 9",  # 18 passes
+    "controls(north) + controls(south) >= 8 && spades(north) + spades(south) >= 8",  # 23 passes
+])
+def test_the_order_of_the_level0_passes_does_not_change_the_listing(condition, monkeypatch):
+    """The passes run largest first (a listing past the entry limit fails
+    sooner); in the reverse order the level-0 entries are the same."""
+    from truedeal.listing import build
+
+    spec = load_constraints({"condition": condition}).program()
+    first = build.build_listing(compile_program(spec))
+    largest_first = build._largest_first
+    monkeypatch.setattr(build, "_largest_first", lambda batches, reach: largest_first(batches, reach)[::-1])
+    second = build.build_listing(compile_program(spec))
+    for field in ("e_cell", "e_z1", "e_c"):
+        assert (getattr(first, field) == getattr(second, field)).all()
+    assert first.e_weight == second.e_weight

@@ -86,6 +86,14 @@ def _batches(keys: np.ndarray, layout: Layout) -> list[tuple[int, np.ndarray, np
     return out
 
 
+def _largest_first(batches: list, reach: np.ndarray) -> list:
+    """The passes, those that can make the most level-0 entries (``reach``
+    per key: cells times nonzero S+H rows) first, so that a listing past
+    MAX_ENTRIES fails sooner.  The listing does not depend on this order:
+    each key is in one pass, and the rows are sorted by key afterwards."""
+    return sorted(batches, key=lambda b: -int(reach[b[1]].sum()))
+
+
 def fill_level0(listing: Listing, progress=None) -> None:
     layout = listing.layout
     g_of_c = pool_factors(layout, listing.c_values)
@@ -93,7 +101,8 @@ def fill_level0(listing: Listing, progress=None) -> None:
     keys, inv = np.unique(np.concatenate([listing.cell_pairs, listing.cell_sig[:, None]], axis=1), axis=0, return_inverse=True)
     inv = inv.reshape(-1)
     cells_per_key = np.bincount(inv, minlength=len(keys))
-    batches = _batches(keys, layout)
+    reach = np.count_nonzero(listing.pair_tables, axis=1)[keys[:, 0]] * cells_per_key
+    batches = _largest_first(_batches(keys, layout), reach)
     rows_key: list[np.ndarray] = []
     rows_c: list[np.ndarray] = []
     rows_z: list[np.ndarray] = []

@@ -14,8 +14,8 @@ _PAIR_TERMS = 2_000_000
 
 
 def pair_tables(g: np.ndarray, pairs: list[tuple[int, int]], layout: Layout) -> np.ndarray:
-    """``(len(pairs), zsize)``: :func:`pair_table` of ``g[a], g[b]`` for each
-    pair, the same integers.  The pairs that share a first column are done
+    """``(len(pairs), zsize)``: for each pair ``(a, b)``, T[z] = sum over
+    va + vb = z of g[a][va] * g[b][vb] (dense, int64).  The pairs that share a first column are done
     together, a block of second columns at a time: a few numpy calls per
     block instead of a dozen per pair (thousands of pairs in a listing)."""
     out = np.zeros((len(pairs), layout.zsize), dtype=np.int64)
@@ -59,16 +59,8 @@ def _pair_block(out: np.ndarray, g: np.ndarray, pairs: list, rows: list[int], ia
 
 
 def pair_table(ga: np.ndarray, gb: np.ndarray, layout: Layout) -> np.ndarray:
-    """T[z] = sum over va + vb = z of ga[va] * gb[vb] (dense, int64)."""
-    out = np.zeros(layout.zsize, dtype=np.int64)
-    ia, ib = np.nonzero(ga)[0], np.nonzero(gb)[0]
-    if not len(ia) or not len(ib):
-        return out
-    va, vb = layout.vectors(ia), layout.vectors(ib)
-    z, ok = layout.add(va[:, None, :], vb[None, :, :])
-    i, j = np.nonzero(ok)
-    np.add.at(out, z[i, j] @ layout.strides, ga[ia[i]] * gb[ib[j]])
-    return out
+    """T[z] = sum over va + vb = z of ga[va] * gb[vb] (dense, int64): one pair of :func:`pair_tables`."""
+    return pair_tables(np.stack([ga, gb]), [(0, 1)], layout)[0]
 
 
 def prefix_sums(table: np.ndarray, layout: Layout) -> np.ndarray:

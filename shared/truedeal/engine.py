@@ -74,6 +74,7 @@ class Plan:
     listed: Compiled | None = None  # what the listing holds, when ``program`` is set
     relaxed: tuple[str, ...] = ()  # what rejection checks, when ``program`` is set
     union: Union | None = None  # an either/or across seats, listed branch by branch
+    check_seconds: float = 0.0  # per listed deal, measured by the pilot: what rejection costs besides drawing
 
     @classmethod
     def build(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None) -> Plan:
@@ -288,7 +289,18 @@ class Plan:
 
     def _pilot_acceptance(self) -> float:
         owners = self.sampler.draw(self.pilot_draws, Rng(SeededBits("truedeal/pilot")))
-        return float(self._checks(owners, Rng(SeededBits("truedeal/pilot-rnd"))).mean())
+        t0 = time.perf_counter()
+        kept = self._checks(owners, Rng(SeededBits("truedeal/pilot-rnd")))
+        self.check_seconds = (time.perf_counter() - t0) / len(owners)
+        return float(kept.mean())
+
+    def rejection_seconds(self, kept: int) -> float:
+        """Estimated seconds of checks until ``kept`` deals are kept (0.0 when
+        exact): what a job's chunk costs when each check solves deals double
+        dummy.  From the pilot, so rough at low acceptance."""
+        if self.exact or self.union is not None or not self.acceptance:
+            return 0.0
+        return kept / self.acceptance * self.check_seconds
 
     def _checks(self, owners: np.ndarray, rng: Rng) -> np.ndarray:
         """Which drawn deals meet the parts the listing does not hold.  A

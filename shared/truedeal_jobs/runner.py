@@ -17,6 +17,7 @@ from truedeal.engine import Plan, TooWide, check_count, exact_source
 from truedeal.formats.rotation import STANDARD, Rotation
 from truedeal.listing import MAX_ENTRIES
 from truedeal.listing.slices import Cut, Slice, merge, stored_totals
+from truedeal.randomness import CHUNK_DEALS
 from truedeal.resources import resident_bytes
 from truedeal.spec import Spec, load_spec
 from truedeal.summary import CountSummary, ListingSizes
@@ -289,7 +290,29 @@ def _sliced_fields(job: Job, partials: dict[int, Partial]) -> dict[str, str] | N
 def _whole_fields(store: JobStore, dispatcher: Dispatcher, job: Job, plans: PlanCache) -> dict[str, str] | None:
     """The count of a job whose plan is built in one piece, here (None: failed)."""
     plan = _plan_or_fail(store, dispatcher, job, plans, _stopper(store, job.id))
-    return None if plan is None else _count_fields(plan.summary())
+    if plan is None:
+        return None
+    reason = _too_slow_reason(plan, job, store.settings)
+    if reason:
+        store.fail(job.id, reason, dispatcher)
+        return None
+    return _count_fields(plan.summary())
+
+
+def _too_slow_reason(plan: Plan, job: Job, settings: JobSettings) -> str | None:
+    """Why the job's chunk tasks would pass the task time limit (None: they
+    would not).  Only a script's double-dummy checks come near it; failing
+    here says so at once, instead of after ``max_attempts`` killed tasks.
+    Half the limit leaves room for the pilot's error and a loaded machine."""
+    size, budget = min(job.n, CHUNK_DEALS), settings.task_seconds / 2
+    seconds = plan.rejection_seconds(size)
+    if seconds <= budget:
+        return None
+    fits = int(size * budget / seconds)
+    return (f"a chunk of {size:,} deals would take about {seconds:,.0f} s: the script keeps "
+            f"{plan.acceptance:.1%} of listed deals and checks each in {plan.check_seconds * 1000:.0f} ms, "
+            f"and a task may take {settings.task_seconds:,} s (half of TRUEDEAL_VISIBILITY_TIMEOUT); "
+            + (f"ask for at most {fits:,} deals" if fits else "nothing fits") + ", or use `truedeal generate`")
 
 
 def _count_fields(summary: CountSummary) -> dict[str, str]:

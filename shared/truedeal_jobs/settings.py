@@ -24,6 +24,8 @@ from truedeal.engine import MAX_DEALS
 #: Hard upper bound on enumeration partitions per job.
 MAX_PARTITIONS = 64
 DEFAULT_REDIS_URL = "redis://localhost:6379/0"
+#: Seconds before an unacknowledged task is re-delivered (default).
+VISIBILITY_TIMEOUT = 3600
 
 _RATE_RE = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|s|m|h)\s*$", re.IGNORECASE)
 _PERIODS = {"second": 1, "s": 1, "minute": 60, "m": 60, "hour": 3600, "h": 3600}
@@ -124,6 +126,9 @@ class JobSettings:
     ``plan_cache``    plans kept per process (``TRUEDEAL_PLAN_CACHE``, 4).
     ``plan_cache_mb`` a process holding more than this many MB keeps only the
                       plan in use (``TRUEDEAL_PLAN_CACHE_MB``, 512).
+    ``task_seconds``  a task's time limit: half the visibility timeout, at
+                      least 60 (``TRUEDEAL_VISIBILITY_TIMEOUT``, default 3600),
+                      so a task never runs when its message is re-delivered.
     """
 
     prefix: str = "td:"
@@ -136,6 +141,7 @@ class JobSettings:
     requeue_batch: int = 64
     plan_cache: int = 4
     plan_cache_mb: int = 512
+    task_seconds: int = 1800
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> JobSettings:
@@ -152,6 +158,7 @@ class JobSettings:
             requeue_batch=read.integer("TRUEDEAL_WATCHDOG_BATCH", cls.requeue_batch),
             plan_cache=read.integer("TRUEDEAL_PLAN_CACHE", cls.plan_cache),
             plan_cache_mb=read.integer("TRUEDEAL_PLAN_CACHE_MB", cls.plan_cache_mb),
+            task_seconds=max(60, read.integer("TRUEDEAL_VISIBILITY_TIMEOUT", VISIBILITY_TIMEOUT) // 2),
         )
 
 
@@ -171,4 +178,4 @@ class DispatchSettings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> DispatchSettings:
         read = EnvReader.of(env)
         return cls(redis_url(env), read.prefix("TRUEDEAL_KEY_PREFIX", JobSettings.prefix),
-                   read.text("TRUEDEAL_QUEUE", "truedeal"), read.integer("TRUEDEAL_VISIBILITY_TIMEOUT", 3600))
+                   read.text("TRUEDEAL_QUEUE", "truedeal"), read.integer("TRUEDEAL_VISIBILITY_TIMEOUT", VISIBILITY_TIMEOUT))

@@ -32,9 +32,11 @@ Reliability settings (see the notes, section 1):
   options, result-backend transport options, ``visibility_timeout``): the
   longest task is a rejection-plan chunk (<= ~3 min at the engine's lowest
   acceptance rate) or a partition of a wide listing (tens of seconds), so
-  one hour is > 20x the longest task; ``task_time_limit`` is half of it, so
-  a task can never still run when its message is re-delivered.  Lost work
-  is normally recovered much sooner by the watchdog.
+  one hour is > 20x the longest task; ``task_time_limit`` is half of it
+  (``JobSettings.task_seconds``), so a task can never still run when its
+  message is re-delivered.  A script whose chunks would take longer (double
+  dummy at low acceptance) fails at its reduce, with the estimate.  Lost
+  work is normally recovered much sooner by the watchdog.
 * Retries: ``autoretry_for`` redis/kombu connection errors, exponential
   backoff (2 s doubling, max 60 s, jitter), at most 5 retries; past that the
   watchdog re-queues the work.
@@ -102,10 +104,6 @@ class WorkerConfig:
     def queue(self) -> str:
         return self.dispatch.queue
 
-    @property
-    def visibility_timeout(self) -> int:
-        return self.dispatch.visibility_timeout
-
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerConfig:
         env = os.environ if env is None else env
@@ -158,7 +156,7 @@ def create_app(config: WorkerConfig | None = None) -> Celery:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        task_time_limit=max(60, config.visibility_timeout // 2),
+        task_time_limit=config.jobs.task_seconds,
         worker_soft_shutdown_timeout=30.0,
         worker_hijack_root_logger=True,
     )

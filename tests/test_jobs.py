@@ -684,3 +684,32 @@ def test_a_double_dummy_job_past_the_task_limit_fails_at_its_reduce(rclient):
     assert st.get(small.id).state == "done"
     for job in (big, small):
         st.delete(job.id)
+
+
+@pytest.mark.memory_mb(1000)  # four.json's stated budget (its whole build)
+def test_a_paired_listing_job_is_listed_in_slices_with_the_same_deals(unit_store):
+    """four.json is listed by spades+hearts pair: its partitions each list a
+    slice of the groups, the reduce adds their totals, and the merged plan
+    deals the bytes of ``truedeal generate``."""
+    four = (Path(__file__).parent.parent / "bench" / "specs" / "four.json").read_text()
+    n, seed = CHUNK_DEALS + 300, "paired slices"
+    whole = Plan.build(load_spec(four))
+    expected = b"".join(limbs_to_bytes(encode_batch(whole.chunk(i, seed)[:size]))
+                        for i, size in enumerate((CHUNK_DEALS, 300)))
+    want_count, want_cases = whole.summary().deals, whole.listing.cases
+    del whole
+    st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
+    job = jobs.submit(st, disp, load_spec(four), n, seed=seed)
+    assert job.parts == 8
+    for k in range(job.parts):
+        assert jobs.run_partition(st, disp, job.id, k, plans) == "ok"
+    partials = st.partials(job.id)
+    assert not any(p.whole for p in partials.values()) and all(p.entries for p in partials.values())
+    assert jobs.run_reduce(st, disp, job.id, plans) == "ok"
+    done = st.get(job.id)
+    assert done.sliced and done.summary.deals == want_count and done.summary.cases == want_cases
+    for i in range(job.chunks):
+        jobs.run_chunk(st, disp, job.id, i, plans)
+    assert st.get(job.id).state == "done"
+    assert b"".join(st.iter_chunk_bytes(job.id)) == expected
+    st.delete(job.id)

@@ -381,25 +381,38 @@ class Union:
 
 
 def _other_listing(comp: Compiled):
-    """An exact listing of another kind when the factored one is too wide, else None:
-    by rank counts (:mod:`truedeal.rank_counts`), one hand in full and the
-    other seats by rank counts (:mod:`truedeal.hand_rank_counts`), or
-    aggregated by spades+hearts pair (:mod:`truedeal.listing.paired`)."""
+    """An exact listing of another kind when the factored one is too wide, else None
+    (see :func:`other_listing_kind`)."""
     from . import hand_rank_counts
-    from .listing.paired import applicable as paired_applies
     from .listing.paired import build_paired
-    from .rank_counts import RankCountListing, applicable
+    from .rank_counts import RankCountListing
 
-    if applicable(comp):
+    kind = other_listing_kind(comp)
+    if kind == "rank counts":
         return RankCountListing(comp)
-    if hand_rank_counts.applicable(comp):
+    if kind == "hand and rank counts":
         return hand_rank_counts.HandRankCountListing(comp)
-    if paired_applies(comp):
+    if kind == "paired":
         try:
             return build_paired(comp)
         except TooWide:
             return None
     return None
+
+
+def other_listing_kind(comp: Compiled) -> str | None:
+    """The listing tried when the factored one is too wide, first that
+    applies: by rank counts (:mod:`truedeal.rank_counts`), one hand in full
+    and the other seats by rank counts (:mod:`truedeal.hand_rank_counts`), or
+    aggregated by spades+hearts pair (:mod:`truedeal.listing.paired`)."""
+    from . import hand_rank_counts, rank_counts
+    from .listing import paired
+
+    if rank_counts.applicable(comp):
+        return "rank counts"
+    if hand_rank_counts.applicable(comp):
+        return "hand and rank counts"
+    return "paired" if paired.applicable(comp) else None
 
 
 def _categorical(weights: list[int]):

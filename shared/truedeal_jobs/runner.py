@@ -12,11 +12,13 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from truedeal.cuts import cut_listing, load_slice, merge_slices
 from truedeal.dealnumber import encode_batch, limbs_to_bytes
-from truedeal.engine import Plan, TooWide, check_count, exact_source
+from truedeal.engine import Plan, TooWide, check_count
 from truedeal.formats.rotation import STANDARD, Rotation
 from truedeal.listing import MAX_ENTRIES
-from truedeal.listing.slices import Cut, Slice, merge, stored_totals
+from truedeal.listing.paired_slices import PairedCut, PairedSlice
+from truedeal.listing.slices import Cut, Slice, stored_totals
 from truedeal.randomness import CHUNK_DEALS
 from truedeal.resources import resident_bytes
 from truedeal.spec import Spec, load_spec
@@ -183,7 +185,7 @@ def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, 
     return "ok"
 
 
-def _slice_of(job: Job, k: int, stop) -> Slice | None:
+def _slice_of(job: Job, k: int, stop) -> Slice | PairedSlice | None:
     """Slice ``k`` of the job's listing, or None when its plan is not one
     listing that can be cut (the reduce then builds it whole)."""
     cut = _cut(job.spec_json, job.parts)
@@ -194,14 +196,10 @@ def _slice_of(job: Job, k: int, stop) -> Slice | None:
 
 
 @functools.lru_cache(maxsize=2)
-def _cut(spec_json: str, parts: int) -> Cut | None:
-    """The cells of a job's listing and their slices (None: not one listing
-    that can be cut), kept for the job's other slices on this worker."""
-    source = exact_source(load_spec(spec_json))
-    try:
-        return None if source is None else Cut.of(source, parts)
-    except TooWide:
-        return None
+def _cut(spec_json: str, parts: int) -> Cut | PairedCut | None:
+    """The cells (or groups) of a job's listing and their slices (None: not
+    one listing that can be cut), kept for the job's other slices on this worker."""
+    return cut_listing(load_spec(spec_json), parts)
 
 
 def _merged_plan(store: JobStore, job: Job) -> Plan:
@@ -211,8 +209,8 @@ def _merged_plan(store: JobStore, job: Job) -> Plan:
     stored = store.slices(job.id)
     if len(stored) < job.parts:  # gone (expired, Redis restarted): the same plan, built here
         return Plan.build(spec)
-    slices = [Slice.from_bytes(b) for b in stored.values()]
-    plan = Plan.from_listing(spec, merge(exact_source(spec), slices), time.perf_counter() - t0)
+    slices = [load_slice(b) for b in stored.values()]
+    plan = Plan.from_listing(spec, merge_slices(spec, slices), time.perf_counter() - t0)
     recorded = None if job.summary is None else job.summary.sizes.side_total
     if recorded is not None and plan.listing.total != recorded:
         raise ValueError(f"the merged slices give side total {plan.listing.total}, the reduce recorded {recorded}")

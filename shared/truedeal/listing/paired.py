@@ -24,7 +24,7 @@ count but whose shape does not (a pool) are the factored listing's job.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -81,24 +81,52 @@ def applicable(comp: Compiled) -> bool:
     return comp.exact and bool(comp.patterned) and not comp.pooled
 
 
+@dataclass
+class Prepared:
+    """What every part of a paired build starts from: the cells, their suit
+    columns and options, and the frame (groups, pair keys, accepted sums)."""
+
+    layout: Layout
+    cells: np.ndarray
+    columns: list
+    cell_cols: np.ndarray
+    options: list[SuitOptions]
+    frame: _Frame
+
+    @classmethod
+    def of(cls, comp: Compiled) -> Prepared:
+        """TooWide past the paired limits, as :func:`build_paired`."""
+        layout = make_layout(unclamped(comp))
+        cells = enumerate_cells(layout.comp, layout)
+        columns, cell_cols = suit_columns(cells, layout)
+        if len(columns) * layout.zsize > MAX_PAIRED_CELLS:  # the dense option tables alone
+            raise TooWide(f"paired tables too large ({len(columns):,} suit columns x {layout.zsize:,} feature states)")
+        options = [suit_options(c, layout) for c in columns]
+        # the case indicators are nonzero where the weights are: the same frame
+        frame = frame_of(layout, cells, cell_cols, case_indicators(options, layout))
+        return cls(layout, cells, columns, cell_cols, options, frame)
+
+    def weights_table(self) -> np.ndarray:
+        """Each column's option weights summed by feature vector (dense)."""
+        return _dense(self.options, self.layout)
+
+    def listing(self, cases: int) -> PairedListing:
+        """The listing, weighed here, with ``cases`` counted elsewhere."""
+        g = self.weights_table()
+        tables, v, y, weights = self.frame.weigh(g)
+        frame = self.frame
+        order = np.argsort(frame.cell_q, kind="stable")
+        start = np.searchsorted(frame.cell_q[order], np.arange(len(frame.group_table) + 1))
+        return PairedListing(self.layout, self.cells, self.cell_cols, self.options, g, frame.z_flat, tables,
+                             frame.cell_dc, frame.group_table, frame.group_sig, frame.accept, v, y, order, start,
+                             weights, sum(weights), cases)
+
+
 def build_paired(comp: Compiled) -> PairedListing:
     """The paired listing of ``comp`` (exact; TooWide past the limits)."""
-    layout = make_layout(unclamped(comp))
-    cells = enumerate_cells(layout.comp, layout)
-    columns, cell_cols = suit_columns(cells, layout)
-    if len(columns) * layout.zsize > MAX_PAIRED_CELLS:  # the dense option tables alone
-        raise TooWide(f"paired tables too large ({len(columns):,} suit columns x {layout.zsize:,} feature states)")
-    options = [suit_options(c, layout) for c in columns]
-    indic = case_indicators(options, layout)  # nonzero where the weights are: the same frame
-    frame = frame_of(layout, cells, cell_cols, indic)
-    cases = frame.total(indic)
-    del indic  # before the weights' tables, which are the peak
-    g = _dense(options, layout)
-    tables, v, y, weights = frame.weigh(g)
-    order = np.argsort(frame.cell_q, kind="stable")
-    start = np.searchsorted(frame.cell_q[order], np.arange(len(frame.group_table) + 1))
-    return PairedListing(layout, cells, cell_cols, options, g, frame.z_flat, tables, frame.cell_dc, frame.group_table,
-                         frame.group_sig, frame.accept, v, y, order, start, weights, sum(weights), cases)
+    prepared = Prepared.of(comp)
+    # the cases' tables go before the weights' tables, which are the peak
+    return prepared.listing(prepared.frame.total(case_indicators(prepared.options, prepared.layout)))
 
 
 def paired_cases(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, options: list[SuitOptions]) -> int:
@@ -165,6 +193,15 @@ class _Frame:
             out += sum(row_dots(tables[self.group_table[rows]], y))
         return out
 
+    def restricted(self, groups: np.ndarray) -> _Frame:
+        """The frame of ``groups`` (sorted indices) alone, with only the pair
+        tables they read: its weights and cases are theirs in the whole."""
+        cells = np.isin(self.cell_q, groups)
+        need = np.unique(np.concatenate([self.group_table[groups], self.cell_dc[cells]]))
+        return replace(self, pairs=self.pairs[need], cell_dc=np.searchsorted(need, self.cell_dc[cells]),
+                       cell_q=np.searchsorted(groups, self.cell_q[cells]),
+                       group_table=np.searchsorted(need, self.group_table[groups]), group_sig=self.group_sig[groups])
+
     def _box_sums(self, v: np.ndarray, sig: np.ndarray) -> np.ndarray:
         """Y = V A for rows of V whose cell signatures are ``sig``."""
         y = np.empty_like(v)
@@ -211,21 +248,30 @@ def _pair_tables(g: np.ndarray, keys: np.ndarray, n_cols: int, z_flat: np.ndarra
 
     For each first column a: M_a[z, u] = g[a][z - u], so the tables of every
     pair (a, b) are one exact product ``g[b, U] @ M_a.T``."""
-    index = np.full(layout.zsize, -1, np.int64)
-    index[z_flat] = np.arange(len(z_flat))
     used = np.nonzero(g.any(axis=0))[0]
-    u_vec, g_used = layout.vectors(used), g[:, used]
-    out = np.zeros((len(keys), len(z_flat)), np.int64)
+    g_used, n_z = g[:, used], len(z_flat)
+    at = _sum_index(layout, used, z_flat)
+    out = np.zeros((len(keys), n_z), np.int64)
     first, second = keys // n_cols, keys % n_cols
     for a in np.unique(first):
         rows = np.nonzero(first == a)[0]
-        va = np.nonzero(g[a])[0]
-        z, fits = layout.add(layout.vectors(va)[:, None, :], u_vec[None, :, :])
-        i, j = np.nonzero(fits)
-        m = np.zeros((len(used), len(z_flat)))
-        np.add.at(m, (j, index[z[i, j] @ layout.strides]), g[a, va[i]])  # clamped forms may merge sums
-        out[rows] = exact_matmul(g_used[second[rows]], m)
+        va = np.nonzero(g_used[a])[0]
+        i, j = np.nonzero(at[va] >= 0)
+        # bincount adds like np.add.at (clamped forms may merge sums), far faster; exact below 2**53
+        flat = np.bincount(j * n_z + at[va[i], j], weights=g_used[a, va[i]], minlength=len(used) * n_z)
+        out[rows] = exact_matmul(g_used[second[rows]], flat.reshape(len(used), n_z))
     return out
+
+
+def _sum_index(layout: Layout, used: np.ndarray, z_flat: np.ndarray) -> np.ndarray:
+    """[u, v] = the position in ``z_flat`` of ``used[u] + used[v]``, -1 where the sum does not fit."""
+    index = np.full(layout.zsize, -1, np.int64)
+    index[z_flat] = np.arange(len(z_flat))
+    vec = layout.vectors(used)
+    z, fits = layout.add(vec[:, None, :], vec[None, :, :])
+    at = np.full(fits.shape, -1, np.int64)
+    at[fits] = index[z[fits] @ layout.strides]
+    return at
 
 
 def _group_sums(tables: np.ndarray, cell_q: np.ndarray, cell_dc: np.ndarray, groups) -> np.ndarray:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -56,26 +57,46 @@ class Slice:
 
     def to_bytes(self) -> bytes:
         """The compact form (a numpy ``.npz``; weights as fixed-width little-endian bytes)."""
-        width = max(1, (max(self.weights, default=0).bit_length() + 7) // 8)
-        raw = b"".join(w.to_bytes(width, "little") for w in self.weights)
-        buf = io.BytesIO()
-        meta = [_FORMAT, self.index, self.parts, self.cases, width, self.total, self.entries]
-        np.savez(buf, meta=np.array([str(x) for x in meta]),
-                 e_cell=self.e_cell.astype(np.int32), e_c=self.e_c.astype(np.int32),
-                 e_z1=self.e_z1.astype(np.int64), weights=np.frombuffer(raw, np.uint8))
-        return buf.getvalue()
+        return pack_slice(_FORMAT, self.index, self.parts, self.cases, self.weights, e_cell=self.e_cell.astype(np.int32),
+                          e_c=self.e_c.astype(np.int32), e_z1=self.e_z1.astype(np.int64))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Slice:
         """Read :meth:`to_bytes`; ValueError on anything else."""
-        with np.load(io.BytesIO(data), allow_pickle=False) as z:
-            meta = [str(x) for x in z["meta"]]
-            if meta[0] != _FORMAT:
-                raise ValueError(f"not a truedeal slice ({meta[0]!r})")
-            index, parts, cases, width = (int(x) for x in meta[1:5])
-            raw = z["weights"].tobytes()
-            weights = [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
-            return cls(index, parts, cases, z["e_cell"].astype(np.int64), z["e_c"].astype(np.int64), z["e_z1"], weights)
+        (index, parts, cases), z, weights = unpack_slice(data, _FORMAT)
+        return cls(index, parts, cases, z["e_cell"].astype(np.int64), z["e_c"].astype(np.int64), z["e_z1"], weights)
+
+
+def pack_slice(form: str, index: int, parts: int, cases: int, weights: list[int], **arrays: np.ndarray) -> bytes:
+    """A slice's compact form: ``form``, its numbers and ``arrays`` in an
+    ``.npz``, the weights as fixed-width little-endian bytes."""
+    width = max(1, (max(weights, default=0).bit_length() + 7) // 8)
+    raw = b"".join(w.to_bytes(width, "little") for w in weights)
+    meta = [form, index, parts, cases, width, sum(weights), len(weights)]
+    buf = io.BytesIO()
+    contents: dict[str, Any] = {"meta": np.array([str(x) for x in meta]), "weights": np.frombuffer(raw, np.uint8), **arrays}
+    np.savez(buf, **contents)
+    return buf.getvalue()
+
+
+def unpack_slice(data: bytes, form: str) -> tuple[tuple[int, int, int], dict[str, np.ndarray], list[int]]:
+    """(index, parts, cases), the arrays and the weights of :func:`pack_slice`'s
+    output; ValueError when it is not a slice of form ``form``."""
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        meta = [str(x) for x in z["meta"]]
+        if meta[0] != form:
+            raise ValueError(f"not a truedeal slice of the form {form} ({meta[0]!r})")
+        index, parts, cases, width = (int(x) for x in meta[1:5])
+        raw = z["weights"].tobytes()
+        arrays = {k: z[k] for k in z.files if k not in ("meta", "weights")}
+    weights = [int.from_bytes(raw[i : i + width], "little") for i in range(0, len(raw), width)]
+    return (index, parts, cases), arrays, weights
+
+
+def slice_form(data: bytes) -> str:
+    """The form a slice's compact bytes declare (e.g. ``truedeal-slice/1``)."""
+    with np.load(io.BytesIO(data), allow_pickle=False) as z:
+        return str(z["meta"][0])
 
 
 def stored_totals(data: bytes) -> tuple[int, int, int]:
@@ -83,9 +104,18 @@ def stored_totals(data: bytes) -> tuple[int, int, int]:
     read without parsing its entries (to check a job's partials cheaply)."""
     with np.load(io.BytesIO(data), allow_pickle=False) as z:
         meta = [str(x) for x in z["meta"]]
-    if meta[0] != _FORMAT:
+    if not meta[0].startswith("truedeal-"):
         raise ValueError(f"not a truedeal slice ({meta[0]!r})")
     return int(meta[5]), int(meta[3]), int(meta[6])
+
+
+def check_complete(slices: list) -> list:
+    """``slices`` sorted by index; ValueError unless they are all the slices of one listing."""
+    slices = sorted(slices, key=lambda s: s.index)
+    parts = slices[0].parts if slices else 0
+    if [s.index for s in slices] != list(range(parts)) or any(s.parts != parts for s in slices):
+        raise ValueError(f"slices {[s.index for s in slices]} are not all {parts} slices of one listing")
+    return slices
 
 
 @dataclass(frozen=True)
@@ -123,10 +153,7 @@ def merge(spec_like, slices: list[Slice]) -> Listing:
     cells, the level-0 entries put back in cell order.  Raises :class:`TooWide` when
     the slices' entries add up past the limit (the whole build would have
     refused), ValueError when the slices are not one complete set."""
-    slices = sorted(slices, key=lambda s: s.index)
-    parts = slices[0].parts if slices else 0
-    if [s.index for s in slices] != list(range(parts)) or any(s.parts != parts for s in slices):
-        raise ValueError(f"slices {[s.index for s in slices]} are not all {parts} slices of one listing")
+    slices = check_complete(slices)
     if sum(s.entries for s in slices) > MAX_ENTRIES:
         raise TooWide(f"more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
     layout, cells, columns, cell_cols = checked_cells(spec_like)

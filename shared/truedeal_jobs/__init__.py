@@ -16,8 +16,9 @@ Life cycle
     tasks can never move a job backwards or out of a final state.
 
 Enumeration
-    The spec's listing is cut into ``parts`` slices of its cells
-    (:func:`partition_count`, :mod:`truedeal.listing.slices`).  Partition ``k``
+    The spec's listing is cut into ``parts`` slices of its cells, or of its
+    groups when it is listed by spades+hearts pair (:func:`partition_count`,
+    :mod:`truedeal.cuts`).  Partition ``k``
     builds only its slice and writes ``HSET <job>:partials k
     "<side total>:<cases>:<entries>"`` (decimal strings: Redis cannot add past
     64 bits) and the slice's compact form in ``<job>:slices``, in one atomic

@@ -10,6 +10,7 @@ import json
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from truedeal.cuts import cut_listing, load_slice, merge_slices
@@ -209,6 +210,7 @@ def _merged_plan(store: JobStore, job: Job) -> Plan:
     stored = store.slices(job.id)
     if len(stored) < job.parts:  # gone (expired, Redis restarted): the same plan, built here
         return Plan.build(spec)
+    _cut.cache_clear()  # the slices are built: drop the cut before the merged listing, the peak
     slices = [load_slice(b) for b in stored.values()]
     plan = Plan.from_listing(spec, merge_slices(spec, slices), time.perf_counter() - t0)
     recorded = None if job.summary is None else job.summary.sizes.side_total
@@ -363,23 +365,38 @@ def run_chunks(store: JobStore, dispatcher: Dispatcher, job_id: str, first: int,
         return "stopped"
     if plan is None:
         return "failed"
-    for i in todo:
-        outcome = _draw_and_store(store, dispatcher, job, plan, i)
-        if outcome != "ok":
-            return outcome
-    return "ok"
+    return _draw_and_store(store, dispatcher, job, plan, todo)
 
 
-def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Plan, i: int) -> str:
-    """One chunk of :func:`run_chunks`, not stored when the run was checked:
-    two Redis calls around the draw.  (Should another worker store it
-    meanwhile, this one writes the same bytes again: harmless.)"""
-    attempts = store.count_attempt(job.id, f"c:{i}")
-    if attempts > store.settings.max_attempts:
-        store.fail(job.id, f"draw chunk {i} was started {attempts - 1} times without finishing "
-                           "(its worker crashed, was killed or timed out each time)", dispatcher)
+def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Plan, todo: list[int]) -> str:
+    """The chunks ``todo`` of :func:`run_chunks`, not stored when the run was
+    checked.  Their starts are counted first, in one round trip (a run that
+    kills its worker counts a start for each of its chunks).  Each chunk is
+    written by a helper thread while the next one is drawn: the draw does not
+    wait for Redis (a job on one worker: 0.79x the engine's rate when each
+    write was waited for).  (Should another worker store a chunk meanwhile,
+    this one writes the same bytes again: harmless.)"""
+    attempts = store.count_attempts(job.id, [f"c:{i}" for i in todo])
+    over = [(i, a) for i, a in zip(todo, attempts) if a > store.settings.max_attempts]
+    if over:
+        where = f"chunk {todo[0]}" if len(todo) == 1 else f"chunks {todo[0]}-{todo[-1]}"
+        store.fail(job.id, f"draw {where} started {over[0][1] - 1} times without finishing (its worker "
+                           "crashed, was killed or timed out each time)", dispatcher)
         return "failed"
-    done = store.write_chunk(job.id, i, draw_chunk_bytes(plan, job.seed, i, job.chunk_size(i)))
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk-writer") as writer:
+        pending: Future[int] | None = None
+        for i in todo:
+            data = draw_chunk_bytes(plan, job.seed, i, job.chunk_size(i))
+            outcome = "ok" if pending is None else _stored(store, job, pending.result())
+            if outcome != "ok":
+                return outcome
+            pending = writer.submit(store.write_chunk, job.id, i, data)
+        return "ok" if pending is None else _stored(store, job, pending.result())
+
+
+def _stored(store: JobStore, job: Job, done: int) -> str:
+    """What a chunk's write says: the job ended (stopped), or ok; the write
+    that completes the set moves the job to done."""
     if done < 0:
         return "stopped"
     if done >= job.chunks:

@@ -306,10 +306,16 @@ class JobStore:
 
     def count_attempt(self, job_id: str, item: str) -> int:
         """Record one more start of ``item`` (``"p:3"``, ``"c:12"``); returns the count."""
+        return self.count_attempts(job_id, [item])[0]
+
+    def count_attempts(self, job_id: str, items: list[str]) -> list[int]:
+        """:meth:`count_attempt` for each of ``items``, in one round trip."""
+        key = self.key(job_id, "attempts")
         pipe = self.r.pipeline(transaction=True)
-        pipe.hincrby(self.key(job_id, "attempts"), item, 1)
-        pipe.expire(self.key(job_id, "attempts"), self.settings.ttl)
-        return int(pipe.execute()[0])
+        for item in items:
+            pipe.hincrby(key, item, 1)
+        pipe.expire(key, self.settings.ttl)
+        return [int(x) for x in pipe.execute()[:-1]]
 
     def attempts(self, job_id: str) -> dict[str, int]:
         return {k.decode(): int(v) for k, v in self._hash(self.key(job_id, "attempts")).items()}

@@ -168,8 +168,9 @@ class Compiled:
         the signature id of each cell and one row of values per signature
         (each form atom's length part, then each length-only atom's and each
         shape's truth)."""
-        cols = [self._length_part(a, lengths) for a in self.atoms]
-        cols += [self._shape_truth(s, lengths) for s in self.shapes]
+        codes = _pattern_codes(lengths)
+        cols = [self._length_part(a, lengths, codes) for a in self.atoms]
+        cols += [self._shape_truth(s, codes).astype(np.int64) for s in self.shapes]
         if not cols:
             return np.zeros(len(lengths), np.int64), np.zeros((1, 0), np.int64)
         table = np.stack(cols, axis=1)
@@ -177,9 +178,18 @@ class Compiled:
         return sig, table[first]
 
     def cell_possible(self, lengths: np.ndarray) -> np.ndarray:
-        """Cells whose condition is not false whatever the forms."""
-        truth = self._evaluate(self.tree, self._cell_leaves(lengths), len(lengths))
-        return truth != FALSE
+        """Cells whose condition is not false whatever the forms.  Millions of
+        cells have a few hundred distinct rows of leaves: the tree is
+        evaluated once per distinct row (Bergen's 987,080 cells have 912)."""
+        leaves = self._cell_leaves(lengths)
+        if not 0 < len(leaves) <= 31:  # 2 bits a leaf (0, 1, 2) in one int64 key
+            return self._evaluate(self.tree, leaves, len(lengths)) != FALSE
+        key = np.zeros(len(lengths), np.int64)
+        for j, leaf in enumerate(leaves.values()):
+            key |= leaf.astype(np.int64) << (2 * j)
+        rows, row_of = np.unique(key, return_inverse=True)
+        distinct = {name: (rows >> (2 * j) & 3).astype(np.int8) for j, name in enumerate(leaves)}
+        return (self._evaluate(self.tree, distinct, len(rows)) != FALSE)[row_of.reshape(-1)]
 
     def boxes(self, key: np.ndarray) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
         """Accepted boxes ``(lo, hi)`` of the form space for one signature row."""
@@ -206,7 +216,13 @@ class Compiled:
 
     # -------------------------------------------------------------- helpers
 
-    def _length_part(self, atom: Atom, lengths: np.ndarray) -> np.ndarray:
+    def _length_part(self, atom: Atom, lengths: np.ndarray, codes: np.ndarray | None = None) -> np.ndarray:
+        """The atom's length part for each cell (its truth when it has no
+        form); ``codes`` (:func:`_pattern_codes`) turn an atom on one seat's
+        lengths, the common case, into a table lookup."""
+        seats = {seat for _, seat, _ in atom.lengths}
+        if codes is not None and len(seats) == 1:
+            return _one_seat_table(atom)[_PATTERN_OF_CODE[codes[:, self.patterned.index(seats.pop())]]]
         pos = {s: i for i, s in enumerate(self.patterned)}
         v = np.zeros(len(lengths), np.int64)
         for coef, seat, suit in atom.lengths:
@@ -215,17 +231,19 @@ class Compiled:
             return v
         return atom.holds(0, v).astype(np.int64)
 
-    def _shape_truth(self, shape: ir.ShapeIn, lengths: np.ndarray) -> np.ndarray:
-        i = self.patterned.index(shape.seat)
-        return _in_patterns(lengths[:, i, :], shape.patterns).astype(np.int64)
+    def _shape_truth(self, shape: ir.ShapeIn, codes: np.ndarray) -> np.ndarray:
+        """Whether each cell's seat has one of ``shape``'s patterns (bool);
+        ``codes``: :func:`_pattern_codes` of the cells."""
+        return _pattern_table(shape.patterns)[codes[:, self.patterned.index(shape.seat)]]
 
     def _cell_leaves(self, lengths: np.ndarray) -> dict:
         leaves: dict = {}
+        codes = _pattern_codes(lengths)
         for a, atom in enumerate(self.atoms):
             if atom.form is None:
-                leaves[("atom", a)] = self._length_part(atom, lengths).astype(np.int8)
+                leaves[("atom", a)] = self._length_part(atom, lengths, codes).astype(np.int8)
         for j, shape in enumerate(self.shapes):
-            leaves[("shape", j)] = self._shape_truth(shape, lengths).astype(np.int8)
+            leaves[("shape", j)] = self._shape_truth(shape, codes).astype(np.int8)
         return leaves
 
     def _grid_leaves(self, key: np.ndarray, points: np.ndarray) -> dict:
@@ -262,7 +280,8 @@ def _unique_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def evaluate3(tree: Tree, leaves: dict, n: int) -> np.ndarray:
     """Three-valued evaluation (FALSE, TRUE, UNKNOWN) of a tree; leaves not in
     ``leaves`` are UNKNOWN."""
-    return _swap_true_unknown(_ordered(tree, leaves, n, {}))
+    out = _ordered(tree, leaves, n, {})
+    return _swap_true_unknown(np.full(n, out, np.int8) if isinstance(out, int) else out)
 
 
 def _swap_true_unknown(v: np.ndarray) -> np.ndarray:
@@ -272,26 +291,50 @@ def _swap_true_unknown(v: np.ndarray) -> np.ndarray:
     return (v * 2 % 3).astype(np.int8)
 
 
-def _ordered(tree: Tree, leaves: dict, n: int, memo: dict) -> np.ndarray:
-    """:func:`evaluate3` in the ordered code.  Subtrees shared by identity
-    are evaluated once (``memo``): a script's variables make the tree a DAG
-    whose expansion can be a hundred times its size (see :func:`_shared`)."""
+def _ordered(tree: Tree, leaves: dict, n: int, memo: dict) -> np.ndarray | int:
+    """:func:`evaluate3` in the ordered code: an array, or an int where the
+    value is the same for every row (a missing leaf, a constant, or what they
+    decide), so that the many subtrees a listing cannot read cost nothing.
+    Subtrees shared by identity are evaluated once (``memo``): a script's
+    variables make the tree a DAG whose expansion can be a hundred times its
+    size (see :func:`_shared`)."""
     hit = memo.get(id(tree))
     if hit is not None:
         return hit
     kind = tree[0]
+    out: np.ndarray | int
     if kind in ("and", "or"):
-        reduce = np.minimum.reduce if kind == "and" else np.maximum.reduce
-        out = reduce([_ordered(t, leaves, n, memo) for t in tree[1]])
+        out = _junction(kind == "and", tree[1], leaves, n, memo)
     elif kind == "not":
         out = 2 - _ordered(tree[1], leaves, n, memo)
     elif kind == "const":
-        out = np.full(n, 2 if tree[1] else 0, np.int8)
+        out = 2 if tree[1] else 0
     elif tree in leaves:
         out = _swap_true_unknown(leaves[tree])
     else:
-        out = np.full(n, 1, np.int8)
+        out = 1
     memo[id(tree)] = out
+    return out
+
+
+def _junction(is_and: bool, kids, leaves: dict, n: int, memo: dict) -> np.ndarray | int:
+    """AND (min) or OR (max) of ``kids``; stops at the first kid that is
+    FALSE everywhere (AND) or TRUE everywhere (OR)."""
+    decisive, pick = (0, min) if is_and else (2, max)
+    scalar, arrays = 2 - decisive, []
+    for kid in kids:
+        v = _ordered(kid, leaves, n, memo)
+        if isinstance(v, int):
+            scalar = pick(scalar, v)
+            if scalar == decisive:
+                return decisive
+        else:
+            arrays.append(v)
+    if not arrays:
+        return scalar
+    out = (np.minimum if is_and else np.maximum).reduce(arrays)
+    if scalar != 2 - decisive:  # UNKNOWN caps (AND) or floors (OR) the arrays
+        out = (np.minimum if is_and else np.maximum)(out, scalar)
     return out
 
 
@@ -314,9 +357,32 @@ def _merge_boxes(boxes: list) -> list:
     return sorted(boxes)
 
 
+#: Base-14 weights of a pattern's four suit lengths: its code in :func:`_pattern_table`.
+_CODE_WEIGHTS = np.array([2744, 196, 14, 1], np.int64)
+
+
 def _in_patterns(lengths: np.ndarray, patterns: frozenset) -> np.ndarray:
-    code = lengths[:, 0] * 2744 + lengths[:, 1] * 196 + lengths[:, 2] * 14 + lengths[:, 3]
-    return _pattern_table(patterns)[code]
+    return _pattern_table(patterns)[lengths @ _CODE_WEIGHTS]
+
+
+def _pattern_codes(lengths: np.ndarray) -> np.ndarray:
+    """Each cell's seats' pattern codes (n, n_patterned), computed once for
+    all of a spec's shapes."""
+    return lengths @ _CODE_WEIGHTS
+
+
+#: The index in PATTERNS of each pattern code (-1: not a pattern).
+_PATTERN_OF_CODE = np.full(14**4, -1, np.int64)
+_PATTERN_OF_CODE[PATTERNS @ _CODE_WEIGHTS] = np.arange(len(PATTERNS))
+
+
+@functools.lru_cache(maxsize=512)
+def _one_seat_table(atom: Atom) -> np.ndarray:
+    """:meth:`Compiled._length_part` of an atom on one seat, by pattern index."""
+    v = sum(coef * PATTERNS[:, suit] for coef, _, suit in atom.lengths)
+    table = np.asarray(v if atom.form is not None else atom.holds(0, v), np.int64)
+    table.setflags(write=False)
+    return table
 
 
 @functools.lru_cache(maxsize=256)

@@ -1,0 +1,66 @@
+"""The cell-level evaluation of a compiled condition takes shortcuts (one
+evaluation per distinct row of leaves, table lookups for atoms on one seat,
+constant subtrees folded); each must give what the plain evaluation gives,
+cell by cell, on scripts with many leaves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from truedeal.constraints.compile import FALSE, compile_program, evaluate3
+from truedeal.constraints.dealer import load_program
+from truedeal.listing import make_layout
+from truedeal.patterns import PATTERNS
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+def _cells(name: str):
+    """The script's compiled condition and the lengths of 20,000 random
+    pattern tuples of its patterned seats (not only the possible cells, which
+    enumerate_cells keeps: the evaluation must say which are not)."""
+    comp = make_layout(compile_program(load_program((SCRIPTS / name).read_text()))).comp
+    picks = np.random.default_rng(7).integers(0, len(PATTERNS), (20_000, len(comp.patterned)))
+    return comp, PATTERNS[picks]
+
+
+@pytest.mark.parametrize("name", ["49_four_seats.dlr", "32_jacoby_2nt.dlr", "31_splinter.dlr", "12_1nt_north_or_south.dlr"])
+def test_cell_possible_is_the_plain_evaluation_of_every_cell(name):
+    comp, lengths = _cells(name)
+    leaves = comp._cell_leaves(lengths)
+    assert len(lengths) > 100 and leaves
+    plain = evaluate3(comp.tree, leaves, len(lengths)) != FALSE
+    assert np.array_equal(comp.cell_possible(lengths), plain)
+    assert plain.any() and not plain.all()  # the condition decides something here
+
+
+@pytest.mark.parametrize("name", ["49_four_seats.dlr", "32_jacoby_2nt.dlr", "05_flannery.dlr", "28_michaels.dlr"])
+def test_one_seat_atoms_by_table_are_their_sums_of_lengths(name):
+    comp, lengths = _cells(name)
+    codes = lengths @ np.array([2744, 196, 14, 1])
+    one_seat = [a for a in comp.atoms if len({s for _, s, _ in a.lengths}) == 1]
+    assert one_seat
+    for atom in comp.atoms:
+        assert np.array_equal(comp._length_part(atom, lengths, codes), comp._length_part(atom, lengths))
+
+
+def test_constant_subtrees_fold_as_the_arrays_would():
+    """AND/OR with a kid that is the same everywhere: FALSE decides an AND,
+    TRUE an OR, UNKNOWN caps an AND and floors an OR (code 0 false, 1 true, 2 unknown)."""
+    a, b = ("atom", 0), ("atom", 1)
+    leaves = {a: np.array([0, 1, 2, 1], np.int8), b: np.array([1, 1, 0, 2], np.int8)}
+    unknown, true, false = ("atom", 9), ("const", True), ("const", False)
+    cases = {
+        ("and", (a, unknown)): [0, 2, 2, 2],
+        ("or", (a, unknown)): [2, 1, 2, 1],
+        ("and", (a, false, b)): [0, 0, 0, 0],
+        ("or", (b, true)): [1, 1, 1, 1],
+        ("and", (a, true, b)): [0, 1, 0, 2],
+        ("not", ("or", (unknown, false))): [2, 2, 2, 2],
+        ("or", (("and", (a, b)), ("not", b))): [0, 1, 1, 2],
+    }
+    for tree, want in cases.items():
+        assert evaluate3(tree, leaves, 4).tolist() == want, tree

@@ -193,6 +193,23 @@ class Compiled:
 
     def boxes(self, key: np.ndarray) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
         """Accepted boxes ``(lo, hi)`` of the form space for one signature row."""
+        return self.boxes_of(np.asarray(key)[None, :])[0]
+
+    def boxes_of(self, keys: np.ndarray) -> list[list[tuple[tuple[int, ...], tuple[int, ...]]]]:
+        """:meth:`boxes` of each signature row of ``keys``: every row's grid
+        of threshold boxes, the tree evaluated once for all of them."""
+        grids = [self._grid(key) for key in keys]
+        if not grids:
+            return []
+        points = np.concatenate([p for _, p in grids])
+        row_key = np.repeat(np.arange(len(keys)), [len(p) for _, p in grids])
+        ok = self._evaluate(self.tree, self._grid_leaves(np.asarray(keys)[row_key], points), len(points)) != FALSE
+        at = np.cumsum([0] + [len(p) for _, p in grids])
+        return [_boxes_from(cuts, p[ok[at[k] : at[k + 1]]]) for k, (cuts, p) in enumerate(grids)]
+
+    def _grid(self, key: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
+        """The cuts of each form (its atoms' thresholds for ``key``) and the
+        low corner of every box they make."""
         cuts = []
         for f, form in enumerate(self.forms):
             ts = {0, form.dim}
@@ -200,19 +217,8 @@ class Compiled:
                 if atom.form == f:
                     ts.update(t for t in atom.thresholds(int(key[a])) if 0 < t < form.dim)
             cuts.append(sorted(ts))
-        lows = [c[:-1] for c in cuts]
-        grid = list(itertools.product(*lows))
-        if not grid:
-            grid = [()]
-        points = np.array(grid, dtype=np.int64).reshape(len(grid), len(self.forms))
-        leaves = self._grid_leaves(key, points)
-        ok = self._evaluate(self.tree, leaves, len(points)) != FALSE
-        out = []
-        for p in points[ok]:
-            lo = tuple(int(x) for x in p)
-            hi = tuple(cuts[d][cuts[d].index(x) + 1] - 1 for d, x in enumerate(lo))
-            out.append((lo, hi))
-        return _merge_boxes(out)
+        grid = list(itertools.product(*[c[:-1] for c in cuts])) or [()]
+        return cuts, np.array(grid, dtype=np.int64).reshape(len(grid), len(self.forms))
 
     # -------------------------------------------------------------- helpers
 
@@ -246,16 +252,17 @@ class Compiled:
             leaves[("shape", j)] = self._shape_truth(shape, codes).astype(np.int8)
         return leaves
 
-    def _grid_leaves(self, key: np.ndarray, points: np.ndarray) -> dict:
+    def _grid_leaves(self, keys: np.ndarray, points: np.ndarray) -> dict:
+        """Leaves at grid ``points``, each with its signature row in ``keys``."""
         leaves: dict = {}
         for a, atom in enumerate(self.atoms):
             if atom.form is None:
-                leaves[("atom", a)] = np.full(len(points), int(key[a]), np.int8)
+                leaves[("atom", a)] = keys[:, a].astype(np.int8)
             else:
-                leaves[("atom", a)] = atom.holds(points[:, atom.form], int(key[a])).astype(np.int8)
+                leaves[("atom", a)] = atom.holds(points[:, atom.form], keys[:, a]).astype(np.int8)
         n_atoms = len(self.atoms)
         for j in range(len(self.shapes)):
-            leaves[("shape", j)] = np.full(len(points), int(key[n_atoms + j]), np.int8)
+            leaves[("shape", j)] = keys[:, n_atoms + j].astype(np.int8)
         return leaves
 
     @staticmethod
@@ -336,6 +343,16 @@ def _junction(is_and: bool, kids, leaves: dict, n: int, memo: dict) -> np.ndarra
     if scalar != 2 - decisive:  # UNKNOWN caps (AND) or floors (OR) the arrays
         out = (np.minimum if is_and else np.maximum)(out, scalar)
     return out
+
+
+def _boxes_from(cuts: list[list[int]], lows: np.ndarray) -> list:
+    """The boxes whose low corners are ``lows``, each up to the next cut, merged."""
+    out = []
+    for p in lows:
+        lo = tuple(int(x) for x in p)
+        hi = tuple(cuts[d][cuts[d].index(x) + 1] - 1 for d, x in enumerate(lo))
+        out.append((lo, hi))
+    return _merge_boxes(out)
 
 
 def _merge_boxes(boxes: list) -> list:

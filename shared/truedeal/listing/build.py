@@ -57,7 +57,7 @@ def listing_tables(layout: Layout, cells: np.ndarray, columns: list, cell_cols: 
     listing = Listing(layout, cells, columns, cell_cols, options, g, pairs, tables, cell_pairs, c_values(layout))
     sig, sig_keys = layout.comp.cell_signatures(PATTERNS[cells])
     listing.cell_sig = sig
-    listing.sig_boxes = [layout.comp.boxes(key) for key in sig_keys]
+    listing.sig_boxes = layout.comp.boxes_of(sig_keys)
     return listing
 
 

@@ -147,7 +147,7 @@ def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: np.nda
     sig, sig_keys = layout.comp.cell_signatures(PATTERNS[cells])
     group_key, cell_q = np.unique(cell_sh * len(sig_keys) + sig, return_inverse=True)
     _check_size(len(z_flat), len(pairs) + 2 * len(group_key))
-    accept = [_accept(layout, z_flat, layout.comp.boxes(k)) for k in sig_keys]
+    accept = [_accept(layout, z_flat, boxes) for boxes in layout.comp.boxes_of(sig_keys)]
     return _Frame(layout, z_flat, n, pairs, cell_dc, cell_q.reshape(-1), group_key // len(sig_keys),
                   group_key % len(sig_keys), accept)
 

@@ -4,6 +4,8 @@ the cells into slices."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..patterns import PATTERN_BY_SHD, PATTERNS
@@ -15,33 +17,45 @@ def enumerate_cells(spec_like, layout: Layout) -> np.ndarray:
     """All pattern tuples (one pattern index per patterned seat) whose suit
     lengths fit in 13 cards per suit and for which the condition can hold.
     Shape ``(n_cells, n_patterned)``."""
-    masks = layout.comp.pattern_masks
+    masks = tuple(layout.comp.pattern_masks[seat].tobytes() for seat in layout.patterned)
+    cells = _fitting_tuples(masks)
+    return cells[layout.comp.cell_possible(PATTERNS[cells])]
+
+
+@functools.lru_cache(maxsize=2)
+def _fitting_tuples(masks: tuple[bytes, ...]) -> np.ndarray:
+    """The pattern tuples of seats allowed ``masks`` (each seat's bool mask
+    over PATTERNS, as bytes) that fit in 13 cards per suit.  Kept: relaxed
+    plans of one script ask again and again for the same seats' tuples."""
     cells = np.zeros((1, 0), dtype=np.int64)
-    sums = np.zeros((1, 4), dtype=np.int64)
-    for seat in layout.patterned:
-        if len(layout.patterned) == 4 and seat == layout.patterned[-1]:
-            return _complete_cells(layout, cells, sums)
-        choices = np.nonzero(masks[seat])[0]
+    sums = np.zeros((1, 4), dtype=np.int8)  # small types: the products below are the cost
+    lengths = PATTERNS.astype(np.int8)
+    for k, mask in enumerate(masks):
+        allowed = np.frombuffer(mask, dtype=bool)
+        if len(masks) == 4 and k == 3:
+            cells = _complete_cells(cells, sums, allowed)
+            break
+        choices = np.nonzero(allowed)[0]
         if len(cells) * len(choices) > 50 * MAX_CELLS:
             raise TooWide(f"too many pattern combinations ({len(cells) * len(choices):,}) to list exactly")
-        new_sums = sums[:, None, :] + PATTERNS[choices][None, :, :]
-        ok = (new_sums <= 13).all(axis=2)
-        i, j = np.nonzero(ok)
+        new_sums = sums[:, None, :] + lengths[choices][None, :, :]
+        i, j = np.nonzero((new_sums <= 13).all(axis=2))
         cells = np.concatenate([cells[i], choices[j][:, None]], axis=1)
         sums = new_sums[i, j]
         if len(cells) > MAX_CELLS:
             raise TooWide(f"too many pattern combinations ({len(cells):,}) to list exactly")
-    return cells[layout.comp.cell_possible(PATTERNS[cells])]
+    cells.setflags(write=False)
+    return cells
 
 
-def _complete_cells(layout: Layout, cells: np.ndarray, sums: np.ndarray) -> np.ndarray:
+def _complete_cells(cells: np.ndarray, sums: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     """Cells of four patterned seats from the first three's: the last seat
-    holds the rest of each suit, so its pattern is forced (no cross product)."""
-    rest = 13 - sums
+    holds the rest of each suit, so its pattern is forced (no cross product);
+    ``allowed``: its mask over PATTERNS."""
+    rest = 13 - sums.astype(np.int64)
     last = PATTERN_BY_SHD[rest[:, 0], rest[:, 1], rest[:, 2]]
-    ok = layout.comp.pattern_masks[layout.patterned[-1]][last]
-    cells = np.concatenate([cells[ok], last[ok][:, None]], axis=1)
-    return cells[layout.comp.cell_possible(PATTERNS[cells])]
+    ok = allowed[last]
+    return np.concatenate([cells[ok], last[ok][:, None]], axis=1)
 
 
 def suit_columns(cells: np.ndarray, layout: Layout):
@@ -53,14 +67,20 @@ def suit_columns(cells: np.ndarray, layout: Layout):
         return [], np.zeros((0, 4), np.int64)
     profiles = [suit_profile(layout.comp, k) for k in range(4)]
     first = np.array([profiles.index(p) for p in profiles], dtype=np.int64)
-    lengths = PATTERNS[cells] if layout.patterned else np.zeros((n, 0, 4), np.int64)  # (n, n_pat, 4)
-    cols = np.transpose(lengths, (0, 2, 1)).reshape(n * 4, -1)  # (cell, suit) -> lengths
-    cols = np.concatenate([np.tile(first, n)[:, None], cols], axis=1)
-    # Rows of values below 16 as base-16 keys: the same sorted order as
-    # np.unique(axis=0), which sorts rows far more slowly.
-    keys = cols @ (16 ** np.arange(cols.shape[1] - 1, -1, -1, dtype=np.int64))
-    uniq, first_at, inv = np.unique(keys, return_index=True, return_inverse=True)
-    return [tuple(int(x) for x in cols[i]) for i in first_at], inv.reshape(n, 4)
+    # A column (profile, lengths...) as base-16 digits: keys sort as the
+    # tuples do, and a table of 16**(seats + 1) flags finds the distinct ones
+    # in one pass, where a sort of millions of keys took most of the time.
+    digits = len(layout.patterned) + 1
+    keys = np.broadcast_to(first << 4 * (digits - 1), (n, 4)).copy()
+    for i in range(len(layout.patterned)):
+        keys += PATTERNS[cells[:, i]] << 4 * (digits - 2 - i)
+    present = np.zeros(16**digits, bool)
+    present[keys] = True
+    found = np.nonzero(present)[0]
+    rank = np.zeros(16**digits, np.int64)
+    rank[found] = np.arange(len(found))
+    shifts = 4 * np.arange(digits - 1, -1, -1)
+    return [tuple(int(x) for x in (k >> shifts) & 15) for k in found], rank[keys]
 
 
 def pair_keys(cell_cols: np.ndarray, n_columns: int) -> np.ndarray:

@@ -1,0 +1,51 @@
+"""A listing's cells and suit columns, against plain references: the
+cross product of the seats' patterns filtered suit by suit, and np.unique
+over the columns' rows."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from truedeal.constraints.compile import compile_program
+from truedeal.listing import enumerate_cells, make_layout
+from truedeal.listing.cells import suit_columns
+from truedeal.listing.options import suit_profile
+from truedeal.patterns import PATTERNS
+from truedeal.spec import load_spec
+
+SPECS = {
+    "one seat": {"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}},
+    "three seats": {"north": {"shape": "any 5431"}, "east": {"shape": "any 6331 + any 6322"}, "south": {"spades": [4, 5]}},
+    "four seats": {"north": {"shape": "any 4333"}, "east": {"shape": "x5xx + xx5x"}, "south": {"shape": "any 5422"},
+                   "west": {"hearts": [0, 3], "shape": "any 5xxx"}},
+}
+
+
+def _layout(spec):
+    return make_layout(compile_program(load_spec(spec).program()))
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_cells_are_the_fitting_pattern_tuples(name):
+    layout = _layout(SPECS[name])
+    masks = [np.nonzero(layout.comp.pattern_masks[s])[0] for s in layout.patterned]
+    want = [t for t in itertools.product(*masks) if (PATTERNS[list(t)].sum(axis=0) <= 13).all()
+            and (len(t) < 4 or (PATTERNS[list(t)].sum(axis=0) == 13).all())]
+    want = [t for t, ok in zip(want, layout.comp.cell_possible(PATTERNS[np.array(want).reshape(len(want), -1)])) if ok]
+    got = enumerate_cells(layout.comp, layout)
+    assert sorted(map(tuple, got.tolist())) == sorted(want) and len(want) > 1
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_suit_columns_are_the_distinct_rows_in_sorted_order(name):
+    layout = _layout(SPECS[name])
+    cells = enumerate_cells(layout.comp, layout)
+    columns, cell_cols = suit_columns(cells, layout)
+    profiles = [suit_profile(layout.comp, k) for k in range(4)]
+    rows = [(profiles.index(profiles[s]), *(int(PATTERNS[p, s]) for p in cell)) for cell in cells.tolist() for s in range(4)]
+    uniq, inv = np.unique(np.array(rows), axis=0, return_inverse=True)
+    assert columns == [tuple(int(x) for x in r) for r in uniq]
+    assert np.array_equal(cell_cols, inv.reshape(len(cells), 4))

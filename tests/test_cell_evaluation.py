@@ -19,32 +19,36 @@ SCRIPTS = Path(__file__).parent / "scripts"
 
 
 def _cells(name: str):
-    """The script's compiled condition and the lengths of 20,000 random
-    pattern tuples of its patterned seats (not only the possible cells, which
-    enumerate_cells keeps: the evaluation must say which are not)."""
+    """The script's compiled condition and 20,000 random pattern tuples of
+    its patterned seats (not only the possible cells, which enumerate_cells
+    keeps: the evaluation must say which are not)."""
     comp = make_layout(compile_program(load_program((SCRIPTS / name).read_text()))).comp
-    picks = np.random.default_rng(7).integers(0, len(PATTERNS), (20_000, len(comp.patterned)))
-    return comp, PATTERNS[picks]
+    return comp, np.random.default_rng(7).integers(0, len(PATTERNS), (20_000, len(comp.patterned)))
 
 
 @pytest.mark.parametrize("name", ["49_four_seats.dlr", "32_jacoby_2nt.dlr", "31_splinter.dlr", "12_1nt_north_or_south.dlr"])
 def test_cell_possible_is_the_plain_evaluation_of_every_cell(name):
-    comp, lengths = _cells(name)
-    leaves = comp._cell_leaves(lengths)
-    assert len(lengths) > 100 and leaves
-    plain = evaluate3(comp.tree, leaves, len(lengths)) != FALSE
-    assert np.array_equal(comp.cell_possible(lengths), plain)
+    comp, cells = _cells(name)
+    leaves = comp._cell_leaves(cells)
+    assert leaves
+    plain = evaluate3(comp.tree, leaves, len(cells)) != FALSE
+    assert np.array_equal(comp.cell_possible(cells), plain)
     assert plain.any() and not plain.all()  # the condition decides something here
 
 
 @pytest.mark.parametrize("name", ["49_four_seats.dlr", "32_jacoby_2nt.dlr", "05_flannery.dlr", "28_michaels.dlr"])
-def test_one_seat_atoms_by_table_are_their_sums_of_lengths(name):
-    comp, lengths = _cells(name)
-    codes = lengths @ np.array([2744, 196, 14, 1])
-    one_seat = [a for a in comp.atoms if len({s for _, s, _ in a.lengths}) == 1]
-    assert one_seat
+def test_leaves_are_the_sums_of_lengths_and_the_shapes(name):
+    comp, cells = _cells(name)
+    lengths = PATTERNS[cells]  # (n, seats, 4)
+    assert any(len({s for _, s, _ in a.lengths}) == 1 for a in comp.atoms)
     for atom in comp.atoms:
-        assert np.array_equal(comp._length_part(atom, lengths, codes), comp._length_part(atom, lengths))
+        v = sum((coef * lengths[:, comp.patterned.index(seat), suit] for coef, seat, suit in atom.lengths),
+                np.zeros(len(cells), np.int64))
+        want = v if atom.form is not None else atom.holds(0, v)
+        assert np.array_equal(comp._length_part(atom, cells), want)
+    for shape in comp.shapes:
+        rows = lengths[:, comp.patterned.index(shape.seat)].tolist()
+        assert comp._shape_truth(shape, cells).tolist() == [tuple(r) in shape.patterns for r in rows]
 
 
 def test_constant_subtrees_fold_as_the_arrays_would():

@@ -161,30 +161,30 @@ class Compiled:
 
     # ---------------------------------------------------------------- cells
 
-    def cell_signatures(self, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def cell_signatures(self, cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Group cells by what the condition sees of their lengths.
 
-        ``lengths``: ``(n_cells, n_patterned, 4)``.  Returns ``(sig, keys)``:
+        ``cells``: ``(n_cells, n_patterned)`` pattern indices.  Returns ``(sig, keys)``:
         the signature id of each cell and one row of values per signature
         (each form atom's length part, then each length-only atom's and each
         shape's truth)."""
-        codes = _pattern_codes(lengths)
-        cols = [self._length_part(a, lengths, codes) for a in self.atoms]
-        cols += [self._shape_truth(s, codes).astype(np.int64) for s in self.shapes]
+        cols = [self._length_part(a, cells) for a in self.atoms]
+        cols += [self._shape_truth(s, cells).astype(np.int64) for s in self.shapes]
         if not cols:
-            return np.zeros(len(lengths), np.int64), np.zeros((1, 0), np.int64)
+            return np.zeros(len(cells), np.int64), np.zeros((1, 0), np.int64)
         table = np.stack(cols, axis=1)
         sig, first = _unique_rows(table)
         return sig, table[first]
 
-    def cell_possible(self, lengths: np.ndarray) -> np.ndarray:
-        """Cells whose condition is not false whatever the forms.  Millions of
-        cells have a few hundred distinct rows of leaves: the tree is
-        evaluated once per distinct row (Bergen's 987,080 cells have 912)."""
-        leaves = self._cell_leaves(lengths)
+    def cell_possible(self, cells: np.ndarray) -> np.ndarray:
+        """Which ``cells`` (pattern indices, ``(n, n_patterned)``) the
+        condition can hold in, whatever the forms.  Millions of cells have a
+        few hundred distinct rows of leaves: the tree is evaluated once per
+        distinct row (Bergen's 987,080 cells have 912)."""
+        leaves = self._cell_leaves(cells)
         if not 0 < len(leaves) <= 31:  # 2 bits a leaf (0, 1, 2) in one int64 key
-            return self._evaluate(self.tree, leaves, len(lengths)) != FALSE
-        key = np.zeros(len(lengths), np.int64)
+            return self._evaluate(self.tree, leaves, len(cells)) != FALSE
+        key = np.zeros(len(cells), np.int64)
         for j, leaf in enumerate(leaves.values()):
             key |= leaf.astype(np.int64) << (2 * j)
         rows, row_of = np.unique(key, return_inverse=True)
@@ -222,34 +222,30 @@ class Compiled:
 
     # -------------------------------------------------------------- helpers
 
-    def _length_part(self, atom: Atom, lengths: np.ndarray, codes: np.ndarray | None = None) -> np.ndarray:
+    def _length_part(self, atom: Atom, cells: np.ndarray) -> np.ndarray:
         """The atom's length part for each cell (its truth when it has no
-        form); ``codes`` (:func:`_pattern_codes`) turn an atom on one seat's
-        lengths, the common case, into a table lookup."""
+        form): a table lookup for an atom on one seat's lengths, the common case."""
         seats = {seat for _, seat, _ in atom.lengths}
-        if codes is not None and len(seats) == 1:
-            return _one_seat_table(atom)[_PATTERN_OF_CODE[codes[:, self.patterned.index(seats.pop())]]]
-        pos = {s: i for i, s in enumerate(self.patterned)}
-        v = np.zeros(len(lengths), np.int64)
+        if len(seats) == 1:
+            return _one_seat_table(atom)[cells[:, self.patterned.index(seats.pop())]]
+        v = np.zeros(len(cells), np.int64)
         for coef, seat, suit in atom.lengths:
-            v += coef * lengths[:, pos[seat], suit]
+            v += coef * PATTERNS[cells[:, self.patterned.index(seat)], suit]
         if atom.form is not None:
             return v
         return atom.holds(0, v).astype(np.int64)
 
-    def _shape_truth(self, shape: ir.ShapeIn, codes: np.ndarray) -> np.ndarray:
-        """Whether each cell's seat has one of ``shape``'s patterns (bool);
-        ``codes``: :func:`_pattern_codes` of the cells."""
-        return _pattern_table(shape.patterns)[codes[:, self.patterned.index(shape.seat)]]
+    def _shape_truth(self, shape: ir.ShapeIn, cells: np.ndarray) -> np.ndarray:
+        """Whether each cell's seat has one of ``shape``'s patterns (bool)."""
+        return shape_table(shape.patterns)[cells[:, self.patterned.index(shape.seat)]]
 
-    def _cell_leaves(self, lengths: np.ndarray) -> dict:
+    def _cell_leaves(self, cells: np.ndarray) -> dict:
         leaves: dict = {}
-        codes = _pattern_codes(lengths)
         for a, atom in enumerate(self.atoms):
             if atom.form is None:
-                leaves[("atom", a)] = self._length_part(atom, lengths, codes).astype(np.int8)
+                leaves[("atom", a)] = self._length_part(atom, cells).astype(np.int8)
         for j, shape in enumerate(self.shapes):
-            leaves[("shape", j)] = self._shape_truth(shape, codes).astype(np.int8)
+            leaves[("shape", j)] = self._shape_truth(shape, cells).astype(np.int8)
         return leaves
 
     def _grid_leaves(self, keys: np.ndarray, points: np.ndarray) -> dict:
@@ -374,25 +370,6 @@ def _merge_boxes(boxes: list) -> list:
     return sorted(boxes)
 
 
-#: Base-14 weights of a pattern's four suit lengths: its code in :func:`_pattern_table`.
-_CODE_WEIGHTS = np.array([2744, 196, 14, 1], np.int64)
-
-
-def _in_patterns(lengths: np.ndarray, patterns: frozenset) -> np.ndarray:
-    return _pattern_table(patterns)[lengths @ _CODE_WEIGHTS]
-
-
-def _pattern_codes(lengths: np.ndarray) -> np.ndarray:
-    """Each cell's seats' pattern codes (n, n_patterned), computed once for
-    all of a spec's shapes."""
-    return lengths @ _CODE_WEIGHTS
-
-
-#: The index in PATTERNS of each pattern code (-1: not a pattern).
-_PATTERN_OF_CODE = np.full(14**4, -1, np.int64)
-_PATTERN_OF_CODE[PATTERNS @ _CODE_WEIGHTS] = np.arange(len(PATTERNS))
-
-
 @functools.lru_cache(maxsize=512)
 def _one_seat_table(atom: Atom) -> np.ndarray:
     """:meth:`Compiled._length_part` of an atom on one seat, by pattern index."""
@@ -403,11 +380,10 @@ def _one_seat_table(atom: Atom) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _pattern_table(patterns: frozenset) -> np.ndarray:
-    """Whether each base-14 pattern code is in ``patterns``: a lookup, where
-    ``np.isin`` sorts millions of cells' codes (relaxed plans ask again and again)."""
-    table = np.zeros(14**4, bool)
-    table[[p[0] * 2744 + p[1] * 196 + p[2] * 14 + p[3] for p in patterns]] = True
+def shape_table(patterns: frozenset) -> np.ndarray:
+    """Whether each pattern of PATTERNS is in ``patterns`` (a set of length
+    tuples): a lookup by pattern index (relaxed plans ask again and again)."""
+    table = np.array([tuple(int(x) for x in p) in patterns for p in PATTERNS], bool)
     table.setflags(write=False)
     return table
 
@@ -689,7 +665,7 @@ def _pattern_mask(comp: Compiled, seat: int) -> np.ndarray:
             leaves[("atom", a)] = atom.holds(0, v).astype(np.int8)
     for j, shape in enumerate(comp.shapes):
         if shape.seat == seat:
-            leaves[("shape", j)] = _in_patterns(PATTERNS, shape.patterns).astype(np.int8)
+            leaves[("shape", j)] = shape_table(shape.patterns).astype(np.int8)
     return evaluate3(comp.tree, leaves, n) != FALSE
 
 

@@ -7,7 +7,6 @@ from operator import mul
 
 import numpy as np
 
-from ..patterns import PATTERNS
 from .cells import checked_cells, pair_keys, suit_columns
 from .layout import MAX_ENTRIES, Layout, TooWide
 from .model import Listing
@@ -55,7 +54,7 @@ def listing_tables(layout: Layout, cells: np.ndarray, columns: list, cell_cols: 
     tables = pair_tables(g, pairs, layout)
     cell_pairs = pair_inv.reshape(2, len(cells)).T
     listing = Listing(layout, cells, columns, cell_cols, options, g, pairs, tables, cell_pairs, c_values(layout))
-    sig, sig_keys = layout.comp.cell_signatures(PATTERNS[cells])
+    sig, sig_keys = layout.comp.cell_signatures(cells)
     listing.cell_sig = sig
     listing.sig_boxes = layout.comp.boxes_of(sig_keys)
     return listing

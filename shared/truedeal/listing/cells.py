@@ -19,7 +19,7 @@ def enumerate_cells(spec_like, layout: Layout) -> np.ndarray:
     Shape ``(n_cells, n_patterned)``."""
     masks = tuple(layout.comp.pattern_masks[seat].tobytes() for seat in layout.patterned)
     cells = _fitting_tuples(masks)
-    return cells[layout.comp.cell_possible(PATTERNS[cells])]
+    return cells[layout.comp.cell_possible(cells)]
 
 
 @functools.lru_cache(maxsize=2)
@@ -122,7 +122,7 @@ def slice_of_cells(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, n_c
         raise ValueError(f"at least one slice, got {parts}")
     if not len(cells):
         return np.zeros(0, np.int64)
-    sig, _ = layout.comp.cell_signatures(PATTERNS[cells])
+    sig, _ = layout.comp.cell_signatures(cells)
     dc = pair_keys(cell_cols, n_columns)[1]
     _, group = np.unique(dc * (int(sig.max()) + 1) + sig, return_inverse=True)
     group = group.reshape(-1)

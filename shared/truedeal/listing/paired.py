@@ -29,7 +29,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..constraints.compile import Compiled, unclamped
-from ..patterns import PATTERNS
 from .cells import enumerate_cells, suit_columns
 from .exact_ops import exact_matmul, row_dots
 from .layout import Layout, TooWide, make_layout
@@ -144,7 +143,7 @@ def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: np.nda
     sh, dc = _unordered(cell_cols[:, :2], n), _unordered(cell_cols[:, 2:], n)
     pairs, which = np.unique(np.concatenate([sh, dc]), return_inverse=True)
     cell_sh, cell_dc = which[: len(cells)], which[len(cells) :]
-    sig, sig_keys = layout.comp.cell_signatures(PATTERNS[cells])
+    sig, sig_keys = layout.comp.cell_signatures(cells)
     group_key, cell_q = np.unique(cell_sh * len(sig_keys) + sig, return_inverse=True)
     _check_size(len(z_flat), len(pairs) + 2 * len(group_key))
     accept = [_accept(layout, z_flat, boxes) for boxes in layout.comp.boxes_of(sig_keys)]

@@ -224,7 +224,7 @@ def test_seeded_streams_of_programs_are_reproducible():
 
 # Its exact listing is tried first and refused, then north's honours go to
 # rejection and a 200,000-deal pilot measures the acceptance: about 390 MB of
-# its own, run alone (under the default bound only after other tests).
+# its own when run alone, past the default bound's 338.
 @pytest.mark.memory_mb(600)
 def test_every_drawn_deal_fits_richer_specs():
     spec = load_spec({  # honours of north by rejection; 4333 keeps the listing within the tests' memory bound

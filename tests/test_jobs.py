@@ -442,6 +442,21 @@ def unit_store(rclient):
     return jobs.JobStore(jobs.connect(REDIS_URL), jobs.JobSettings(prefix=UNIT_PREFIX, stale_after=0.2, max_requeues=2))
 
 
+def _enumerate(st, disp, plans, job) -> str:
+    """Run every partition of ``job`` in process (each must end ok), then its reduce; the reduce's outcome."""
+    for k in range(job.parts):
+        assert jobs.run_partition(st, disp, job.id, k, plans) == "ok"
+    return jobs.run_reduce(st, disp, job.id, plans)
+
+
+def _draw_all(st, disp, plans, job) -> bytes:
+    """Draw every chunk of ``job`` in process; its stored bytes, once it is done."""
+    for i in range(job.chunks):
+        jobs.run_chunk(st, disp, job.id, i, plans)
+    assert st.get(job.id).state == "done"
+    return b"".join(st.iter_chunk_bytes(job.id))
+
+
 def test_job_logic_idempotent_and_checked(unit_store):
     st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
     job = jobs.submit(st, disp, STRONG_NT, 9000, seed="s")
@@ -637,15 +652,10 @@ def test_a_plan_that_cannot_be_cut_is_built_whole_with_the_same_deals(unit_store
     spec = {"north": {"hcp": [15, 17]}, "south": {"spades": [5, 13]}, "condition": "hcp(north) >= 16 || hcp(south) >= 10"}
     expected = b"".join(_expected_bytes(spec, 5000, "whole").values())  # before the job's plan: one plan at a time
     job = jobs.submit(st, disp, spec, 5000, seed="whole")
-    for k in range(job.parts):
-        assert jobs.run_partition(st, disp, job.id, k, plans) == "ok"
+    assert _enumerate(st, disp, plans, job) == "ok"
     assert all(p.whole for p in st.partials(job.id).values()) and not st.slices(job.id)
-    assert jobs.run_reduce(st, disp, job.id, plans) == "ok"
     assert not st.get(job.id).sliced
-    for i in range(job.chunks):
-        jobs.run_chunk(st, disp, job.id, i, plans)
-    assert st.get(job.id).state == "done"
-    assert b"".join(st.iter_chunk_bytes(job.id)) == expected
+    assert _draw_all(st, disp, plans, job) == expected
     st.delete(job.id)
 
 
@@ -663,13 +673,8 @@ def test_a_rejection_job_cut_short_stores_the_chunks_prefix(unit_store):
                         for i, size in enumerate((CHUNK_DEALS, 700)))
     st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
     job = jobs.submit(st, disp, program, n, seed=seed)
-    for k in range(job.parts):
-        assert jobs.run_partition(st, disp, job.id, k, plans) == "ok"
-    assert jobs.run_reduce(st, disp, job.id, plans) == "ok"
-    for i in range(job.chunks):
-        jobs.run_chunk(st, disp, job.id, i, plans)
-    assert st.get(job.id).state == "done"
-    assert b"".join(st.iter_chunk_bytes(job.id)) == expected
+    assert _enumerate(st, disp, plans, job) == "ok"
+    assert _draw_all(st, disp, plans, job) == expected
     st.delete(job.id)
 
 
@@ -683,18 +688,13 @@ def test_a_double_dummy_job_past_the_task_limit_fails_at_its_reduce(rclient):
     st = jobs.JobStore(jobs.connect(REDIS_URL), jobs.JobSettings(prefix=UNIT_PREFIX, task_seconds=60))
     disp, plans = RecordingDispatcher(), jobs.PlanCache()
     big = jobs.submit(st, disp, program, CHUNK_DEALS + 1, seed="dd")
-    for k in range(big.parts):
-        jobs.run_partition(st, disp, big.id, k, plans)
-    assert jobs.run_reduce(st, disp, big.id, plans) == "failed"
+    assert _enumerate(st, disp, plans, big) == "failed"
     failed = st.get(big.id)
     assert failed.state == "failed" and "a chunk of 4,096 deals would take about" in failed.error
     assert "ask for at most" in failed.error and "task may take 60 s" in failed.error
     small = jobs.submit(st, disp, program, 2, seed="dd")  # the same plan, cached: no second pilot
-    for k in range(small.parts):
-        jobs.run_partition(st, disp, small.id, k, plans)
-    assert jobs.run_reduce(st, disp, small.id, plans) == "ok"
-    jobs.run_chunk(st, disp, small.id, 0, plans)
-    assert st.get(small.id).state == "done"
+    assert _enumerate(st, disp, plans, small) == "ok"
+    assert len(_draw_all(st, disp, plans, small)) == 2 * 12
     for job in (big, small):
         st.delete(job.id)
 
@@ -715,15 +715,10 @@ def test_a_paired_listing_job_is_listed_in_slices_with_the_same_deals(unit_store
     st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
     job = jobs.submit(st, disp, load_spec(four), n, seed=seed)
     assert job.parts == 8
-    for k in range(job.parts):
-        assert jobs.run_partition(st, disp, job.id, k, plans) == "ok"
+    assert _enumerate(st, disp, plans, job) == "ok"
     partials = st.partials(job.id)
     assert not any(p.whole for p in partials.values()) and all(p.entries for p in partials.values())
-    assert jobs.run_reduce(st, disp, job.id, plans) == "ok"
-    done = st.get(job.id)
-    assert done.sliced and done.summary.deals == want_count and done.summary.cases == want_cases
-    for i in range(job.chunks):
-        jobs.run_chunk(st, disp, job.id, i, plans)
-    assert st.get(job.id).state == "done"
-    assert b"".join(st.iter_chunk_bytes(job.id)) == expected
+    counted = st.get(job.id)
+    assert counted.sliced and counted.summary.deals == want_count and counted.summary.cases == want_cases
+    assert _draw_all(st, disp, plans, job) == expected
     st.delete(job.id)

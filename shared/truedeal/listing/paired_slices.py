@@ -22,13 +22,13 @@ import numpy as np
 
 from ..constraints.compile import Compiled
 from .paired import PairedListing, Prepared, case_indicators
-from .slices import check_complete, pack_slice, unpack_slice
+from .slices import SliceTotals, check_complete, pack_slice, unpack_slice
 
 FORMAT = "truedeal-paired-slice/1"
 
 
 @dataclass(frozen=True)
-class PairedSlice:
+class PairedSlice(SliceTotals):
     """The level-0 weights of one slice of a paired listing (its groups)."""
 
     index: int
@@ -36,14 +36,6 @@ class PairedSlice:
     cases: int
     groups: np.ndarray  # int64, sorted group indices in the whole listing
     weights: list[int]
-
-    @property
-    def total(self) -> int:
-        return sum(self.weights)
-
-    @property
-    def entries(self) -> int:
-        return len(self.weights)
 
     def to_bytes(self) -> bytes:
         """The compact form (a numpy ``.npz``, as :class:`~.slices.Slice`'s)."""

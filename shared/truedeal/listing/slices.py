@@ -35,16 +35,9 @@ from .model import Listing
 _FORMAT = "truedeal-slice/1"
 
 
-@dataclass(frozen=True)
-class Slice:
-    """The level-0 entries of one slice of a listing, and its exact totals."""
+class SliceTotals:
+    """A slice's side total and entries, from its level-0 ``weights``."""
 
-    index: int
-    parts: int
-    cases: int
-    e_cell: np.ndarray  # int64, cell index in the whole listing
-    e_c: np.ndarray
-    e_z1: np.ndarray
     weights: list[int]
 
     @property
@@ -54,6 +47,19 @@ class Slice:
     @property
     def entries(self) -> int:
         return len(self.weights)
+
+
+@dataclass(frozen=True)
+class Slice(SliceTotals):
+    """The level-0 entries of one slice of a listing, and its exact totals."""
+
+    index: int
+    parts: int
+    cases: int
+    e_cell: np.ndarray  # int64, cell index in the whole listing
+    e_c: np.ndarray
+    e_z1: np.ndarray
+    weights: list[int]
 
     def to_bytes(self) -> bytes:
         """The compact form (a numpy ``.npz``; weights as fixed-width little-endian bytes)."""

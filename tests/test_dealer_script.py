@@ -150,6 +150,17 @@ def test_and_or_flatten_and_words_equal_symbols():
     )
 
 
+def test_a_variable_before_a_parenthesis_ends_its_statement():
+    """BBO scripts end a definition with a variable and start the bare
+    condition with '(' on the next line (the library's Grand Slam Force):
+    dealer's function names are keywords, so the variable is not called."""
+    script = "a = hcp(north) >= 12\nb = spades(north) >= 5 or a\n\n(b and hcp(south) >= 6)\n"
+    plain = "(spades(north) >= 5 or hcp(north) >= 12) and hcp(south) >= 6"
+    assert parse_program(script).condition == cond(plain)
+    with pytest.raises(ScriptError, match="unknown function 'c'"):
+        parse_program("a = hcp(north) >= 12\nc(a)\n")  # an undefined name is still a call
+
+
 def test_precedence_follows_c_where_dealer_does():
     # '!' binds tighter than a comparison, as in C and dealer: !hcp(south) > 2 is (!hcp(south)) > 2
     not_s = ir.Not(ir.Compare("!=", lin(hcp(2)), lin(const=0)))

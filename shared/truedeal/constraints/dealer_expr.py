@@ -185,7 +185,11 @@ class ExprParser:
             self.expect(")")
             return value
         if tok.kind == "ident" and (tok.text[0].isalpha() or tok.text[0] == "_"):
-            if self.peek().text == "(" and self.peek().kind == "op":
+            # A defined variable is never called: as in dealer, whose function
+            # names are keywords, ``x (a or b)`` ends one statement at ``x``
+            # (a bare condition often follows a definition on the next line).
+            called = self.peek().text == "(" and self.peek().kind == "op"
+            if called and (tok.text in FUNCTIONS or tok.text not in self.env):
                 return self.call()
             return self.variable()
         raise self.error(tok, f"expected an expression but found {describe(tok)}")

@@ -17,16 +17,27 @@ def enumerate_cells(spec_like, layout: Layout) -> np.ndarray:
     """All pattern tuples (one pattern index per patterned seat) whose suit
     lengths fit in 13 cards per suit and for which the condition can hold.
     Shape ``(n_cells, n_patterned)``."""
-    masks = tuple(layout.comp.pattern_masks[seat].tobytes() for seat in layout.patterned)
-    cells = _fitting_tuples(masks)
+    cells = _fitting_tuples(tuple(layout.comp.pattern_masks[seat].tobytes() for seat in layout.patterned))
+    if isinstance(cells, str):
+        raise TooWide(cells)
     return cells[layout.comp.cell_possible(cells)]
 
 
-@functools.lru_cache(maxsize=2)
-def _fitting_tuples(masks: tuple[bytes, ...]) -> np.ndarray:
+@functools.lru_cache(maxsize=4)
+def _fitting_tuples(masks: tuple[bytes, ...]) -> np.ndarray | str:
     """The pattern tuples of seats allowed ``masks`` (each seat's bool mask
-    over PATTERNS, as bytes) that fit in 13 cards per suit.  Kept: relaxed
-    plans of one script ask again and again for the same seats' tuples."""
+    over PATTERNS, as bytes) that fit in 13 cards per suit, or why there are
+    too many.  Kept, refusals too: relaxed plans of one script ask again and
+    again for the same seats' tuples (Help Suit Game Try: 18 times, 12 of
+    them too many, 0.3-0.9 s each to find out)."""
+    try:
+        return _tuples(masks)
+    except TooWide as exc:
+        return str(exc)
+
+
+def _tuples(masks: tuple[bytes, ...]) -> np.ndarray:
+    """:func:`_fitting_tuples`, computed (TooWide past :data:`MAX_CELLS`)."""
     cells = np.zeros((1, 0), dtype=np.int64)
     sums = np.zeros((1, 4), dtype=np.int8)  # small types: the products below are the cost
     lengths = PATTERNS.astype(np.int8)

@@ -53,7 +53,7 @@ def run(path: Path, timeout: float) -> dict:
     try:
         done = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"error": f"no plan after {timeout:.0f} s"}
+        return {"error": f"no plan and draws after {timeout:.0f} s"}
     if done.returncode:
         return {"error": (done.stderr.strip().splitlines() or ["exit " + str(done.returncode)])[-1][:120]}
     row = json.loads(done.stdout.strip().splitlines()[-1])

@@ -55,11 +55,12 @@ def test_too_many_tuples_are_refused_every_time_and_found_out_once():
     """Relaxed plans of one script ask again for the same seats' tuples: a
     refusal is kept as well as a result (the same TooWide, not recomputed)."""
     from truedeal.listing import TooWide
-    from truedeal.listing.cells import _fitting_tuples
+    from truedeal.listing.cells import _REFUSED, _fitting_tuples
 
     wide = "any 4333 + any 4432 + any 5332 + any 5422 + any 5431 + any 6322 + any 6331 + any 6421 + any 5521 + any 4441"
     layout = _layout({seat: {"shape": wide + " + any 7222 + any 7321"} for seat in ("north", "east", "south")})
     _fitting_tuples.cache_clear()
+    _REFUSED.clear()
     messages = []
     for _ in range(2):
         with pytest.raises(TooWide, match="too many pattern combinations") as exc:
@@ -67,4 +68,5 @@ def test_too_many_tuples_are_refused_every_time_and_found_out_once():
         messages.append(str(exc.value))
     assert messages[0] == messages[1]
     info = _fitting_tuples.cache_info()
-    assert (info.misses, info.hits) == (1, 1)
+    assert (info.misses, info.hits) == (1, 0)  # the second refusal came from _REFUSED
+    assert list(_REFUSED.values()) == [messages[0]]

@@ -17,27 +17,32 @@ def enumerate_cells(spec_like, layout: Layout) -> np.ndarray:
     """All pattern tuples (one pattern index per patterned seat) whose suit
     lengths fit in 13 cards per suit and for which the condition can hold.
     Shape ``(n_cells, n_patterned)``."""
-    cells = _fitting_tuples(tuple(layout.comp.pattern_masks[seat].tobytes() for seat in layout.patterned))
-    if isinstance(cells, str):
-        raise TooWide(cells)
+    masks = tuple(layout.comp.pattern_masks[seat].tobytes() for seat in layout.patterned)
+    if masks in _REFUSED:
+        raise TooWide(_REFUSED[masks])
+    try:
+        cells = _fitting_tuples(masks)
+    except TooWide as exc:
+        if len(_REFUSED) >= 64:
+            _REFUSED.clear()
+        _REFUSED[masks] = str(exc)
+        raise
     return cells[layout.comp.cell_possible(cells)]
 
 
-@functools.lru_cache(maxsize=4)
-def _fitting_tuples(masks: tuple[bytes, ...]) -> np.ndarray | str:
+#: Why the tuples of these seats' masks were refused: relaxed plans of one
+#: script ask again for the same seats (Help Suit Game Try: 18 times, 12 of
+#: them too many, 0.3-0.9 s each to find out).  Small: kept apart from the
+#: tuples themselves (up to 64 MB each).
+_REFUSED: dict[tuple[bytes, ...], str] = {}
+
+
+@functools.lru_cache(maxsize=2)
+def _fitting_tuples(masks: tuple[bytes, ...]) -> np.ndarray:
     """The pattern tuples of seats allowed ``masks`` (each seat's bool mask
-    over PATTERNS, as bytes) that fit in 13 cards per suit, or why there are
-    too many.  Kept, refusals too: relaxed plans of one script ask again and
-    again for the same seats' tuples (Help Suit Game Try: 18 times, 12 of
-    them too many, 0.3-0.9 s each to find out)."""
-    try:
-        return _tuples(masks)
-    except TooWide as exc:
-        return str(exc)
-
-
-def _tuples(masks: tuple[bytes, ...]) -> np.ndarray:
-    """:func:`_fitting_tuples`, computed (TooWide past :data:`MAX_CELLS`)."""
+    over PATTERNS, as bytes) that fit in 13 cards per suit (TooWide past
+    :data:`MAX_CELLS`).  Kept: relaxed plans of one script ask again and
+    again for the same seats' tuples."""
     cells = np.zeros((1, 0), dtype=np.int64)
     sums = np.zeros((1, 4), dtype=np.int8)  # small types: the products below are the cost
     lengths = PATTERNS.astype(np.int8)

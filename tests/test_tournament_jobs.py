@@ -114,7 +114,8 @@ def test_worker_killed_mid_solve_loses_nothing(rclient, sender, expected, tmp_pa
         time.sleep(0.05)
     time.sleep(1.0)  # the worker is inside a DDS call
     first.stop(signal.SIGKILL)
-    assert setjobs.set_status(SetStore(rclient, PREFIX), set_id)["state"] == "solving"
+    at_kill = setjobs.set_status(SetStore(rclient, PREFIX), set_id)
+    assert at_kill["state"] == "solving"
     second = Worker("k2", _env(), tmp_path)
     try:
         second.wait_ready()
@@ -124,7 +125,11 @@ def test_worker_killed_mid_solve_loses_nothing(rclient, sender, expected, tmp_pa
     finally:
         second.stop()
     assert st["state"] == "done", st
-    assert "watchdog: set " in second.log.read_text() and "solve chunks re-sent" in second.log.read_text()
+    # the lost chunk came back through the watchdog -- unless, on a fast
+    # machine, the killed worker had solved every board before the kill
+    log = second.log.read_text()
+    resent = "watchdog: set " in log and "solve chunks re-sent" in log
+    assert resent or at_kill["solved"] == 30, (at_kill, log[-2000:])
     for name in ("1", "2"):
         assert setjobs.set_file(SetStore(rclient, PREFIX), set_id, name, "pbn") == (expected / f"{name}.pbn").read_bytes()
 

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from truedeal import formats as F
+from truedeal.dealnumber import encode_batch
 
 # ---------------------------------------------------------------------------
 # Independent helpers and spec data
@@ -440,9 +441,24 @@ def test_writers_are_lazy_on_infinite_input():
 
 
 def test_writers_chunk_size_bounded():
-    deals = random_deals(3 * F.CHUNK_BOARDS + 7, 21)
+    from truedeal.formats.numbersfile import NUMBER_LINES
+
+    deals = random_deals(2 * NUMBER_LINES + 7, 21)
     chunks = list(F.numbers([(deals, list(range(len(deals))))]))
+    assert [c.count("\n") for c in chunks] == [NUMBER_LINES] * 2 + [7]
+    chunks = list(F.WRITERS["json"]([(deals[: 3 * F.CHUNK_BOARDS + 7], None)]))
     assert [c.count("\n") for c in chunks] == [F.CHUNK_BOARDS] * 3 + [7]
+
+
+@pytest.mark.parametrize("name", list(F.WRITERS))
+def test_batches_of_numbers_alone_go_to_the_numbers_writer_only(name):
+    deals = random_deals(5, 8)
+    limbs = encode_batch(deals)
+    if name == "numbers":
+        assert join(F.numbers([(None, limbs)])) == join(F.numbers([(deals, limbs)]))
+    else:
+        with pytest.raises(ValueError, match="needs the deals' cards"):
+            join(F.WRITERS[name]([(None, limbs)]))
 
 
 @pytest.mark.parametrize("name", list(F.WRITERS))

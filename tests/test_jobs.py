@@ -619,6 +619,27 @@ def test_a_dealer_script_job_matches_generate(store, workers, group):
     assert fetched.stdout.count('[Dealer "E"]') == n
 
 
+def test_a_stream_v2_job_stores_the_streams_own_words_and_matches_generate(store, workers, group):
+    """Stream v2 of a spec every deal fits: the job's stored 12-byte numbers
+    are the kept words of the stream itself, and its files are the CLI's."""
+    n, seed = 6_000, "v2 job"
+    res = _invoke(group, ["submit", "{}", "-n", str(n), "--seed", seed, "--stream", "v2"])
+    assert res.exit_code == 0, res.output
+    job_id = res.stdout.strip()
+    s = _wait(store, job_id, timeout=120)
+    assert s["state"] == "done" and s["stream"] == "v2", s
+    got = b"".join(store.iter_chunk_bytes(job_id))
+    plan = Plan.build(load_spec("{}"))
+    assert got == b"".join(limbs_to_bytes(lm) for _, lm in plan.numbered_deals(n, seed, "v2", cards=False))
+    for fmt in ("numbers", "pbn"):
+        fetched = _invoke(group, ["fetch", job_id, "--format", fmt])
+        generated = CliRunner().invoke(truedeal_cli, ["generate", "{}", "-n", str(n), "--seed", seed, "--stream", "v2",
+                                                      "--format", fmt])
+        assert generated.exit_code == 0, generated.output
+        assert fetched.stdout == generated.stdout
+    assert "stream v2" in _invoke(group, ["status", job_id]).stdout
+
+
 def test_plan_cache_memory_bound_is_a_setting():
     assert jobs.JobSettings.from_env({}).plan_cache_mb == 512
     assert jobs.JobSettings.from_env({"TRUEDEAL_PLAN_CACHE_MB": "64"}).plan_cache_mb == 64

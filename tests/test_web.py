@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_runner import run
 from truedeal.engine import Plan
 from truedeal.spec import FIELD_NAMES, Spec, load_spec
 from web_support import (
@@ -362,6 +363,7 @@ def test_responses_match_the_openapi_schemas(client):
         ({"constraints": NT, "count": 10, "seed": ""}, 422, "invalid-request"),
         ({"constraints": NT, "count": 10, "format": "docx"}, 422, "invalid-request"),
         ({"constraints": NT, "count": 10, "first_board": 0}, 422, "invalid-request"),
+        ({"constraints": NT, "count": 10, "stream": "v3"}, 422, "invalid-request"),
         ({"constraints": NT, "count": 10, "colour": "red"}, 422, "invalid-request"),
         ({"constraints": {"north": {"hcp": [17, 15]}}, "count": 10}, 422, "invalid-spec"),
         ({"constraints": "examples/strong-nt.json", "count": 10}, 422, "invalid-spec"),
@@ -726,6 +728,7 @@ def test_count_answers_odds_for_players(client):
     ({"count": 3, "first_board": 0}, "first_board: the first board is a whole number from 1 to 1,000,000,000"),
     ({"count": 3, "first_board": int("9" * 4300)}, "first_board"),
     ({"count": 3, "seed": ""}, "seed"),
+    ({"count": 3, "stream": "v9"}, "stream: choose from v1 or v2"),
     ({"count": 3, "seed": True}, "seed"),
 ])
 def test_request_errors_read_like_a_person(client, body, needle):
@@ -741,6 +744,14 @@ def test_integer_seed_is_its_decimal_text(worker, client):
     assert wait_job(client, loc3)["state"] == wait_job(client, loct)["state"] == "done"
     a, b = client.get(loc3 + "/deals").get_data(), client.get(loct + "/deals").get_data()
     assert a == b and len(a.splitlines()) == 20
+
+
+def test_a_stream_v2_job_reports_its_stream_and_deals_the_clis_deals(worker, client):
+    loc, status = _submit(client, constraints={}, count=20, seed="v2", stream="v2", format="numbers")
+    assert status["stream"] == "v2" and _submit(client, count=5)[1]["stream"] == "v1"
+    assert wait_job(client, loc)["state"] == "done"
+    cli = run("generate", "{}", "-n", "20", "--seed", "v2", "--stream", "v2", "--format", "numbers")
+    assert client.get(loc + "/deals").get_data() == cli.stdout
 
 
 def test_deals_parameters(worker, client):

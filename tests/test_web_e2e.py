@@ -32,7 +32,7 @@ from selenium.common.exceptions import TimeoutException  # noqa: E402
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
-from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -302,6 +302,15 @@ def test_submit_job_progress_diagrams_and_downloads(browser, server, worker, dow
     numbers = wait_download(downloads, ".txt").read_text().split()
     assert len(numbers) == N_DEALS
     assert numbers[:8] == [x["number"] for x in first]
+
+    # the stream goes with the job: v2 deals a constrained spec as v1 does, so the same seed gives the same deals
+    Select(d.find_element(By.ID, "stream")).select_by_value("v2")
+    d.find_element(By.ID, "submit").click()
+    wait(d, lambda d: d.find_element(By.ID, "job-id").text not in ("", job_id), 30, "a second job")
+    second = d.find_element(By.ID, "job-id").text
+    wait(d, lambda d: d.find_element(By.ID, "job-state").get_attribute("data-state") == "done", 120, "the second job")
+    assert json.loads(fetch(f"{server.url}/api/jobs/{second}"))["stream"] == "v2"
+    assert fetch(f"{server.url}/api/jobs/{second}/deals?format=numbers").decode().split() == numbers
 
 
 def test_what_a_new_user_trips_over(browser, server, worker):

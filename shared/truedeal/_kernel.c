@@ -11,6 +11,7 @@
  *   format_numbers(limbs: bytes-like n*2 uint64) -> bytes
  *   pbn_deal_strings(owners, first: int 0..3 or bytes-like n uint8) -> bytes
  *   first_non_deal(owners: bytes-like n*52 uint8) -> int (-1: all are deals)
+ *   below_d(words: bytes-like m*12, out: writable m*2 uint64) -> int kept
  *   pbn_games(owners, b0, limbs|None, head, players, middles, tail, nl) -> bytes
  *
  * A deal number I (0 <= I < D < 2**96) is the lexicographic rank of the word
@@ -562,6 +563,33 @@ static PyObject *k_first_non_deal(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(bad);
 }
 
+/* Stream v2's deals (truedeal/every_deal.py): the 12-byte big-endian words
+ * below D, in order, as [hi, lo] limbs into out; returns how many. */
+static PyObject *k_below_d(PyObject *self, PyObject *args) {
+    Py_buffer src, dst;
+    if (!PyArg_ParseTuple(args, "y*w*", &src, &dst)) return NULL;
+    Py_ssize_t m = src.len / 12, kept = 0;
+    if (src.len % 12 || dst.len < m * 16) {
+        PyBuffer_Release(&src);
+        PyBuffer_Release(&dst);
+        PyErr_SetString(PyExc_ValueError, "below_d: words must be 12 bytes each and out hold 16 bytes per word");
+        return NULL;
+    }
+    const uint8_t *w = src.buf;
+    uint64_t *out = dst.buf;
+    for (Py_ssize_t i = 0; i < m; i++, w += 12) {
+        uint64_t hi = 0, lo = 0;
+        for (int k = 0; k < 4; k++) hi = hi << 8 | w[k];
+        for (int k = 4; k < 12; k++) lo = lo << 8 | w[k];
+        out[2 * kept] = hi;  /* written always, kept only below D: no branch to mispredict */
+        out[2 * kept + 1] = lo;
+        kept += ((u128)hi << 64 | lo) < DEALS;
+    }
+    PyBuffer_Release(&src);
+    PyBuffer_Release(&dst);
+    return PyLong_FromSsize_t(kept);
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyMethodDef methods[] = {
@@ -573,6 +601,7 @@ static PyMethodDef methods[] = {
     {"pbn_games", k_pbn_games, METH_VARARGS,
      "pbn_games(owners, b0, limbs|None, head, players, middles, tail, nl) -> bytes: PBN games of boards b0.."},
     {"first_non_deal", k_first_non_deal, METH_VARARGS, "first_non_deal(owners_buf) -> first row that is not a deal, or -1."},
+    {"below_d", k_below_d, METH_VARARGS, "below_d(words_buf, out_buf) -> kept: the 12-byte big-endian words below D, as limbs."},
     {NULL, NULL, 0, NULL},
 };
 

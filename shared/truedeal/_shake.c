@@ -2,14 +2,14 @@
  *
  * The seeded stream (truedeal.randomness.SeededBits) is a sequence of
  * independent blocks: block b is SHAKE-256(prefix || b as 8 big-endian
- * bytes) squeezed to 64 KiB.  Each block is sequential (its permutations
+ * bytes) squeezed to a fixed size (64 KiB in stream v1, 16 KiB in v2).  Each block is sequential (its permutations
  * follow one another), but eight blocks are independent, so one pass of
  * Keccak-f[1600] on AVX-512 registers, a 64-bit lane per block, squeezes
  * eight of them for about the cost of two done one at a time by OpenSSL.
  * The bytes are SHAKE-256's (FIPS 202), tested against hashlib.
  *
- * blocks(prefix, first, out) fills out (8 x 65536 bytes) with blocks
- * first .. first + 7.  available() says whether this CPU has AVX-512F; when
+ * blocks(prefix, first, out) fills out (8 blocks of len(out) / 8 bytes, a
+ * multiple of 8 up to 65536) with blocks first .. first + 7.  available() says whether this CPU has AVX-512F; when
  * it does not, the caller keeps using hashlib (the module still imports).
  */
 #define PY_SSIZE_T_CLEAN
@@ -26,7 +26,7 @@
 
 #define LANES 8
 #define RATE 136 /* bytes absorbed or squeezed per permutation: SHAKE-256 */
-#define BLOCK 65536
+#define BLOCK_MAX 65536
 #define PREFIX_MAX 4096
 
 #if HAVE_X86
@@ -104,24 +104,24 @@ TARGET static void absorb(__m512i *A, const uint8_t *prefix, size_t plen, uint64
     }
 }
 
-/* Squeeze 65536 bytes of each lane into out + l * BLOCK. */
-TARGET static void squeeze(__m512i *A, uint8_t *out) {
+/* Squeeze `block` bytes of each lane into out + l * block. */
+TARGET static void squeeze(__m512i *A, uint8_t *out, size_t block) {
     uint64_t words[LANES];
     for (size_t at = 0;; at += RATE) {
         for (int w = 0; w < RATE / 8; w++) {
             size_t pos = at + 8 * (size_t)w;
-            if (pos >= BLOCK) return;
+            if (pos >= block) return;
             _mm512_storeu_si512((void *)words, A[w]);
-            for (int l = 0; l < LANES; l++) memcpy(out + (size_t)l * BLOCK + pos, &words[l], 8);
+            for (int l = 0; l < LANES; l++) memcpy(out + (size_t)l * block + pos, &words[l], 8);
         }
         permute(A);
     }
 }
 
-TARGET static void eight_blocks(const uint8_t *prefix, size_t plen, uint64_t first, uint8_t *out) {
+TARGET static void eight_blocks(const uint8_t *prefix, size_t plen, uint64_t first, uint8_t *out, size_t block) {
     __m512i A[25];
     absorb(A, prefix, plen, first);
-    squeeze(A, out);
+    squeeze(A, out, block);
 }
 #endif
 
@@ -145,12 +145,12 @@ static PyObject *sh_blocks(PyObject *self, PyObject *args) {
         err = "blocks: this CPU has no AVX-512F";
     else if (prefix.len > PREFIX_MAX)
         err = "blocks: prefix too long";
-    else if (out.len != (Py_ssize_t)LANES * BLOCK)
-        err = "blocks: out must hold 8 blocks of 65536 bytes";
+    else if (out.len <= 0 || out.len % (8 * LANES) || out.len > (Py_ssize_t)LANES * BLOCK_MAX)
+        err = "blocks: out must hold 8 blocks of a multiple of 8 bytes, at most 65536 each";
 #if HAVE_X86
     if (!err) {
         Py_BEGIN_ALLOW_THREADS
-        eight_blocks(prefix.buf, (size_t)prefix.len, first, out.buf);
+        eight_blocks(prefix.buf, (size_t)prefix.len, first, out.buf, (size_t)out.len / LANES);
         Py_END_ALLOW_THREADS
     }
 #endif
@@ -166,7 +166,7 @@ static PyObject *sh_blocks(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"available", sh_available, METH_NOARGS, "Whether blocks() can run on this CPU (AVX-512F)."},
     {"blocks", sh_blocks, METH_VARARGS,
-     "blocks(prefix, first, out): SHAKE-256(prefix || be64(first + l)) to 65536 bytes, l < 8, into out."},
+     "blocks(prefix, first, out): SHAKE-256(prefix || be64(first + l)) to len(out) / 8 bytes, l < 8, into out."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_shake", "eight SHAKE-256 blocks at once", -1, methods};

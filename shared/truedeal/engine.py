@@ -36,9 +36,11 @@ from .cards import SEAT_NAMES, D
 from .constraints import ir
 from .constraints.compile import Compiled, compile_program
 from .constraints.dds import needs_double_dummy
+from .dealnumber import decode_batch, encode_batch
 from .evaluate import satisfies
+from .every_deal import deal_numbers
 from .listing import Listing, TooWide, build_listing, count_cases
-from .randomness import CHUNK_DEALS, Rng, SeededBits, chunk_rng
+from .randomness import CHUNK_DEALS, DEFAULT_STREAM, Rng, SeededBits, check_stream, chunk_rng
 from .relaxation import Relaxation, SeatsRead, ranked, relax
 from .sampling import Sampler
 from .spec import SeatConstraint, Spec
@@ -190,6 +192,12 @@ class Plan:
         return self.spec.program()
 
     @property
+    def every_deal(self) -> bool:
+        """Whether every deal fits (an exact plan that counts all D): stream
+        v2 then reads deal numbers off the stream (:mod:`truedeal.every_deal`)."""
+        return self.exact and self.deals_total == D
+
+    @property
     def possible(self) -> bool:
         if self.exact:
             return self.deals_total > 0
@@ -317,17 +325,38 @@ class Plan:
         rng = chunk_rng(seed, index)
         return self._draw(CHUNK_DEALS if seed is not None else size, rng, size)[:size]
 
+    def numbered_chunk(self, index: int, seed: str | None, size: int = CHUNK_DEALS, stream: str = DEFAULT_STREAM,
+                       cards: bool = True) -> tuple[np.ndarray | None, np.ndarray]:
+        """Chunk ``index`` of ``stream`` as ``(owners, limbs)``: the deals and
+        their numbers (:func:`~truedeal.dealnumber.encode_batch`'s limbs).
+        In stream v2 a spec that every deal fits reads the numbers off the
+        stream, and deals their cards only when ``cards`` (else ``owners`` is
+        None); every other chunk is :meth:`chunk`'s deals, in either stream."""
+        if check_stream(stream) == "v2" and self.every_deal:
+            limbs = deal_numbers(chunk_rng(seed, index, stream).bits, size)  # a prefix of the whole chunk's
+            return (decode_batch(limbs) if cards else None), limbs
+        owners = self.chunk(index, seed, size)
+        return owners, encode_batch(owners)
+
     def deals(self, n: int, seed: str | None = None, start_chunk: int = 0) -> Iterator[np.ndarray]:
-        """``n`` uniform deals as (k, 52) owners batches, in constant memory."""
+        """``n`` uniform deals of stream v1 as (k, 52) owners batches, in constant memory."""
+        for index, size in self._chunks(n, start_chunk):
+            yield self.chunk(index, seed, size)
+
+    def numbered_deals(self, n: int, seed: str | None = None, stream: str = DEFAULT_STREAM,
+                       cards: bool = True) -> Iterator[tuple[np.ndarray | None, np.ndarray]]:
+        """``n`` uniform deals of ``stream`` as :meth:`numbered_chunk` batches, in constant memory."""
+        check_stream(stream)
+        for index, size in self._chunks(n, 0):
+            yield self.numbered_chunk(index, seed, size, stream, cards)
+
+    def _chunks(self, n: int, start: int) -> Iterator[tuple[int, int]]:
+        """(chunk index, deals wanted from it) for ``n`` deals from chunk ``start`` on."""
         check_count(n)
         if not self.possible:  # fail before the first batch
             raise Impossible("no deal satisfies this spec")
-        chunk = start_chunk
-        while n > 0:
-            size = min(n, CHUNK_DEALS)
-            yield self.chunk(chunk, seed, size)
-            n -= size
-            chunk += 1
+        for k in range(0, n, CHUNK_DEALS):
+            yield start + k // CHUNK_DEALS, min(n - k, CHUNK_DEALS)
 
 
 class Union:

@@ -2,7 +2,7 @@
 
 One bit source, :class:`SeededBits`: block ``b`` of chunk ``j`` is
 ``SHAKE-256(b"truedeal/v1" || len(seed) || seed || j || b)`` squeezed to
-64 KiB.  With a seed it is a reproducible stream; without one (the default:
+64 KiB (stream v2: ``b"truedeal/v2"``, 16 KiB; see :data:`STREAMS`).  With a seed it is a reproducible stream; without one (the default:
 unpredictable) the seed is 32 fresh bytes from ``os.urandom`` per chunk, so
 both draw at SHAKE's speed, which the compiled eight-block SHAKE makes ~4x
 hashlib's (the OS's generator is no faster than hashlib here).  Deals are
@@ -29,8 +29,15 @@ from .kernel import shake as _shake
 
 #: Deals per reproducible chunk.  Changing it changes every seeded stream.
 CHUNK_DEALS = 4096
-_BLOCK = 1 << 16
-_DOMAIN = b"truedeal/v1"
+#: The published seeded streams.  v1 draws every spec through the listing.
+#: v2 draws a spec that every deal fits as deal numbers read straight off
+#: its bytes (:mod:`truedeal.every_deal`), and every other spec as v1 does,
+#: from v1's bytes: the same deals.  A seed's deals never change within a stream.
+STREAMS = ("v1", "v2")
+DEFAULT_STREAM = "v1"
+#: Bytes per block, by stream: v2's chunk reads ~73 KB, so 8 blocks of 16 KiB
+#: (one pass of the compiled SHAKE) cover it where 8 of 64 KiB would waste 86%.
+_BLOCK_BYTES = {"v1": 1 << 16, "v2": 1 << 14}
 #: Blocks per call of the compiled SHAKE, and the longest prefix it takes.
 _FAST_BLOCKS, _FAST_PREFIX_MAX = 8, 4096
 #: Bytes of the OS's CSPRNG that key an unseeded chunk's stream.
@@ -40,9 +47,10 @@ _FRESH_KEY_BYTES = 32
 class SeededBits:
     """The documented reproducible stream for one (seed, chunk)."""
 
-    def __init__(self, seed: str | int | bytes, chunk: int = 0) -> None:
+    def __init__(self, seed: str | int | bytes, chunk: int = 0, stream: str = DEFAULT_STREAM) -> None:
         key = seed_bytes(seed)
-        self._prefix = _DOMAIN + len(key).to_bytes(4, "big") + key + chunk.to_bytes(8, "big")
+        self._prefix = b"truedeal/" + check_stream(stream).encode() + len(key).to_bytes(4, "big") + key + chunk.to_bytes(8, "big")
+        self._block_bytes = _BLOCK_BYTES[stream]
         self._block = 0
         self._buf: bytes | bytearray = b""
         self._pos = 0
@@ -71,15 +79,22 @@ class SeededBits:
         SHAKE runs (the same bytes, ~4x faster), else one from hashlib."""
         fast = _shake()
         if fast is not None and len(self._prefix) <= _FAST_PREFIX_MAX:
-            self._buf = bytearray(_FAST_BLOCKS * _BLOCK)
+            self._buf = bytearray(_FAST_BLOCKS * self._block_bytes)
             fast.blocks(self._prefix, self._block, self._buf)
             self._block += _FAST_BLOCKS
         else:
             import hashlib  # only here: ~8 ms of start-up that the compiled SHAKE does without
 
-            self._buf = hashlib.shake_256(self._prefix + self._block.to_bytes(8, "big")).digest(_BLOCK)
+            self._buf = hashlib.shake_256(self._prefix + self._block.to_bytes(8, "big")).digest(self._block_bytes)
             self._block += 1
         self._pos = 0
+
+
+def check_stream(stream: str) -> str:
+    """``stream`` if it is a published stream's name, else ValueError."""
+    if stream not in STREAMS:
+        raise ValueError(f"unknown stream {stream!r} (streams: {', '.join(STREAMS)})")
+    return stream
 
 
 def seed_bytes(seed: str | int | bytes) -> bytes:
@@ -207,7 +222,7 @@ class Rng:
         return hi, lo
 
 
-def chunk_rng(seed: str | int | bytes | None, chunk: int) -> Rng:
+def chunk_rng(seed: str | int | bytes | None, chunk: int, stream: str = DEFAULT_STREAM) -> Rng:
     """The generator for deal chunk ``chunk``: the seeded stream, or with no
     seed a stream keyed by 256 bits from the OS's CSPRNG (unpredictable)."""
-    return Rng(SeededBits(os.urandom(_FRESH_KEY_BYTES) if seed is None else seed, chunk))
+    return Rng(SeededBits(os.urandom(_FRESH_KEY_BYTES) if seed is None else seed, chunk, stream))

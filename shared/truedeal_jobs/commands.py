@@ -27,6 +27,7 @@ import truedeal_jobs as jobs
 from truedeal.constraints.load import load_constraints, rotation_of
 from truedeal.formats import FORMATS, WRITERS
 from truedeal.formats.rotation import RotationError
+from truedeal.randomness import DEFAULT_STREAM, STREAMS
 from truedeal.spec import SpecError
 
 from .precheck import precheck
@@ -76,6 +77,8 @@ def open_dispatcher():
 @click.argument("spec")
 @click.option("-n", "--count", "n", type=int, required=True, help="Number of deals.")
 @click.option("--seed", default=None, help="Reproducible stream (default: a random seed, stored with the job).")
+@click.option("--stream", type=click.Choice(STREAMS), default=DEFAULT_STREAM, show_default=True,
+              help="Seeded stream version, as `truedeal generate --stream`.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="pbn", show_default=True,
               help="Default format for fetch.")
 @click.option("--first-board", type=int, default=1, show_default=True, help="Board number of the first deal.")
@@ -83,7 +86,7 @@ def open_dispatcher():
               help="Dealer of every board, or rotate by board number; default: a script's dealer, else rotate.")
 @click.option("--vulnerability", default=None, metavar="none|ns|ew|all|rotate",
               help="Vulnerability of every board, or rotate by board number; default: a script's, else rotate.")
-def submit_command(spec: str, n: int, seed: str | None, fmt: str, first_board: int,
+def submit_command(spec: str, n: int, seed: str | None, stream: str, fmt: str, first_board: int,
                    dealer: str | None, vulnerability: str | None) -> None:
     """Queue a job of N deals satisfying SPEC and print its id.
 
@@ -105,7 +108,7 @@ def submit_command(spec: str, n: int, seed: str | None, fmt: str, first_board: i
         if check.kind == "too_wide":
             raise JobCommandError(f"spec too wide to generate: {check.message}")
         job = jobs.submit(store, open_dispatcher(), parsed, n, seed, fmt, first_board, jobs.lane_for(check.summary),
-                          rotation)
+                          rotation, stream)
     click.echo(job.id)
     if not workers:
         click.echo(f"truedeal: note: {jobs.NO_WORKER_NOTE}", err=True)
@@ -129,7 +132,8 @@ def _status_lines(s: dict, view: dict) -> list[str]:
             lines.append(f"deals:        {count['deals']:,} satisfy the spec ({view['result']['odds']}), {count['cases']:,} cases")
         else:
             lines.append(f"deals:        about {count['deals_estimate']:,.6g} satisfy the spec ({count['method']})")
-    lines.append(f"seed:         {s['seed']}" + ("  (generated)" if s["seed_generated"] else ""))
+    lines.append(f"seed:         {s['seed']}" + ("  (generated)" if s["seed_generated"] else "")
+                 + (f", stream {s['stream']}" if s.get("stream", "v1") != "v1" else ""))
     lines.append(f"created:      {s['created']}")
     if s.get("finished"):
         lines.append(f"finished:     {s['finished']}")

@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from truedeal.formats.rotation import Rotation
-from truedeal.randomness import CHUNK_DEALS
+from truedeal.randomness import CHUNK_DEALS, DEFAULT_STREAM
 from truedeal.summary import CountSummary
 
 
@@ -114,6 +114,11 @@ class Job:
     def lane(self) -> str:
         """:data:`FAST_LANE` or :data:`SLOW_LANE`: the queue its tasks go to (see :func:`lane_for`)."""
         return str(self.options.get("lane", FAST_LANE))
+
+    @property
+    def stream(self) -> str:
+        """The seeded stream its deals come from (:data:`truedeal.randomness.STREAMS`; v1 for jobs before v2)."""
+        return str(self.options.get("stream", DEFAULT_STREAM))
 
     @property
     def rotation(self) -> Rotation:

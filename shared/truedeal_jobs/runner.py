@@ -14,13 +14,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from truedeal.cuts import cut_listing, load_slice, merge_slices
-from truedeal.dealnumber import encode_batch, limbs_to_bytes
+from truedeal.dealnumber import limbs_to_bytes
 from truedeal.engine import Plan, TooWide, check_count
 from truedeal.formats.rotation import STANDARD, Rotation
 from truedeal.listing import MAX_ENTRIES
 from truedeal.listing.paired_slices import PairedCut, PairedSlice
 from truedeal.listing.slices import Cut, Slice, stored_totals
-from truedeal.randomness import CHUNK_DEALS
+from truedeal.randomness import CHUNK_DEALS, DEFAULT_STREAM
 from truedeal.resources import resident_bytes
 from truedeal.spec import Spec, load_spec
 from truedeal.summary import CountSummary, ListingSizes
@@ -85,11 +85,12 @@ class PlanCache:
 
 
 def submit(store: JobStore, dispatcher: Dispatcher, spec: Spec | dict | str, n: int, seed: str | None = None,
-           fmt: str = "pbn", first_board: int = 1, lane: str = FAST_LANE, rotation: Rotation = STANDARD) -> Job:
+           fmt: str = "pbn", first_board: int = 1, lane: str = FAST_LANE, rotation: Rotation = STANDARD,
+           stream: str = DEFAULT_STREAM) -> Job:
     """Create a job (see :meth:`JobStore.create` for validation) and queue its
     enumeration partitions on ``lane``.  If queueing fails the job is failed
     with the reason and the error propagates."""
-    job = store.create(spec, n, seed, fmt, first_board, lane, rotation)
+    job = store.create(spec, n, seed, fmt, first_board, lane, rotation, stream)
     try:
         ids = dispatcher.enumerate_partitions(job.id, list(range(job.parts)), lane=job.lane)
     except Exception as exc:
@@ -326,13 +327,13 @@ def _count_fields(summary: CountSummary) -> dict[str, str]:
     }
 
 
-def draw_chunk_bytes(plan: Plan, seed: str, i: int, size: int) -> bytes:
-    """Chunk ``i`` of the seeded stream as 12-byte deal numbers: the same
-    deals as ``plan.deals(n, seed)`` yields for that chunk (by rejection, a
-    short last chunk stops drawing once it has ``size``: a small job of a
-    double-dummy script takes seconds, not the minutes of 4,096 deals)."""
-    owners = plan.chunk(i, seed, size)
-    return limbs_to_bytes(encode_batch(owners))
+def draw_chunk_bytes(plan: Plan, seed: str, i: int, size: int, stream: str = DEFAULT_STREAM) -> bytes:
+    """Chunk ``i`` of the seeded ``stream`` as 12-byte deal numbers: the same
+    deals as ``plan.numbered_deals(n, seed, stream)`` yields for that chunk
+    (by rejection, a short last chunk stops drawing once it has ``size``: a
+    small job of a double-dummy script takes seconds, not the minutes of
+    4,096 deals)."""
+    return limbs_to_bytes(plan.numbered_chunk(i, seed, size, stream, cards=False)[1])
 
 
 def run_chunk(store: JobStore, dispatcher: Dispatcher, job_id: str, i: int, plans: PlanCache) -> str:
@@ -386,7 +387,7 @@ def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Pla
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk-writer") as writer:
         pending: Future[int] | None = None
         for i in todo:
-            data = draw_chunk_bytes(plan, job.seed, i, job.chunk_size(i))
+            data = draw_chunk_bytes(plan, job.seed, i, job.chunk_size(i), job.stream)
             outcome = "ok" if pending is None else _stored(store, job, pending.result())
             if outcome != "ok":
                 return outcome

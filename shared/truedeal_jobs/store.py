@@ -18,7 +18,7 @@ import redis
 
 from truedeal.dealnumber import bytes_to_limbs, decode_batch, limbs_to_ints
 from truedeal.formats.rotation import STANDARD, Rotation
-from truedeal.randomness import CHUNK_DEALS
+from truedeal.randomness import CHUNK_DEALS, DEFAULT_STREAM
 from truedeal.spec import Spec, load_spec
 from truedeal.summary import CountSummary
 
@@ -155,17 +155,19 @@ class JobStore:
         first_board: int = 1,
         lane: str = FAST_LANE,
         rotation: Rotation = STANDARD,
+        stream: str = DEFAULT_STREAM,
     ) -> Job:
         """Validate and record a new ``queued`` job (nothing is queued yet; see
         :func:`submit`); ``lane`` is where its tasks will go (:func:`lane_for`);
-        ``rotation`` gives its boards' dealer and vulnerability in every format.
+        ``rotation`` gives its boards' dealer and vulnerability in every format;
+        ``stream`` the seeded stream its deals come from.
 
         Raises :class:`~truedeal.spec.SpecError` for a bad spec and
         :class:`JobInputError` for bad options
         (:func:`~.submission.check_submission`).
         """
         spec = load_spec(spec)
-        seed, generated = check_submission(n, seed, fmt, first_board, self.settings.max_deals)
+        seed, generated = check_submission(n, seed, fmt, first_board, self.settings.max_deals, stream)
         parts = partition_count(spec, self.settings.partitions)
         job_id = uuid.uuid4().hex
         now = time.time()
@@ -176,7 +178,7 @@ class JobStore:
             "n": str(n),
             "seed": seed,
             "seed_generated": "1" if generated else "0",
-            "options": json.dumps({"format": fmt, "first_board": first_board, "lane": lane,
+            "options": json.dumps({"format": fmt, "first_board": first_board, "lane": lane, "stream": stream,
                                    **dict(zip(("dealer", "vulnerability"), rotation.words()))}),
             "parts": str(parts),
             "chunks": str(math.ceil(n / CHUNK_DEALS)),
@@ -270,6 +272,7 @@ class JobStore:
             "spec": json.loads(job.spec_json),
             "seed": job.seed,
             "seed_generated": job.seed_generated,
+            "stream": job.stream,
             "format": job.options.get("format"),
             "first_board": job.options.get("first_board"),
             **dict(zip(("dealer", "vulnerability"), job.rotation.words())),

@@ -9,6 +9,7 @@ import secrets
 from truedeal.engine import TooWide, check_count, exact_source
 from truedeal.formats import FORMATS
 from truedeal.listing import make_layout
+from truedeal.randomness import DEFAULT_STREAM, check_stream
 from truedeal.spec import Spec
 
 from .models import MAX_FIRST_BOARD, JobInputError
@@ -20,11 +21,12 @@ MAX_SEED_CHARS = 1000
 SEED_BYTES = 16
 
 
-def check_submission(n: int, seed: str | None, fmt: str, first_board: int, max_deals: int) -> tuple[str, bool]:
+def check_submission(n: int, seed: str | None, fmt: str, first_board: int, max_deals: int,
+                     stream: str = DEFAULT_STREAM) -> tuple[str, bool]:
     """The job's seed and whether it was generated (with :mod:`secrets`, so
     that re-runs of any chunk reproduce the same deals); JobInputError for a
-    bad count (``check_count`` and at most ``max_deals``), seed, format or
-    first board."""
+    bad count (``check_count`` and at most ``max_deals``), seed, format,
+    first board or stream."""
     _check_count(n, max_deals)
     generated = seed is None
     seed = secrets.token_hex(SEED_BYTES) if seed is None else seed
@@ -32,6 +34,10 @@ def check_submission(n: int, seed: str | None, fmt: str, first_board: int, max_d
     if fmt not in FORMATS:
         raise JobInputError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
     _check_first_board(first_board)
+    try:
+        check_stream(stream)
+    except ValueError as exc:
+        raise JobInputError(str(exc)) from None
     return seed, generated
 
 

@@ -49,6 +49,7 @@ def public_status(status: dict[str, Any], workers_alive: int | None = None) -> d
         "count": status["n"],
         "seed": status["seed"],
         "seed_generated": bool(status.get("seed_generated")),
+        "stream": status.get("stream", "v1"),
         "format": status.get("format") or "pbn",
         "first_board": status.get("first_board") or 1,
         "dealer": status.get("dealer", "rotate"),

@@ -153,11 +153,13 @@ def _humane(e: Mapping[str, Any]) -> str:
     kind, ctx, loc = e.get("type", ""), e.get("ctx") or {}, tuple(e.get("loc", ()))
     field = str(loc[0]) if loc else ""
     if kind == "extra_forbidden":
-        return "unknown field (fields are constraints, count, seed, format, first_board, dealer, vulnerability)"
+        return "unknown field (fields are constraints, count, seed, stream, format, first_board, dealer, vulnerability)"
     if field == "count" and kind in ("greater_than_equal", "less_than_equal", "int_type"):
         return f"ask for a whole number of deals from 1 to {MAX_DEALS:,}"
     if field == "seed":
         return "give text (1 to 1000 characters) or a whole number, which is used as its decimal text"
+    if field in ("stream", "format") and kind == "literal_error":
+        return f"choose from {ctx.get('expected', '').replace(chr(39), '')}"
     if field == "first_board" and kind in ("greater_than_equal", "less_than_equal", "int_type"):
         return f"the first board is a whole number from 1 to {MAX_FIRST_BOARD:,}"
     if kind == "greater_than_equal":
@@ -400,7 +402,7 @@ def submit_job() -> Response:
     try:
         seed = None if req.seed is None else str(req.seed)  # the model's validator made it text
         job = jobs_mod.submit(backend.store, backend.dispatcher, spec, req.count, seed, req.format, req.first_board,
-                              jobs_mod.lane_for(summary), rotation)  # a slow count: the slow lane's workers
+                              jobs_mod.lane_for(summary), rotation, req.stream)  # a slow count: the slow lane's workers
     except jobs_mod.JobNotFound as e:  # pragma: no cover - expired between create and read
         raise _not_found(e, "?") from None
     except jobs_mod.JobInputError as e:

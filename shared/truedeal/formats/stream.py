@@ -4,21 +4,23 @@ A batch is a pair ``(owners, numbers)`` with ``owners`` a ``(k, 52)`` uint8
 array and ``numbers`` a sequence of ``k`` Python ints, a ``(k, 2)`` uint64
 array of deal-number limbs ``[hi, lo]`` (as :func:`truedeal.dealnumber.encode_batch`
 returns them; writers that print numbers format these in the compiled kernel)
-or ``None``.
+or ``None``.  ``owners`` may be ``None`` when ``numbers`` are limbs: the
+deals known only by their numbers (stream v2's), for the writers that print
+numbers alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
 from ..cards import SEATS
 from .rotation import _check_board
 
-#: One batch handed to a writer: ``(owners (k, 52) uint8, numbers)``.
-Batch = tuple[np.ndarray, Sequence[int] | None]
+#: One batch handed to a writer: ``(owners (k, 52) uint8 or None, numbers)``.
+Batch = tuple[np.ndarray | None, Sequence[int] | None]
 
 #: Most boards rendered into a single yielded chunk.
 CHUNK_BOARDS = 256
@@ -35,20 +37,27 @@ def _boards(batches: Iterable[Batch], first_board: int) -> Iterator[tuple[int, l
             yield b + d, seats, (None if nums is None else int(nums[d]))
 
 
-def _is_limbs(nums) -> bool:
+def _is_limbs(nums) -> TypeGuard[np.ndarray]:
     """Are these numbers a (k, 2) limbs array (rather than ints or None)?"""
     return isinstance(nums, np.ndarray) and nums.ndim == 2
 
 
-def _batches(batches: Iterable[Batch], first_board: int) -> Iterator[tuple[int, np.ndarray, Any]]:
+def _batches(batches: Iterable[Batch], first_board: int, numbers_only: bool = False) -> Iterator[tuple[int, Any, Any]]:
     """Yield ``(first board, owners, numbers)`` for every batch, validated as
-    :func:`_boards` validates them (for writers that format a batch at once)."""
+    :func:`_boards` validates them (for writers that format a batch at once).
+    A writer of ``numbers_only`` takes batches whose owners are None."""
     b = _check_board(first_board)
     for bi, batch in enumerate(batches):
         try:
             owners, nums = batch
         except (TypeError, ValueError):
             raise ValueError(f"batch {bi}: expected a pair (owners, numbers)") from None
+        if owners is None:
+            if not (numbers_only and _is_limbs(nums)):
+                raise ValueError(f"batch {bi}: this format needs the deals' cards, not only their numbers")
+            yield b, None, nums  # the limbs are checked when formatted
+            b += len(nums)
+            continue
         owners = np.asarray(owners)
         if owners.ndim != 2 or owners.shape[1] != 52:
             raise ValueError(f"batch {bi}: owners must have shape (k, 52), got {owners.shape}")

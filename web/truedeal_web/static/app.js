@@ -190,6 +190,7 @@
   function postJob(constraints, count) {
     var body = { constraints: constraints, count: count };
     if ($("seed").value.trim()) body.seed = $("seed").value;
+    if ($("stream").value !== "v1") body.stream = $("stream").value;
     submitting = true;
     updateSubmit();
     api("POST", "/api/jobs", body).then(function (r) {
@@ -518,6 +519,7 @@
     try { writeFields(L.fieldsFromSpec(status.constraints)); } catch (e) { /* the job stands on its own */ }
     $("deal-count").value = status.count;
     $("seed").value = status.seed_generated ? "" : status.seed;
+    $("stream").value = status.stream || "v1";
     scheduleCount();
   }
 

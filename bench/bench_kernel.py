@@ -4,14 +4,16 @@ Run as ``.venv/bin/python bench/bench_kernel.py [n_deals] [n_cli]``.
 
 Per item it prints the kernel's rate, the numpy path's rate and their ratio;
 for whole-CLI items also the rate of ``bench/fisher_yates.c`` (compiled here
-with ``cc -O2``: a Fisher-Yates shuffle with xoshiro256**, one PBN line per
+with ``cc -O2``: a Fisher-Yates shuffle with xoshiro256**, one line per
 deal) and the ratio to it:
 
 * deal-number encode and decode, ``n_deals`` random deals (default 1,000,000);
 * the ``numbers`` text (decimal lines) and PBN deal strings of those deals;
-* ``truedeal generate '{}' -n n_cli --format numbers|pbn > /dev/null``
-  (default n_cli 1,000,000), with the kernel and with TRUEDEAL_NO_KERNEL=1,
-  against the C baseline printing n_cli lines to /dev/null;
+* ``truedeal generate '{}' -n n_cli --stream v1|v2 --format numbers|pbn >
+  /dev/null`` (default n_cli 1,000,000), with the kernel and with
+  TRUEDEAL_NO_KERNEL=1, against the C baseline printing n_cli lines to
+  /dev/null: seat lines (52 letters) for ``numbers``, PBN lines for ``pbn``
+  (whose games, with their tags, are longer still);
 * start-up: ``truedeal generate examples/strong-nt.json -n 1``, wall time.
 
 Rates are the best of a few repeats (``time.perf_counter``); one process, one
@@ -120,11 +122,12 @@ def bench_cli(n: int, exe: Path) -> None:
     c_pbn = run_wall([str(exe), str(n), "pbn"], repeats=2)
     c_seats = run_wall([str(exe), str(n), "seats"], repeats=2)
     print(f"C baseline (Fisher-Yates, xoshiro256**): {n / c_pbn:,.0f} PBN lines/s, {n / c_seats:,.0f} seat lines/s", flush=True)
-    for fmt in ("numbers", "pbn"):
-        argv = [*CLI, "generate", "{}", "-n", str(n), "--format", fmt]
-        t_k = run_wall(argv, {"TRUEDEAL_NO_KERNEL": ""})
-        t_n = run_wall(argv, {"TRUEDEAL_NO_KERNEL": "1"})
-        row(f"CLI '{{}}' --format {fmt}, {n:,}", n, t_k, t_n, c_pbn)
+    for fmt, t_c in (("numbers", c_seats), ("pbn", c_pbn)):
+        for stream in ("v1", "v2"):
+            argv = [*CLI, "generate", "{}", "-n", str(n), "--stream", stream, "--format", fmt]
+            t_k = run_wall(argv, {"TRUEDEAL_NO_KERNEL": ""}, repeats=2)
+            t_n = run_wall(argv, {"TRUEDEAL_NO_KERNEL": "1"})
+            row(f"CLI '{{}}' {stream} --format {fmt}, {n:,}", n, t_k, t_n, t_c)
 
 
 def bench_startup() -> None:

@@ -320,59 +320,64 @@ out:
 
 /* ------------------------------------------------------------ level 1 */
 
-/* The corners of a box sum: each axis at qhi + 1 (sign +) or at qlo (sign -).
- * The table has a zero slice in front of every axis, so an axis with qlo == 0
- * only has its upper corner: `live` holds the axes with qlo > 0, and only
- * their subsets are visited (one binary feature that the suits of this table
- * cannot hold is then one corner, not two). Axis `skip` (or -1) sits at
- * `at`, the sign `sign`. */
-static inline int64_t corner_sum(const int64_t *prefix, const int64_t *stride, int nb, int64_t base, const int64_t *qlo,
-                                 const int64_t *qhi, int skip, int64_t at, int sign) {
-    unsigned live = 0;
-    int64_t top = base;
-    for (int k = 0; k < nb; k++) {
-        if (k == skip) {
-            top += at * stride[1 + k];
-            continue;
-        }
-        top += (qhi[k] + 1) * stride[1 + k];
-        if (qlo[k] > 0) live |= 1u << k;
-    }
-    int64_t acc = 0;
-    unsigned sub = 0;
-    do { /* every subset of live: those axes at qlo */
-        int64_t off = top;
-        int lows = 0;
-        for (int k = 0; k < nb; k++)
-            if (sub >> k & 1) {
-                off += (qlo[k] - qhi[k] - 1) * stride[1 + k];
-                lows++;
-            }
-        acc += lows % 2 == 0 ? prefix[off] : -prefix[off];
-        sub = (sub - live) & live;
-    } while (sub);
-    return sign * acc;
-}
-
-/* Sum of the summed-area table over the box [qlo, qhi] of its first nb
- * (range) axes, at table `which` and exact coordinates ex (Sampler._box). */
-static inline int64_t box_sum(const int64_t *prefix, const int64_t *stride, int nb, int64_t base, const int64_t *qlo,
-                              const int64_t *qhi) {
-    return corner_sum(prefix, stride, nb, base, qlo, qhi, -1, 0, 1);
-}
-
-/* The part of box_sum whose corners put axis d at `at` (up: its upper side,
- * else its lower side): a search along axis d keeps the lower half fixed
- * and reads only the upper half at each step. */
-static inline int64_t half_sum(const int64_t *prefix, const int64_t *stride, int nb, int64_t base, const int64_t *qlo,
-                               const int64_t *qhi, int d, int up, int64_t at) {
-    if (!up && at == 0) return 0; /* the zero slice */
-    return corner_sum(prefix, stride, nb, base, qlo, qhi, d, at, up ? 1 : -1);
-}
-
 /* Most box and exact coordinates of a level-1 search (sampling._LEVEL1_BOX, _LEVEL1_EXACT). */
 #define L1_BOX 16
 #define L1_EXACT 7
+
+/* Sums of a summed-area table over a box, along one axis.  With every axis
+ * but d fixed to its range [qlo, qhi], the table's sum over the box with
+ * axis d in [a, b] is line(b + 1) - line(a) (line(0) = 0: the zero slice),
+ * where line(at) adds +-prefix[top + at * stride_d + off[j]] over the 2**m
+ * corners of the other m axes whose low side is not the zero slice.  The
+ * corners' offsets and signs are found once per row, so that each step of
+ * the search along d costs 2**m reads and adds. */
+typedef struct {
+    int64_t top, step, off[1 << (L1_BOX - 1)];
+    int8_t sign[1 << (L1_BOX - 1)];
+    int count;
+} Line;
+
+static inline void line_of(Line *L, const int64_t *stride, int nb, int64_t base, const int64_t *qlo, const int64_t *qhi,
+                           int d) {
+    L->top = base;
+    L->step = stride[1 + d];
+    L->off[0] = 0;
+    L->sign[0] = 1;
+    L->count = 1;
+    for (int k = 0; k < nb; k++) {
+        if (k == d) continue;
+        L->top += (qhi[k] + 1) * stride[1 + k];
+        if (qlo[k] <= 0) continue; /* its low side is the zero slice */
+        int64_t low = (qlo[k] - qhi[k] - 1) * stride[1 + k];
+        for (int j = 0; j < L->count; j++) {
+            L->off[L->count + j] = L->off[j] + low;
+            L->sign[L->count + j] = (int8_t)-L->sign[j];
+        }
+        L->count *= 2;
+    }
+}
+
+static inline int64_t line_at(const int64_t *prefix, const Line *L, int64_t at) {
+    if (at == 0) return 0;
+    const int64_t *p = prefix + L->top + at * L->step;
+    int64_t acc = 0;
+    for (int j = 0; j < L->count; j++) acc += L->sign[j] * p[L->off[j]];
+    return acc;
+}
+
+
+/* The line along axis d of one row's box: coordinates before d as chosen
+ * (z2), the others over [lo, hi], at table `which` and exact coordinates ex. */
+static inline void row_line(Line *L, const int64_t *stride, int nb, int ne, int64_t which, const int64_t *ex,
+                            const int64_t *lo, const int64_t *hi, const int64_t *z2, int d) {
+    int64_t qlo[L1_BOX], qhi[L1_BOX], base = which * stride[0];
+    for (int e = 0; e < ne; e++) base += ex[e] * stride[1 + nb + e];
+    for (int k = 0; k < nb; k++) {
+        qlo[k] = k < d ? z2[k] : lo[k];
+        qhi[k] = k < d ? z2[k] : hi[k];
+    }
+    line_of(L, stride, nb, base, qlo, qhi, d);
+}
 
 /* Sampler._level1 after the boxes: coordinate d of z2 takes x in [lo_d, hi_d]
  * with weight the table's sum over the rest of the box (coordinates < d as
@@ -401,29 +406,19 @@ static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, i
     }
     memcpy(z2, lo, n * nb * sizeof *z2);
     for (int d = 0; d < nb; d++) {
-        int64_t qlo[L1_BOX], qhi[L1_BOX];
         for (size_t r = 0; r < n; r++) {
-            int64_t base = which[r] * stride[0];
-            for (int e = 0; e < ne; e++) base += exact[r * ne + e] * stride[1 + nb + e];
-            for (int k = 0; k < nb; k++) {
-                qlo[k] = k < d ? z2[r * nb + k] : lo[r * nb + k];
-                qhi[k] = k < d ? z2[r * nb + k] : hi[r * nb + k];
-            }
-            bnd[r] = box_sum(prefix, stride, nb, base, qlo, qhi);
+            Line L;
+            row_line(&L, stride, nb, ne, which[r], exact + r * ne, lo + r * nb, hi + r * nb, z2 + r * nb, d);
+            bnd[r] = line_at(prefix, &L, hi[r * nb + d] + 1) - line_at(prefix, &L, lo[r * nb + d]);
         }
         if (below(bits, bnd, draw, n) < 0) goto out;
         for (size_t r = 0; r < n; r++) {
-            int64_t base = which[r] * stride[0];
-            for (int e = 0; e < ne; e++) base += exact[r * ne + e] * stride[1 + nb + e];
-            for (int k = 0; k < nb; k++) {
-                qlo[k] = k < d ? z2[r * nb + k] : lo[r * nb + k];
-                qhi[k] = k < d ? z2[r * nb + k] : hi[r * nb + k];
-            }
-            int64_t a = lo[r * nb + d], b = hi[r * nb + d];
-            int64_t fixed = half_sum(prefix, stride, nb, base, qlo, qhi, d, 0, qlo[d]);
+            Line L;
+            row_line(&L, stride, nb, ne, which[r], exact + r * ne, lo + r * nb, hi + r * nb, z2 + r * nb, d);
+            int64_t a = lo[r * nb + d], b = hi[r * nb + d], fixed = -line_at(prefix, &L, a);
             while (a < b) { /* the smallest x with cum(x) > draw */
                 int64_t m = (a + b) / 2;
-                if (half_sum(prefix, stride, nb, base, qlo, qhi, d, 1, m + 1) + fixed > draw[r])
+                if (line_at(prefix, &L, m + 1) + fixed > draw[r])
                     b = m;
                 else
                     a = m + 1;

@@ -227,6 +227,34 @@ def test_cli_matches_a_process_without_the_kernel():
         assert len(outs[0].splitlines()) >= 5000
 
 
+@pytest.mark.parametrize("path", ["examples/strong-nt.json", "examples/flannery.json", "bench/specs/predeal.json",
+                                  "bench/specs/none.json", "bench/specs/nt_hearts.json"])
+def test_the_one_call_draw_is_taken_and_is_the_compiled_steps(path):
+    """Sampler.draw in one compiled call: taken for these listings, with the
+    deals and the stream position of the compiled steps made one by one."""
+    sampler = Plan.build(load_spec(str(ROOT / path))).sampler
+    assert sampler._compiled_draw()
+    one, steps = SeededBits("one", 2), SeededBits("one", 2)
+    got = sampler.draw(3000, Rng(one))
+    saved, sampler._one_call = sampler._one_call, ()  # the steps, still compiled
+    try:
+        want = sampler.draw(3000, Rng(steps))
+    finally:
+        sampler._one_call = saved
+    assert got.tobytes() == want.tobytes() and one.read(32) == steps.read(32)
+
+
+def test_the_one_call_draw_refuses_malformed_arrays():
+    sampler = Plan.build(load_spec(str(ROOT / "examples/strong-nt.json"))).sampler
+    assert sampler._compiled_draw()
+    *head, arrays = sampler._one_call
+    short = tuple(a[:-1] if i == 9 else a for i, a in enumerate(arrays))  # cell_dc one short
+    with pytest.raises(ValueError, match="malformed"):
+        kernel.sampler().draw(SeededBits("x"), *head, short, np.empty((10, 52), np.uint8))
+    with pytest.raises(TypeError):
+        kernel.sampler().draw(SeededBits("x"), *head, arrays[:-1], np.empty((10, 52), np.uint8))
+
+
 def test_threads_drawing_at_once_get_their_own_deals():
     """The kernel's work arrays are lent to one call at a time: threads that
     interleave inside it (the bit source is Python code) still get the deals

@@ -23,11 +23,61 @@
  *   deal(bits, owners u8, cards, counts, dest u8, take)   fill._deal
  *   fill(bits, roles, n_pat, owners u8, lengths, masks u16, free_to_shape)
  *                                                 fill.fill_deals
+ *   draw(bits, top, low_max, shift, guide_shift, nb, roles, n_pat, arrays, owners u8)
+ *                                                 Sampler.draw: all of the above in one call
  *
  * The integer draws themselves (below, below_wide) are in _draws.h, shared
  * with truedeal._paired.
  */
 #include "_draws.h"
+
+/* ------------------------------------------------------------ searches */
+
+/* WideCategorical.draw's search: for each draw (hi[r], lo[r]), the first
+ * index whose cumulative total (cum_hi, cum_lo) exceeds it; guide[b] is the
+ * first index whose high key is >= b << gshift (ng == 0: search it all). */
+static void wide_search(const int64_t *cum_hi, const uint64_t *cum_lo, size_t nc, const int64_t *guide, size_t ng,
+                        int gshift, const int64_t *hi, const uint64_t *lo, size_t n, int64_t *o) {
+    for (size_t r = 0; r < n; r++) {
+        size_t from = 0, to = nc, b = gshift >= 0 && gshift < 63 ? (size_t)(hi[r] >> gshift) : ng;
+        if (b + 1 < ng) { /* every key before guide[b] is below hi[r], the key at guide[b + 1] above it */
+            from = guide[b] < 0 ? 0 : (size_t)guide[b] < nc ? (size_t)guide[b] : nc;
+            to = guide[b + 1] < (int64_t)from ? from : (size_t)guide[b + 1] < nc ? (size_t)guide[b + 1] : nc;
+        }
+        size_t right = from + upper(cum_hi + from, to - from, hi[r]), left = from + lower(cum_hi + from, to - from, hi[r]);
+        o[r] = (int64_t)right;
+        for (size_t i = left; i < right; i++)
+            if (lo[r] < cum_lo[i]) {
+                o[r] = (int64_t)i;
+                break;
+            }
+    }
+}
+
+/* Sampler._split / _option's search: within the run of `keys` equal to
+ * q[i], the entry whose cumulative weight first exceeds the run's base +
+ * r[i]; starts[k] is where key k's run starts (ns == 0: search it all). */
+static void locate_rows(const int64_t *keys, const int64_t *cum, size_t nc, const int64_t *starts, size_t ns,
+                        const int64_t *q, const int64_t *r, size_t n, int64_t *o) {
+    for (size_t i = 0; i < n; i++) {
+        size_t start = 0, end = 0, at;
+        int table = q[i] >= 0 && (size_t)q[i] + 1 < ns;
+        if (table) {
+            start = (size_t)starts[q[i]];
+            end = (size_t)starts[q[i] + 1];
+            table = start <= end && end <= nc;
+        }
+        if (table) { /* the run of q[i] from the table, searched first */
+            int64_t x = (start ? cum[start - 1] : 0) + r[i];
+            at = start + upper(cum + start, end - start, x);
+            if (at == end) at = upper(cum, nc, x); /* beyond the run: as the full search */
+        } else {
+            start = lower(keys, nc, q[i]);
+            at = upper(cum, nc, (start ? cum[start - 1] : 0) + r[i]);
+        }
+        o[i] = (int64_t)at;
+    }
+}
 
 /* ------------------------------------------------------------ the deal */
 
@@ -504,26 +554,7 @@ static PyObject *s_wide_locate(PyObject *self, PyObject *args) {
         }
     }
     if (!rc) rc = below_wide(bits, top, low_max, shift, hi, lo, n);
-    if (!rc) {
-        const int64_t *cum_hi = ch.buf, *guide = gb.buf;
-        const uint64_t *cum_lo = cl.buf;
-        int64_t *o = out.buf;
-        size_t ng = (size_t)gb.len / 8;
-        for (size_t r = 0; r < n; r++) {
-            size_t from = 0, to = nc, b = gshift >= 0 && gshift < 63 ? (size_t)(hi[r] >> gshift) : ng;
-            if (b + 1 < ng) { /* every key before guide[b] is below hi[r], the key at guide[b + 1] above it */
-                from = guide[b] < 0 ? 0 : (size_t)guide[b] < nc ? (size_t)guide[b] : nc;
-                to = guide[b + 1] < (int64_t)from ? from : (size_t)guide[b + 1] < nc ? (size_t)guide[b + 1] : nc;
-            }
-            size_t right = from + upper(cum_hi + from, to - from, hi[r]), left = from + lower(cum_hi + from, to - from, hi[r]);
-            o[r] = (int64_t)right;
-            for (size_t i = left; i < right; i++)
-                if (lo[r] < cum_lo[i]) {
-                    o[r] = (int64_t)i;
-                    break;
-                }
-        }
-    }
+    if (!rc) wide_search(ch.buf, cl.buf, nc, gb.buf, (size_t)gb.len / 8, gshift, hi, lo, n, out.buf);
     drop(S_WL_HI, hi);
     drop(S_WL_LO, lo);
     PyBuffer_Release(&ch);
@@ -556,29 +587,7 @@ static PyObject *s_locate(PyObject *self, PyObject *args) {
         rc = -1;
     }
     if (!rc) rc = below(bits, tb.buf, r, n);
-    if (!rc) {
-        const int64_t *keys = kb.buf, *cum = cb.buf, *q = qb.buf;
-        int64_t *o = ob.buf;
-        const int64_t *starts = sb.buf;
-        for (size_t i = 0; i < n; i++) {
-            size_t start = 0, end = 0, at;
-            int table = q[i] >= 0 && (size_t)q[i] + 1 < ns;
-            if (table) {
-                start = (size_t)starts[q[i]];
-                end = (size_t)starts[q[i] + 1];
-                table = start <= end && end <= nc;
-            }
-            if (table) { /* the run of q[i] from the table, searched first */
-                int64_t x = (start ? cum[start - 1] : 0) + r[i];
-                at = start + upper(cum + start, end - start, x);
-                if (at == end) at = upper(cum, nc, x); /* beyond the run: as the full search */
-            } else {
-                start = lower(keys, nk, q[i]);
-                at = upper(cum, nc, (start ? cum[start - 1] : 0) + r[i]);
-            }
-            o[i] = (int64_t)at;
-        }
-    }
+    if (!rc) locate_rows(kb.buf, cb.buf, nc, sb.buf, ns, qb.buf, r, n, ob.buf);
     drop(S_LOC_R, r);
     PyBuffer_Release(&sb);
     PyBuffer_Release(&kb);
@@ -729,6 +738,250 @@ static PyObject *s_level1(PyObject *self, PyObject *args) {
     return PyBool_FromLong(rc);
 }
 
+/* ------------------------------------------------------------ one call */
+
+/* The listing's arrays that Sampler.draw reads, in the order of the tuple
+ * that truedeal.sampling.Sampler._kernel_arrays builds: int64 unless said. */
+enum {
+    A_CUM_HI, A_CUM_LO /* u64 */, A_GUIDE, A_E_CELL, A_E_Z1, A_E_C, A_C_VALUES, A_DIMS, A_CLAMP, A_CELL_DC, A_BOX_LO,
+    A_BOX_HI, A_PREFIX, A_PREFIX_SHAPE, A_CELL_COLS, A_CELL_PAIRS, A_PAIR_TABLES, A_SPLIT_KEY, A_SPLIT_CUM,
+    A_SPLIT_START, A_SPLIT_VA, A_SPLIT_VB, A_G, A_OPT_KEY, A_OPT_CUM, A_OPT_START, A_OPT_MASKS /* u16 */, A_OPT_FREE,
+    A_CELL_LENGTHS, N_ARRAYS
+};
+
+typedef struct {
+    const void *p[N_ARRAYS];
+    size_t len[N_ARRAYS]; /* items (8 bytes, or 2 for the masks) */
+    size_t nb, ne, ndims, zsize, n_pat, n_rank;
+} Tables;
+
+#define I64(T, a) ((const int64_t *)(T)->p[a])
+
+/* Split each pair vector z[r] of pair pair[r] into va, vb (Sampler._split):
+ * one Rng.below on the pair tables' totals, then the run's search. */
+static int split_rows(PyObject *bits, const Tables *T, const int64_t *pair, const int64_t *z, size_t n, int64_t *key,
+                      int64_t *tot, int64_t *r, int64_t *at, int64_t *va, int64_t *vb) {
+    size_t n_pairs = T->len[A_PAIR_TABLES] / T->zsize, n_split = T->len[A_SPLIT_KEY];
+    for (size_t i = 0; i < n; i++) {
+        if (pair[i] < 0 || (size_t)pair[i] >= n_pairs || z[i] < 0 || (size_t)z[i] >= T->zsize) goto bad;
+        key[i] = pair[i] * (int64_t)T->zsize + z[i];
+        tot[i] = I64(T, A_PAIR_TABLES)[key[i]];
+    }
+    if (below(bits, tot, r, n) < 0) return -1;
+    locate_rows(I64(T, A_SPLIT_KEY), I64(T, A_SPLIT_CUM), n_split, I64(T, A_SPLIT_START), T->len[A_SPLIT_START], key, r,
+                n, at);
+    for (size_t i = 0; i < n; i++) {
+        if ((size_t)at[i] >= n_split) goto bad;
+        va[i] = I64(T, A_SPLIT_VA)[at[i]];
+        vb[i] = I64(T, A_SPLIT_VB)[at[i]];
+    }
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "draw: a split out of range (malformed listing)");
+    return -1;
+}
+
+/* Row r's feature vector z1, exact coordinates, table and box (Sampler._level1
+ * before its draws).  0, or -1 for an index out of range. */
+static int level1_row(const Tables *T, int64_t e, int64_t *z1, int64_t *exact, int64_t *which, int64_t *lo, int64_t *hi) {
+    const int64_t *dims = I64(T, A_DIMS), *clamp = I64(T, A_CLAMP);
+    size_t n_cells = T->len[A_CELL_DC], n_c = T->ne ? T->len[A_C_VALUES] / T->ne : 0;
+    int64_t cell = I64(T, A_E_CELL)[e], zi = I64(T, A_E_Z1)[e], c = I64(T, A_E_C)[e];
+    if (cell < 0 || (size_t)cell >= n_cells || zi < 0 || (size_t)zi >= T->zsize || (T->ne && (c < 0 || (size_t)c >= n_c)))
+        return -1;
+    for (size_t d = T->ndims; d-- > 0;) { /* numpy.unravel_index */
+        z1[d] = zi % dims[d];
+        zi /= dims[d];
+    }
+    for (size_t j = 0; j < T->ne; j++) exact[j] = I64(T, A_C_VALUES)[(size_t)c * T->ne + j] - z1[T->nb + j];
+    *which = I64(T, A_CELL_DC)[cell];
+    for (size_t d = 0; d < T->nb; d++) {
+        int64_t blo = I64(T, A_BOX_LO)[(size_t)cell * T->nb + d], bhi = I64(T, A_BOX_HI)[(size_t)cell * T->nb + d];
+        if (bhi == (clamp[d] ? dims[d] - 1 : -1)) bhi = 1000000000; /* Layout.open_top */
+        lo[d] = blo - z1[d] > 0 ? blo - z1[d] : 0;
+        hi[d] = bhi - z1[d] < dims[d] - 1 ? bhi - z1[d] : dims[d] - 1;
+    }
+    return 0;
+}
+
+/* Sampler.draw, every step in one call: the same draws from the same bytes
+ * in the same order as its numpy steps (each a Rng call over all rows), for
+ * a listing whose cells have one box each and whose level 1 the compiled
+ * search takes.  Nothing here is new arithmetic: the steps are the ones the
+ * module's other functions make, and the Python between them (gathers,
+ * unravelling) is done here instead. */
+static int draw_rows(PyObject *bits, const Tables *T, const Roles *L, int64_t top, uint64_t low_max, int shift,
+                     int gshift, uint8_t *owners, size_t n) {
+    size_t nb = T->nb, ne = T->ne, np4 = T->n_pat * 4, nr = T->n_rank;
+    /* 13 row arrays, the rows' vectors, 3 of 4 per row, the lengths, lo_w; then the masks (u16) */
+    size_t words = n * (13 + T->ndims + ne + 3 * nb + 3 * 4 + np4 + 1), bytes = words * 8 + n * 4 * nr * 2;
+    int64_t *arena = grab(S_ARENA, bytes);
+    if (!arena) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int rc = -1;
+    int64_t *entry = arena, *hi_w = entry + n, *cell = hi_w + n, *which = cell + n, *z1f = which + n, *z2f = z1f + n, *key = z2f + n,
+            *tot = key + n, *r = tot + n, *at = r + n, *va = at + n, *vb = va + n, *q = vb + n, *z1 = q + n,
+            *exact = z1 + n * T->ndims, *lo = exact + n * ne, *hi = lo + n * nb, *z2 = hi + n * nb, *v = z2 + n * nb,
+            *opt = v + n * 4, *fts = opt + n * 4, *lengths = fts + n * 4;
+    uint64_t *lo_w = (uint64_t *)(lengths + n * np4);
+    uint16_t *masks = (uint16_t *)(lo_w + n);
+    const int64_t *dims = I64(T, A_DIMS);
+    int64_t stride[L1_BOX + L1_EXACT + 1];
+    for (size_t d = T->ndims; d-- > 0;) stride[d] = d + 1 == T->ndims ? 1 : stride[d + 1] * dims[d + 1];
+    /* level 0 */
+    if (below_wide(bits, top, low_max, shift, hi_w, lo_w, n) < 0) goto out;
+    wide_search(I64(T, A_CUM_HI), T->p[A_CUM_LO], T->len[A_CUM_HI], I64(T, A_GUIDE), T->len[A_GUIDE], gshift, hi_w, lo_w,
+                n, entry);
+    /* level 1 */
+    for (size_t i = 0; i < n; i++) {
+        if ((size_t)entry[i] >= T->len[A_E_CELL] ||
+            level1_row(T, entry[i], z1 + i * T->ndims, exact + i * ne, which + i, lo + i * nb, hi + i * nb) < 0)
+            goto bad;
+        cell[i] = I64(T, A_E_CELL)[entry[i]];
+        for (size_t d = 0; d < nb; d++) z2[i * nb + d] = lo[i * nb + d];
+    }
+    if (nb) {
+        int got = level1(bits, T->p[A_PREFIX], I64(T, A_PREFIX_SHAPE), (int)nb, (int)ne, n, which, lo, hi, exact, z2);
+        if (got < 0) goto out;
+        if (got == 0) goto bad;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t f = 0;
+        for (size_t d = 0; d < nb; d++) f += z2[i * nb + d] * stride[d];
+        for (size_t j = 0; j < ne; j++) f += exact[i * ne + j] * stride[nb + j];
+        z2f[i] = f;
+    }
+    /* level 2: spades+hearts from z1, diamonds+clubs from z2 */
+    size_t n_cells = T->len[A_CELL_DC];
+    if (T->len[A_CELL_PAIRS] != 2 * n_cells || T->len[A_CELL_COLS] != 4 * n_cells) goto bad;
+    for (size_t i = 0; i < n; i++) {
+        q[i] = I64(T, A_CELL_PAIRS)[cell[i] * 2];
+        z1f[i] = I64(T, A_E_Z1)[entry[i]];
+    }
+    if (split_rows(bits, T, q, z1f, n, key, tot, r, at, va, vb) < 0) goto out;
+    for (size_t i = 0; i < n; i++) v[i * 4] = va[i], v[i * 4 + 1] = vb[i];
+    for (size_t i = 0; i < n; i++) q[i] = I64(T, A_CELL_PAIRS)[cell[i] * 2 + 1];
+    if (split_rows(bits, T, q, z2f, n, key, tot, r, at, va, vb) < 0) goto out;
+    for (size_t i = 0; i < n; i++) v[i * 4 + 2] = va[i], v[i * 4 + 3] = vb[i];
+    /* level 3: each suit's option */
+    size_t n_cols = T->len[A_G] / T->zsize, n_opt = T->len[A_OPT_KEY];
+    for (int s = 0; s < 4; s++) {
+        for (size_t i = 0; i < n; i++) {
+            int64_t col = I64(T, A_CELL_COLS)[cell[i] * 4 + s], x = v[i * 4 + s];
+            if (col < 0 || (size_t)col >= n_cols || x < 0 || (size_t)x >= T->zsize) goto bad;
+            key[i] = col * (int64_t)T->zsize + x;
+            tot[i] = I64(T, A_G)[key[i]];
+        }
+        if (below(bits, tot, r, n) < 0) goto out;
+        locate_rows(I64(T, A_OPT_KEY), I64(T, A_OPT_CUM), n_opt, I64(T, A_OPT_START), T->len[A_OPT_START], key, r, n, at);
+        for (size_t i = 0; i < n; i++) {
+            if ((size_t)at[i] >= n_opt) goto bad;
+            opt[i * 4 + s] = at[i];
+        }
+    }
+    /* the fill */
+    const uint16_t *om = T->p[A_OPT_MASKS];
+    for (size_t i = 0; i < n; i++) {
+        memcpy(lengths + i * np4, I64(T, A_CELL_LENGTHS) + (size_t)cell[i] * np4, np4 * 8);
+        for (int s = 0; s < 4; s++) {
+            memcpy(masks + (i * 4 + s) * nr, om + (size_t)opt[i * 4 + s] * nr, nr * 2);
+            fts[i * 4 + s] = I64(T, A_OPT_FREE)[opt[i * 4 + s]];
+        }
+    }
+    rc = fill(bits, owners, n, L, lengths, masks, fts);
+    goto out;
+bad:
+    PyErr_SetString(PyExc_ValueError, "draw: an index out of range (malformed listing)");
+out:
+    drop(S_ARENA, arena);
+    return rc;
+}
+
+/* The arrays tuple's buffers into T (0 on success; views to release after). */
+static int tables_of(PyObject *arrays, size_t nb, size_t n_pat, size_t n_rank, Tables *T, Py_buffer *views) {
+    if (!PyTuple_Check(arrays) || PyTuple_GET_SIZE(arrays) != N_ARRAYS) {
+        PyErr_SetString(PyExc_TypeError, "draw: arrays must be a tuple of the listing's arrays");
+        return -1;
+    }
+    int got = 0, bad = 0;
+    for (; got < N_ARRAYS; got++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(arrays, got), &views[got], PyBUF_C_CONTIGUOUS) < 0) break;
+        size_t item = got == A_OPT_MASKS ? 2 : 8;
+        T->p[got] = views[got].buf;
+        T->len[got] = (size_t)views[got].len / item;
+        bad |= views[got].len % (Py_ssize_t)item != 0;
+    }
+    if (got < N_ARRAYS) {
+        for (int j = 0; j < got; j++) PyBuffer_Release(&views[j]);
+        return -1;
+    }
+    const int64_t *dims = T->p[A_DIMS];
+    T->nb = nb;
+    T->ndims = T->len[A_DIMS];
+    T->ne = T->ndims >= nb ? T->ndims - nb : 0;
+    T->n_pat = n_pat;
+    T->n_rank = n_rank;
+    T->zsize = 1;
+    for (size_t d = 0; d < T->ndims && !bad; d++) {
+        bad = dims[d] < 1 || dims[d] > (1 << 20);
+        T->zsize *= (size_t)dims[d];
+    }
+    size_t n_cells = T->len[A_CELL_DC], n_opt = T->len[A_OPT_KEY], prefix = 1;
+    bad = bad || nb > L1_BOX || T->ndims < nb || T->ne > L1_EXACT || T->zsize > ((size_t)1 << 40) ||
+          T->len[A_CLAMP] != nb || T->len[A_CUM_LO] != T->len[A_CUM_HI] || T->len[A_E_Z1] != T->len[A_E_CELL] ||
+          T->len[A_E_C] != T->len[A_E_CELL] || (T->ne && T->len[A_C_VALUES] % T->ne) ||
+          T->len[A_BOX_LO] != n_cells * nb || T->len[A_BOX_HI] != n_cells * nb || T->len[A_PAIR_TABLES] % T->zsize ||
+          T->len[A_G] % T->zsize || T->len[A_SPLIT_CUM] != T->len[A_SPLIT_KEY] ||
+          T->len[A_SPLIT_VA] != T->len[A_SPLIT_KEY] || T->len[A_SPLIT_VB] != T->len[A_SPLIT_KEY] ||
+          T->len[A_OPT_CUM] != n_opt || T->len[A_OPT_FREE] != n_opt || T->len[A_OPT_MASKS] != n_opt * n_rank ||
+          T->len[A_CELL_LENGTHS] != n_cells * n_pat * 4;
+    if (!bad && nb) { /* level 1's summed-area tables: (tables, dims + 1 ..., exact dims ...) */
+        const int64_t *shape = T->p[A_PREFIX_SHAPE];
+        bad = T->len[A_PREFIX_SHAPE] != 1 + T->ndims;
+        for (size_t a = 0; a < 1 + T->ndims && !bad; a++) {
+            bad = shape[a] < 1;
+            prefix *= (size_t)shape[a];
+        }
+        bad = bad || prefix != T->len[A_PREFIX];
+    }
+    if (bad) {
+        for (int j = 0; j < N_ARRAYS; j++) PyBuffer_Release(&views[j]);
+        PyErr_SetString(PyExc_ValueError, "draw: malformed listing arrays");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *s_draw(PyObject *self, PyObject *args) {
+    PyObject *bits, *roles, *arrays;
+    long long top;
+    unsigned long long low_max;
+    int shift, gshift;
+    Py_ssize_t nb, n_pat;
+    Py_buffer ob, rviews[10], tviews[N_ARRAYS];
+    if (!PyArg_ParseTuple(args, "OLKiinOnOw*", &bits, &top, &low_max, &shift, &gshift, &nb, &roles, &n_pat, &arrays, &ob))
+        return NULL;
+    Roles L;
+    Tables T;
+    L.n_pat = n_pat < 0 ? 0 : (size_t)n_pat;
+    int rc = nb < 0 ? (PyErr_SetString(PyExc_ValueError, "draw: nb < 0"), -1) : 0;
+    int got_roles = 0, got_tables = 0;
+    if (!rc) got_roles = (rc = roles_arrays(roles, &L, rviews)) == 0;
+    if (!rc) got_tables = (rc = tables_of(arrays, (size_t)nb, L.n_pat, L.n_rank, &T, tviews)) == 0;
+    size_t n = 0;
+    if (!rc) rc = sized(&ob, NCARDS, &n, "draw");
+    if (!rc && n) rc = draw_rows(bits, &T, &L, top, low_max, shift, gshift, ob.buf, n);
+    if (got_roles)
+        for (int j = 0; j < 10; j++) PyBuffer_Release(&rviews[j]);
+    if (got_tables)
+        for (int j = 0; j < N_ARRAYS; j++) PyBuffer_Release(&tviews[j]);
+    PyBuffer_Release(&ob);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"below", s_below, METH_VARARGS, "below(bits, bounds i8, out i8): Rng.below, same bytes."},
     {"below_wide", s_below_wide, METH_VARARGS, "below_wide(bits, top, low_max, shift, hi i8, lo u8): Rng.below_wide."},
@@ -741,6 +994,8 @@ static PyMethodDef methods[] = {
      "level1(bits, prefix, shape, nb, ne, which, lo, hi, exact, z2 out) -> bool: Sampler._level1's coordinates (False: not handled)."},
     {"fill", s_fill, METH_VARARGS,
      "fill(bits, roles, n_pat, owners u8 (n,52), lengths i8 (n,n_pat,4), masks u16 (n,4,n_rank), free_to_shape i8 (n,4)): fill.fill_deals."},
+    {"draw", s_draw, METH_VARARGS,
+     "draw(bits, top, low_max, shift, guide_shift, nb, roles, n_pat, arrays, owners u8 (n,52)): Sampler.draw in one call."},
     {NULL, NULL, 0, NULL},
 };
 

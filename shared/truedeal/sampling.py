@@ -27,7 +27,7 @@ from itertools import accumulate
 
 import numpy as np
 
-from .fill import fill_deals
+from .fill import _roles, fill_deals
 from .kernel import sampler as _compiled
 from .listing import Listing, prefix_sums
 from .patterns import PATTERNS
@@ -134,6 +134,7 @@ class Sampler:
         self.split_start = _starts(self.split_key, len(listing.pairs) * lay.zsize)
         # Suit lengths of the patterned seats, per cell: (n_cells, n_pat, 4).
         self.cell_lengths = PATTERNS[listing.cells] if lay.patterned else np.zeros((len(listing.cells), 0, 4), np.int64)
+        self._one_call: tuple | None = None  # the compiled draw's arguments, once built (see draw)
 
     # ------------------------------------------------------------------ steps
 
@@ -233,7 +234,14 @@ class Sampler:
     # ------------------------------------------------------------------ public
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
-        """``n`` uniform deals as an ``(n, 52)`` uint8 owners array."""
+        """``n`` uniform deals as an ``(n, 52)`` uint8 owners array: in one
+        compiled call where the kernel takes this listing (the same draws
+        from the same bytes as the steps below, without the Python between them)."""
+        k = _compiled()
+        if k is not None and self._compiled_draw():
+            owners = np.empty((n, 52), np.uint8)
+            k.draw(rng.bits, *self._one_call, owners)
+            return owners
         L = self.listing
         entry = self.entries.draw(n, rng)
         cell = L.e_cell[entry]
@@ -243,6 +251,28 @@ class Sampler:
         v[:, 0], v[:, 1] = self._split(L.e_z1[entry], L.cell_pairs[cell, 0], rng)
         v[:, 2], v[:, 3] = self._split(z2, L.cell_pairs[cell, 1], rng)
         return self.options.fill(self.layout, self.cell_lengths[cell], cols, v, L.g, rng)
+
+
+    def _compiled_draw(self) -> bool:
+        """Whether the compiled one-call draw takes this listing (every cell
+        has one box, level 1 fits its search); its arguments are built once."""
+        if self._one_call is None:
+            self._one_call = self._one_call_arguments() or ()
+        return bool(self._one_call)
+
+    def _one_call_arguments(self) -> tuple | None:
+        L, lay, e, o = self.listing, self.layout, self.entries, self.options
+        nb, ne = lay.n_box, len(lay.dims) - lay.n_box
+        if self.cell_box is None or nb > _LEVEL1_BOX or ne > _LEVEL1_EXACT or e.top + 1 >= 1 << 63:
+            return None
+        i64 = lambda a: np.ascontiguousarray(a, np.int64)  # noqa: E731
+        arrays = (i64(e.cum_hi), np.ascontiguousarray(e.cum_lo, np.uint64), i64(e.guide), i64(L.e_cell), i64(L.e_z1),
+                  i64(L.e_c), i64(L.c_values), i64(lay.dims), i64(lay.clamp), i64(self.cell_dc), i64(self.cell_box[0]),
+                  i64(self.cell_box[1]), i64(self.dc_prefix), i64(self.dc_prefix.shape), i64(L.cell_cols),
+                  i64(L.cell_pairs), i64(L.pair_tables), i64(self.split_key), i64(self.split_cum), i64(self.split_start),
+                  i64(self.split_va), i64(self.split_vb), i64(L.g), i64(o.key), i64(o.cum), i64(o.start),
+                  np.ascontiguousarray(o.masks, np.uint16), i64(o.free), i64(self.cell_lengths))
+        return (e.top, e.low_max, e.shift, e.guide_shift, nb, _roles(lay), len(lay.patterned), arrays)
 
 
 class OptionDraws:

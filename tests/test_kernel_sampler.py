@@ -233,7 +233,7 @@ def test_the_one_call_draw_is_taken_and_is_the_compiled_steps(path):
     """Sampler.draw in one compiled call: taken for these listings, with the
     deals and the stream position of the compiled steps made one by one."""
     sampler = Plan.build(load_spec(str(ROOT / path))).sampler
-    assert sampler._compiled_draw()
+    assert sampler.one_call_args()
     one, steps = SeededBits("one", 2), SeededBits("one", 2)
     got = sampler.draw(3000, Rng(one))
     saved, sampler._one_call = sampler._one_call, ()  # the steps, still compiled
@@ -246,8 +246,8 @@ def test_the_one_call_draw_is_taken_and_is_the_compiled_steps(path):
 
 def test_the_one_call_draw_refuses_malformed_arrays():
     sampler = Plan.build(load_spec(str(ROOT / "examples/strong-nt.json"))).sampler
-    assert sampler._compiled_draw()
-    *head, arrays = sampler._one_call
+    assert sampler.one_call_args()
+    *head, arrays = sampler.one_call_args()
     short = tuple(a[:-1] if i == 9 else a for i, a in enumerate(arrays))  # cell_dc one short
     with pytest.raises(ValueError, match="malformed"):
         kernel.sampler().draw(SeededBits("x"), *head, short, np.empty((10, 52), np.uint8))

@@ -238,9 +238,9 @@ class Sampler:
         compiled call where the kernel takes this listing (the same draws
         from the same bytes as the steps below, without the Python between them)."""
         k = _compiled()
-        if k is not None and self._compiled_draw():
+        if k is not None and (args := self.one_call_args()):
             owners = np.empty((n, 52), np.uint8)
-            k.draw(rng.bits, *self._one_call, owners)
+            k.draw(rng.bits, *args, owners)
             return owners
         L = self.listing
         entry = self.entries.draw(n, rng)
@@ -253,12 +253,13 @@ class Sampler:
         return self.options.fill(self.layout, self.cell_lengths[cell], cols, v, L.g, rng)
 
 
-    def _compiled_draw(self) -> bool:
-        """Whether the compiled one-call draw takes this listing (every cell
-        has one box, level 1 fits its search); its arguments are built once."""
+    def one_call_args(self) -> tuple:
+        """The compiled one-call draw's arguments after ``bits``, built once;
+        empty when it does not take this listing (a cell with several boxes,
+        or a level 1 past the compiled search's limits)."""
         if self._one_call is None:
             self._one_call = self._one_call_arguments() or ()
-        return bool(self._one_call)
+        return self._one_call
 
     def _one_call_arguments(self) -> tuple | None:
         L, lay, e, o = self.listing, self.layout, self.entries, self.options

@@ -175,32 +175,36 @@ class Workers:
                 self.proc.wait()
 
 
-def wait_done(store: jobs.JobStore, job_id: str, timeout: float = 3600) -> dict:
+def wait_done(store: jobs.JobStore, job_id: str, timeout: float = 3600, seen: dict | None = None) -> dict:
+    """The job's status once done; ``seen[state]``: when each state was first seen (polled every 10 ms)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         s = store.status(job_id)
+        if seen is not None:
+            seen.setdefault(s["state"], time.perf_counter())
         if s["state"] in jobs.FINAL_STATES:
             if s["state"] != "done":
                 raise RuntimeError(f"job {job_id} ended {s['state']}: {s['error']}")
             return s
-        time.sleep(0.05)
+        time.sleep(0.01 if seen is not None else 0.05)
     raise RuntimeError(f"job {job_id} not done after {timeout} s")
 
 
 def run_job(store, dispatcher, server: RedisServer, spec: str, n: int, seed: str, workers: Workers) -> dict:
     used0, aof0 = server.used_memory(), server.aof_size()
     cpu0, rcpu0 = workers.cpu_seconds(), server.cpu_seconds()
-    t0 = time.perf_counter()
+    t0, seen = time.perf_counter(), {}
     job = jobs.submit(store, dispatcher, spec, n, seed=seed)
-    wait_done(store, job.id)
+    wait_done(store, job.id, seen=seen)
     took = time.perf_counter() - t0
+    drawing = seen["done"] - seen.get("drawing", t0)  # from the merged count to the last chunk
     cpu1, rcpu1 = workers.cpu_seconds(), server.cpu_seconds()
     time.sleep(0.2)  # let the last acks land
     used1, aof1 = server.used_memory(), server.aof_size()
     digest = hashlib.sha256()
     for data in store.iter_chunk_bytes(job.id):
         digest.update(data)
-    return {"id": job.id, "seconds": took, "rate": n / took, "redis_bytes": used1 - used0, "aof_bytes": aof1 - aof0,
+    return {"id": job.id, "seconds": took, "rate": n / took, "drawing_rate": n / drawing, "redis_bytes": used1 - used0, "aof_bytes": aof1 - aof0,
             "sha256": digest.hexdigest(), "worker_cpu": cpu1 - cpu0, "redis_cpu": rcpu1 - rcpu0}
 
 
@@ -312,6 +316,9 @@ def main() -> None:
               f"+ fetch --format numbers = {(one['seconds'] + one['fetch_seconds']) / t_generate:.2f}x "
               f"(fetch {one['fetch_seconds']:.2f} s; output identical to generate: {one['fetch_matches']}); "
               f"job on 2 worker processes = {two['seconds'] / t_generate:.2f}x")
+        print(f"  drawing phase alone (from the merged count to done): 1 worker process {one['drawing_rate']:,.0f} deals/s "
+              f"= {one['drawing_rate'] / engine_rate:.2f}x the engine's rate; 2 worker processes {two['drawing_rate']:,.0f} deals/s "
+              f"= {two['drawing_rate'] / one['drawing_rate']:.2f}x one")
         print(f"  against the engine alone: job on 1 worker process = {engine_rate / one['rate']:.2f}x its time; "
               f"worker CPU per deal = {one['worker_cpu'] / n * engine_rate:.2f}x the engine's")
         print(f"redis memory: {one['redis_bytes'] / n:.2f} bytes/deal of used_memory (+{mb(one['redis_bytes'])} for "

@@ -204,7 +204,8 @@ def run_job(store, dispatcher, server: RedisServer, spec: str, n: int, seed: str
     digest = hashlib.sha256()
     for data in store.iter_chunk_bytes(job.id):
         digest.update(data)
-    return {"id": job.id, "seconds": took, "rate": n / took, "drawing_rate": n / drawing, "redis_bytes": used1 - used0, "aof_bytes": aof1 - aof0,
+    return {"id": job.id, "seconds": took, "rate": n / took, "drawing_rate": n / drawing,
+            "redis_bytes": used1 - used0, "aof_bytes": aof1 - aof0,
             "sha256": digest.hexdigest(), "worker_cpu": cpu1 - cpu0, "redis_cpu": rcpu1 - rcpu0}
 
 

@@ -310,6 +310,13 @@ def test_explain_an_exact_spec(spec, side, free, cases):
     assert info["exact"] is True and info["method"].startswith("exact")
     assert int(str(info["deals"])) == side * free and info["cases"] == cases
     assert info["build seconds"] >= 0
+    assert info["streams"].startswith("v1 and v2 deal alike")
+
+
+def test_explain_says_when_stream_v2_reads_numbers_off_the_stream():
+    assert "v2 reads deal numbers straight off the stream" in json.loads(ok("explain", "{}", "--json"))["streams"]
+    spec = '{"north": {"hcp": [0, 37], "spades": [0, 13]}}'  # restricts nothing: every deal fits
+    assert "v2 reads deal numbers" in json.loads(ok("explain", spec, "--json"))["streams"]
 
 
 def test_explain_says_what_goes_to_rejection(tmp_path):

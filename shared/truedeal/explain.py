@@ -31,10 +31,18 @@ def explanation(plan: Plan) -> dict[str, Any]:
         "cases": info.cases,
         "deals": info.deals if plan.exact else f"about {info.deals_estimate:.6g}",
         "build seconds": info.sizes.build_seconds,
+        "streams": _streams(plan),
     }
     if not plan.exact:
         out["acceptance"] = plan.acceptance
     return out
+
+
+def _streams(plan: Plan) -> str:
+    """How the seeded streams draw this plan's deals."""
+    if plan.every_deal:
+        return "v1 deals through the listing; v2 reads deal numbers straight off the stream (every deal fits)"
+    return "v1 and v2 deal alike, through the listing"
 
 
 def _form(form) -> str:

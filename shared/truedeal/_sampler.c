@@ -81,6 +81,11 @@ static void locate_rows(const int64_t *keys, const int64_t *cum, size_t nc, cons
 
 /* ------------------------------------------------------------ the deal */
 
+/* NO GIL: the loops between the reads of the bits touch no Python object
+ * and no scratch slot (grab and drop need the GIL), so they let go of the
+ * GIL: a job's chunk-writer thread then packs and sends the last chunk on
+ * the other core instead of waiting for the draw, and holding it up. */
+
 /* The draws of a partial Fisher-Yates over n rows: draw k = i * n + r
  * (position-major) is uniform below max(length[r] - i, 1), i < steps, into
  * pick[k].  The same draws from the same bytes as below() on those bounds
@@ -97,6 +102,7 @@ static int positions(PyObject *bits, const int64_t *length, size_t n, size_t ste
         goto out;
     }
     if (read_bits(bits, 2 * cnt, buf) < 0) goto out;
+    Py_BEGIN_ALLOW_THREADS
     for (size_t i = 0, k = 0; i < steps; i++)
         for (size_t r = 0; r < n; r++, k++) {
             uint32_t b = length[r] > (int64_t)i + 1 ? (uint32_t)(length[r] - (int64_t)i) : 1u;
@@ -104,6 +110,7 @@ static int positions(PyObject *bits, const int64_t *length, size_t n, size_t ste
             pick[k] = (uint8_t)(x >> 16);
             if (__builtin_expect(low < b, 0) && low < (65536u - b) % b) redo[bad++] = k;
         }
+    Py_END_ALLOW_THREADS
     while (bad) {
         if (read_bits(bits, 2 * bad, buf) < 0) goto out;
         size_t again = 0;
@@ -192,6 +199,7 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
     pick = grab(S_DRAW, steps * n + 1);
     if (!pick) goto nomem;
     if (positions(bits, length, n, steps, pick) < 0) goto out;
+    Py_BEGIN_ALLOW_THREADS /* pure C from here to the end: see NO GIL below */
     for (size_t i = 0; i < steps; i++) { /* position-major like the draws: reads them in order */
         const uint8_t *d = pick + i * n;
         for (size_t r = 0; r < n; r++) {
@@ -224,6 +232,7 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
             if (block < K) o[l[p]] = dest[block];
         }
     }
+    Py_END_ALLOW_THREADS
     rc = 0;
     goto out;
 nomem:
@@ -275,14 +284,16 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
     uint8_t dest[8];
     int64_t suit[13], all_spots[NCARDS], all[NCARDS];
     size_t n_all_spots = 0;
-    memset(owners, OPEN, n * NCARDS);
 #define LEN(r, pat, s) lengths[((r) * L->n_pat + (size_t)(pat)) * 4 + (s)]
 #define MASK(r, s, i) masks[((r) * 4 + (s)) * L->n_rank + (i)]
+    Py_BEGIN_ALLOW_THREADS
+    memset(owners, OPEN, n * NCARDS);
     for (size_t r = 0; r < n; r++) /* the honours: visit the set bits only (n_tr <= 13) */
         for (size_t i = 0; i < L->n_rank; i++)
             for (int s = 0; s < 4; s++)
                 for (unsigned b = MASK(r, s, i) & ((1u << L->n_tr[s]) - 1); b; b &= b - 1)
                     owners[r * NCARDS + L->tr[s][__builtin_ctz(b)]] = L->rank_seat[i];
+    Py_END_ALLOW_THREADS
     for (int s = 0; s < 4; s++) {
         size_t m = 0;
         for (int64_t t = 0; t < L->n_tr[s]; t++) suit[m++] = L->tr[s][t];
@@ -456,12 +467,15 @@ static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, i
     }
     memcpy(z2, lo, n * nb * sizeof *z2);
     for (int d = 0; d < nb; d++) {
+        Py_BEGIN_ALLOW_THREADS
         for (size_t r = 0; r < n; r++) {
             Line L;
             row_line(&L, stride, nb, ne, which[r], exact + r * ne, lo + r * nb, hi + r * nb, z2 + r * nb, d);
             bnd[r] = line_at(prefix, &L, hi[r * nb + d] + 1) - line_at(prefix, &L, lo[r * nb + d]);
         }
+        Py_END_ALLOW_THREADS
         if (below(bits, bnd, draw, n) < 0) goto out;
+        Py_BEGIN_ALLOW_THREADS
         for (size_t r = 0; r < n; r++) {
             Line L;
             row_line(&L, stride, nb, ne, which[r], exact + r * ne, lo + r * nb, hi + r * nb, z2 + r * nb, d);
@@ -475,6 +489,7 @@ static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, i
             }
             z2[r * nb + d] = a;
         }
+        Py_END_ALLOW_THREADS
     }
     rc = 1;
 out:
@@ -768,8 +783,10 @@ static int split_rows(PyObject *bits, const Tables *T, const int64_t *pair, cons
         tot[i] = I64(T, A_PAIR_TABLES)[key[i]];
     }
     if (below(bits, tot, r, n) < 0) return -1;
+    Py_BEGIN_ALLOW_THREADS
     locate_rows(I64(T, A_SPLIT_KEY), I64(T, A_SPLIT_CUM), n_split, I64(T, A_SPLIT_START), T->len[A_SPLIT_START], key, r,
                 n, at);
+    Py_END_ALLOW_THREADS
     for (size_t i = 0; i < n; i++) {
         if ((size_t)at[i] >= n_split) goto bad;
         va[i] = I64(T, A_SPLIT_VA)[at[i]];
@@ -832,16 +849,18 @@ static int draw_rows(PyObject *bits, const Tables *T, const Roles *L, int64_t to
     for (size_t d = T->ndims; d-- > 0;) stride[d] = d + 1 == T->ndims ? 1 : stride[d + 1] * dims[d + 1];
     /* level 0 */
     if (below_wide(bits, top, low_max, shift, hi_w, lo_w, n) < 0) goto out;
+    int malformed = 0;
+    Py_BEGIN_ALLOW_THREADS
     wide_search(I64(T, A_CUM_HI), T->p[A_CUM_LO], T->len[A_CUM_HI], I64(T, A_GUIDE), T->len[A_GUIDE], gshift, hi_w, lo_w,
                 n, entry);
-    /* level 1 */
-    for (size_t i = 0; i < n; i++) {
-        if ((size_t)entry[i] >= T->len[A_E_CELL] ||
-            level1_row(T, entry[i], z1 + i * T->ndims, exact + i * ne, which + i, lo + i * nb, hi + i * nb) < 0)
-            goto bad;
-        cell[i] = I64(T, A_E_CELL)[entry[i]];
+    for (size_t i = 0; i < n && !malformed; i++) { /* level 1's rows */
+        malformed = (size_t)entry[i] >= T->len[A_E_CELL] ||
+                    level1_row(T, entry[i], z1 + i * T->ndims, exact + i * ne, which + i, lo + i * nb, hi + i * nb) < 0;
+        cell[i] = malformed ? 0 : I64(T, A_E_CELL)[entry[i]];
         for (size_t d = 0; d < nb; d++) z2[i * nb + d] = lo[i * nb + d];
     }
+    Py_END_ALLOW_THREADS
+    if (malformed) goto bad;
     if (nb) {
         int got = level1(bits, T->p[A_PREFIX], I64(T, A_PREFIX_SHAPE), (int)nb, (int)ne, n, which, lo, hi, exact, z2);
         if (got < 0) goto out;
@@ -875,7 +894,9 @@ static int draw_rows(PyObject *bits, const Tables *T, const Roles *L, int64_t to
             tot[i] = I64(T, A_G)[key[i]];
         }
         if (below(bits, tot, r, n) < 0) goto out;
+        Py_BEGIN_ALLOW_THREADS
         locate_rows(I64(T, A_OPT_KEY), I64(T, A_OPT_CUM), n_opt, I64(T, A_OPT_START), T->len[A_OPT_START], key, r, n, at);
+        Py_END_ALLOW_THREADS
         for (size_t i = 0; i < n; i++) {
             if ((size_t)at[i] >= n_opt) goto bad;
             opt[i * 4 + s] = at[i];
@@ -883,6 +904,7 @@ static int draw_rows(PyObject *bits, const Tables *T, const Roles *L, int64_t to
     }
     /* the fill */
     const uint16_t *om = T->p[A_OPT_MASKS];
+    Py_BEGIN_ALLOW_THREADS
     for (size_t i = 0; i < n; i++) {
         memcpy(lengths + i * np4, I64(T, A_CELL_LENGTHS) + (size_t)cell[i] * np4, np4 * 8);
         for (int s = 0; s < 4; s++) {
@@ -890,6 +912,7 @@ static int draw_rows(PyObject *bits, const Tables *T, const Roles *L, int64_t to
             fts[i * 4 + s] = I64(T, A_OPT_FREE)[opt[i * 4 + s]];
         }
     }
+    Py_END_ALLOW_THREADS
     rc = fill(bits, owners, n, L, lengths, masks, fts);
     goto out;
 bad:

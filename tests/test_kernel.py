@@ -198,6 +198,19 @@ def test_format_numbers_matches_str(ck):
     assert kernel.format_numbers(limbs) == want
 
 
+def test_number_bytes_are_twelve_big_endian_bytes(ck):
+    nums = EDGE_NUMBERS + random_numbers(20_000, 12)
+    limbs = dn.ints_to_limbs(nums)
+    want = b"".join(x.to_bytes(12, "big") for x in nums)
+    assert ck.number_bytes(limbs) == want
+    assert dn.limbs_to_bytes(limbs) == dn.limbs_to_bytes_numpy(limbs) == want
+    past = np.concatenate([limbs[:3], np.array([[D >> 64, D & (2**64 - 1)]], np.uint64)])
+    with pytest.raises(ValueError, match=r"row 3"):
+        ck.number_bytes(past)
+    with pytest.raises(ValueError, match=r"deal number \d+ \(row 3\) out of range"):
+        dn.limbs_to_bytes(past)  # the numpy check words the error
+
+
 def python_pbn(owners, firsts) -> bytes:
     return "".join(deal_string(r, int(f)) + "\n" for r, f in zip(owners, firsts)).encode()
 

@@ -12,6 +12,7 @@
  *   pbn_deal_strings(owners, first: int 0..3 or bytes-like n uint8) -> bytes
  *   first_non_deal(owners: bytes-like n*52 uint8) -> int (-1: all are deals)
  *   below_d(words: bytes-like m*12, out: writable m*2 uint64) -> int kept
+ *   number_bytes(limbs: bytes-like n*2 uint64) -> bytes (12 big-endian bytes each)
  *   pbn_games(owners, b0, limbs|None, head, players, middles, tail, nl) -> bytes
  *
  * A deal number I (0 <= I < D < 2**96) is the lexicographic rank of the word
@@ -330,23 +331,51 @@ static char *put_number(char *p, uint64_t hi, uint64_t lo) {
     return p;
 }
 
+/* The limbs' rows below D: 0, or -1 with ValueError naming `what` (the buffer is released then). */
+static int limbs_in_range(Py_buffer *src, const char *what) {
+    if (src->len % 16) {
+        PyBuffer_Release(src);
+        PyErr_Format(PyExc_ValueError, "%s: buffer size is not a multiple of 16", what);
+        return -1;
+    }
+    const uint64_t *in = src->buf;
+    for (Py_ssize_t d = 0; d < src->len / 16; d++) {
+        if (((u128)in[2 * d] << 64 | in[2 * d + 1]) >= DEALS) {
+            PyBuffer_Release(src);
+            PyErr_Format(PyExc_ValueError, "deal number (row %zd) out of range [0, D)", d);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* 12 big-endian bytes per number (truedeal.dealnumber.limbs_to_bytes). */
+static PyObject *k_number_bytes(PyObject *self, PyObject *args) {
+    Py_buffer src;
+    if (!PyArg_ParseTuple(args, "y*", &src)) return NULL;
+    if (limbs_in_range(&src, "number_bytes") < 0) return NULL;
+    Py_ssize_t n = src.len / 16;
+    const uint64_t *in = src.buf;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 12);
+    if (out) {
+        uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t d = 0; d < n; d++, p += 12) {
+            for (int k = 0; k < 4; k++) p[k] = (uint8_t)(in[2 * d] >> (24 - 8 * k));
+            for (int k = 0; k < 8; k++) p[4 + k] = (uint8_t)(in[2 * d + 1] >> (56 - 8 * k));
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&src);
+    return out;
+}
+
 static PyObject *k_format_numbers(PyObject *self, PyObject *args) {
     Py_buffer src;
     if (!PyArg_ParseTuple(args, "y*", &src)) return NULL;
-    if (src.len % 16) {
-        PyBuffer_Release(&src);
-        PyErr_SetString(PyExc_ValueError, "format_numbers: buffer size is not a multiple of 16");
-        return NULL;
-    }
+    if (limbs_in_range(&src, "format_numbers") < 0) return NULL;
     Py_ssize_t n = src.len / 16;
     const uint64_t *in = src.buf;
-    for (Py_ssize_t d = 0; d < n; d++) {
-        if (((u128)in[2 * d] << 64 | in[2 * d + 1]) >= DEALS) {
-            PyBuffer_Release(&src);
-            PyErr_Format(PyExc_ValueError, "deal number (row %zd) out of range [0, D)", d);
-            return NULL;
-        }
-    }
     /* at most 29 digits (D < 10**29) and a newline */
     PyObject *out = PyBytes_FromStringAndSize(NULL, n * 30);
     if (out) {
@@ -601,6 +630,7 @@ static PyMethodDef methods[] = {
     {"pbn_games", k_pbn_games, METH_VARARGS,
      "pbn_games(owners, b0, limbs|None, head, players, middles, tail, nl) -> bytes: PBN games of boards b0.."},
     {"first_non_deal", k_first_non_deal, METH_VARARGS, "first_non_deal(owners_buf) -> first row that is not a deal, or -1."},
+    {"number_bytes", k_number_bytes, METH_VARARGS, "number_bytes(limbs_buf) -> bytes: 12 big-endian bytes per number < D."},
     {"below_d", k_below_d, METH_VARARGS, "below_d(words_buf, out_buf) -> kept: the 12-byte big-endian words below D, as limbs."},
     {NULL, NULL, 0, NULL},
 };

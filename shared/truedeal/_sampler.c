@@ -393,8 +393,8 @@ out:
  * corners' offsets and signs are found once per row, so that each step of
  * the search along d costs 2**m reads and adds. */
 typedef struct {
-    int64_t top, step, off[1 << (L1_BOX - 1)];
-    int8_t sign[1 << (L1_BOX - 1)];
+    int64_t top, step, *off; /* off and sign: room for 2**(nb - 1) corners, lent by the caller */
+    int8_t *sign;
     int count;
 } Line;
 
@@ -460,8 +460,10 @@ static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, i
             if (exact[r * ne + e] < 0 || exact[r * ne + e] >= shape[1 + nb + e]) return 0;
     }
     int64_t *bnd = grab(S_L1_BND, (n + 1) * 8), *draw = grab(S_L1_DRAW, (n + 1) * 8);
+    size_t corners = (size_t)1 << (nb - 1); /* heap, not stack: a thread's stack may be small */
+    Line L = {0, 0, malloc(corners * sizeof *L.off), malloc(corners), 0};
     int rc = -1;
-    if (!bnd || !draw) {
+    if (!bnd || !draw || !L.off || !L.sign) {
         PyErr_NoMemory();
         goto out;
     }
@@ -469,7 +471,6 @@ static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, i
     for (int d = 0; d < nb; d++) {
         Py_BEGIN_ALLOW_THREADS
         for (size_t r = 0; r < n; r++) {
-            Line L;
             row_line(&L, stride, nb, ne, which[r], exact + r * ne, lo + r * nb, hi + r * nb, z2 + r * nb, d);
             bnd[r] = line_at(prefix, &L, hi[r * nb + d] + 1) - line_at(prefix, &L, lo[r * nb + d]);
         }
@@ -477,7 +478,6 @@ static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, i
         if (below(bits, bnd, draw, n) < 0) goto out;
         Py_BEGIN_ALLOW_THREADS
         for (size_t r = 0; r < n; r++) {
-            Line L;
             row_line(&L, stride, nb, ne, which[r], exact + r * ne, lo + r * nb, hi + r * nb, z2 + r * nb, d);
             int64_t a = lo[r * nb + d], b = hi[r * nb + d], fixed = -line_at(prefix, &L, a);
             while (a < b) { /* the smallest x with cum(x) > draw */
@@ -495,6 +495,8 @@ static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, i
 out:
     drop(S_L1_BND, bnd);
     drop(S_L1_DRAW, draw);
+    free(L.off);
+    free(L.sign);
     return rc;
 }
 

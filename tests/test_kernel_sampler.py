@@ -212,15 +212,18 @@ def test_chunk_sizes_do_not_change_the_stream():
         assert short.tobytes() == ref.tobytes() == full[:size].tobytes()
 
 
-def test_cli_matches_a_process_without_the_kernel():
+@pytest.mark.parametrize("spec, stream", [
+    ({"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}, "south": {"shape": "5xxx + x5xx"}}, "v1"),
+    ({}, "v2"),  # deal numbers read off the stream: the compiled below_d against numpy's
+])
+def test_cli_matches_a_process_without_the_kernel(spec, stream):
     """The whole CLI, numbers and PBN, with and without TRUEDEAL_NO_KERNEL."""
-    cli = [sys.executable, "-m", "truedeal.cli", "generate"]
-    spec = json.dumps({"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}, "south": {"shape": "5xxx + x5xx"}})
+    cli = [sys.executable, "-m", "truedeal.cli", "generate", json.dumps(spec), "-n", "5000", "--seed", "cli", "--stream", stream]
     for fmt in ("numbers", "pbn"):
         outs = []
         for off in ("", "1"):
             env = {**os.environ, "TRUEDEAL_NO_KERNEL": off}
-            p = subprocess.run([*cli, spec, "-n", "5000", "--seed", "cli", "--format", fmt], capture_output=True, env=env, cwd=ROOT)
+            p = subprocess.run([*cli, "--format", fmt], capture_output=True, env=env, cwd=ROOT)
             assert p.returncode == 0, p.stderr
             outs.append(p.stdout)
         assert outs[0] == outs[1]

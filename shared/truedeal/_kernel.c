@@ -545,7 +545,7 @@ static PyObject *k_pbn_games(PyObject *self, PyObject *args) {
         }
         PyObject *m = PyTuple_GET_ITEM(middles, (b - 1) % 16);
         memcpy(p, head.buf, head.len), p += head.len;
-        p += sprintf(p, "%llu", b);
+        p = put_number(p, 0, b); /* sprintf's parsing was 12% of the PBN writer */
         memcpy(p, players.buf, players.len), p += players.len;
         memcpy(p, PyBytes_AS_STRING(m), PyBytes_GET_SIZE(m)), p += PyBytes_GET_SIZE(m);
         memcpy(p, deal, PBN_LEN - 1), p += PBN_LEN - 1; /* without its newline */

@@ -9,7 +9,7 @@
  *
  *   z1(bits, q, w_hi u8, w_lo u8, d0, d1, d2, k, width, tables, group_table, y, out)
  *                                          PairedSampler._z1
- *   z2(bits, q, z1, y, v, accept u8 (n_sig, n_z, n_z), group_sig, out)
+ *   z2(bits, q, z1, y, v, accept_ptr, accept_idx, group_sig, out)
  *                                          PairedSampler._z2
  *   cell(bits, q, z2, v, group_start, cell_order, tables, cell_table, out)
  *                                          PairedSampler._cell
@@ -143,31 +143,38 @@ static int64_t *below_entries(PyObject *bits, const int64_t *table, const int64_
     return NULL;
 }
 
+/* The accepted z2 of each (signature, z1), ascending: row k = sig * n_z + z1
+ * holds idx[ptr[k] .. ptr[k + 1]) (the accept matrix in compressed rows: a
+ * few percent of it is set, so a scan reads those entries alone). */
+typedef struct {
+    const int64_t *ptr, *idx;
+    size_t rows, nnz;
+} Accepted;
+
 /* z2: r below Y_q[z1], then the first z2 whose running sum of
- * V_q[z2] * accept[sig_q][z1][z2] exceeds r. */
+ * V_q[z2] * accept[sig_q][z1][z2] exceeds r: the same z2 as a scan of every
+ * z2, since the sum grows only at accepted ones. */
 static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z1, size_t n, const int64_t *y,
-                   const int64_t *v, const uint8_t *accept, const int64_t *sig, int64_t *out) {
+                   const int64_t *v, const Accepted *A, const int64_t *sig, int64_t *out) {
     int64_t *r = below_entries(bits, y, q, z1, D->n_z, n);
     if (!r) return -1;
-    for (size_t i = 0; i < n; i++) {
+    int bad = 0;
+    for (size_t i = 0; i < n && !bad; i++) {
         const int64_t *vq = v + (size_t)q[i] * D->n_z;
-        const uint8_t *acc = accept + ((size_t)sig[q[i]] * D->n_z + (size_t)z1[i]) * D->n_z;
-        int64_t sum = 0;
-        size_t j = 0;
-        for (; j + 16 <= D->n_z; j += 16) { /* sixteen at a time (vectorised), then one by one */
-            int64_t part = 0;
-            for (size_t t = j; t < j + 16; t++) part += vq[t] & -(int64_t)acc[t];
-            if (sum + part > r[i]) break;
-            sum += part;
-        }
-        for (; j < D->n_z; j++) {
-            sum += vq[j] & -(int64_t)acc[j];
+        size_t row = (size_t)sig[q[i]] * D->n_z + (size_t)z1[i];
+        int64_t from = A->ptr[row], to = A->ptr[row + 1], sum = 0, j = from;
+        bad = from < 0 || to < from || (size_t)to > A->nnz;
+        for (; !bad && j < to; j++) {
+            int64_t z = A->idx[j];
+            if ((bad = z < 0 || (size_t)z >= D->n_z)) break;
+            sum += vq[z];
             if (sum > r[i]) break;
         }
-        out[i] = (int64_t)j;
+        out[i] = j < to ? A->idx[j] : (int64_t)D->n_z; /* n_z: not reached for r below Y_q[z1] */
     }
     drop(S_P_DRAW, r);
-    return 0;
+    if (bad) PyErr_SetString(PyExc_IndexError, "paired: accepted z2 out of range");
+    return bad ? -1 : 0;
 }
 
 /* The cell: r below V_q[z2], then the first cell of the group's run whose
@@ -301,21 +308,22 @@ static PyObject *p_z1(PyObject *self, PyObject *args) {
 
 static PyObject *p_z2(PyObject *self, PyObject *args) {
     PyObject *bits;
-    Py_buffer b[7]; /* q, z1, y, v, accept, group_sig, out */
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6])) return NULL;
-    size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[5].len / 8;
+    Py_buffer b[8]; /* q, z1, y, v, accept_ptr, accept_idx, group_sig, out */
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7]))
+        return NULL;
+    size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[6].len / 8;
     Dims D = {n_q, n_q ? (size_t)b[2].len / 8 / n_q : 0, 0};
-    size_t n_sig = D.n_z ? (size_t)b[4].len / (D.n_z * D.n_z) : 0;
-    int rc = !D.n_z ? (PyErr_SetString(PyExc_ValueError, "paired: bad z2 shape"), -1) : 0;
+    Accepted A = {b[4].buf, b[5].buf, b[4].len >= 8 ? (size_t)b[4].len / 8 - 1 : 0, (size_t)b[5].len / 8};
+    size_t n_sig = D.n_z ? A.rows / D.n_z : 0;
+    int rc = !D.n_z || A.rows != n_sig * D.n_z ? (PyErr_SetString(PyExc_ValueError, "paired: bad z2 shape"), -1) : 0;
     if (!rc) rc = shaped(&b[1], n, 1, 8, "z1");
     if (!rc) rc = shaped(&b[3], n_q, D.n_z, 8, "v");
-    if (!rc) rc = shaped(&b[4], n_sig, D.n_z * D.n_z, 1, "accept");
-    if (!rc) rc = shaped(&b[6], n, 1, 8, "out");
+    if (!rc) rc = shaped(&b[7], n, 1, 8, "out");
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
     if (!rc) rc = in_range(b[1].buf, n, (int64_t)D.n_z, "z1");
-    if (!rc) rc = in_range(b[5].buf, n_q, (int64_t)n_sig, "signature");
-    if (!rc) rc = draw_z2(bits, &D, b[0].buf, b[1].buf, n, b[2].buf, b[3].buf, b[4].buf, b[5].buf, b[6].buf);
-    release(b, 7);
+    if (!rc) rc = in_range(b[6].buf, n_q, (int64_t)n_sig, "signature");
+    if (!rc) rc = draw_z2(bits, &D, b[0].buf, b[1].buf, n, b[2].buf, b[3].buf, &A, b[6].buf, b[7].buf);
+    release(b, 8);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }

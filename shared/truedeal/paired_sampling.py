@@ -62,10 +62,13 @@ class PairedSampler:
         packed = lay.vectors(np.maximum(self.support, 0).reshape(-1)) @ (1 << shifts)
         self.support_packed = np.where(self.support >= 0, packed.reshape(self.support.shape), 0)
         self._block_z1()
-        # what the compiled steps read: W as two 64-bit halves, the accepted boxes stacked
+        # what the compiled steps read: W as two 64-bit halves; the accepted z2
+        # of each (signature, z1), ascending, in compressed rows (a few percent are set)
         self.w_hi = np.array([w >> 64 for w in listing.e_weight], np.uint64)
         self.w_lo = np.array([w & (1 << 64) - 1 for w in listing.e_weight], np.uint64)
-        self.accept = np.ascontiguousarray(np.stack(listing.accept).astype(np.uint8))
+        rows, cols = np.nonzero(np.stack(listing.accept).reshape(-1, len(listing.z_flat)))
+        self.accept_idx = np.ascontiguousarray(cols, np.int64)
+        self.accept_ptr = np.searchsorted(rows, np.arange(len(listing.accept) * len(listing.z_flat) + 1)).astype(np.int64)
 
     def _block_z1(self) -> None:
         """z1 is drawn in two steps, a block of about sqrt(n_z) vectors, then one
@@ -113,7 +116,7 @@ class PairedSampler:
         L = self.listing
         if (k := _compiled()) is not None:
             out = np.empty(len(q), np.int64)
-            k.z2(rng.bits, q, z1, L.y, L.v, self.accept, L.group_sig, out)
+            k.z2(rng.bits, q, z1, L.y, L.v, self.accept_ptr, self.accept_idx, L.group_sig, out)
             return out
         r = rng.below(L.y[q, z1])  # Y_q[z1] sums exactly the weights below
         out = np.empty(len(q), np.int64)

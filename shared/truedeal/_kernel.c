@@ -331,31 +331,34 @@ static char *put_number(char *p, uint64_t hi, uint64_t lo) {
     return p;
 }
 
-/* The limbs' rows below D: 0, or -1 with ValueError naming `what` (the buffer is released then). */
-static int limbs_in_range(Py_buffer *src, const char *what) {
+/* The one argument, limbs of numbers below D: its rows (n of them), or NULL
+ * with ValueError naming `what` (src is then released). */
+static const uint64_t *limbs_arg(PyObject *args, const char *what, Py_buffer *src, Py_ssize_t *n) {
+    if (!PyArg_ParseTuple(args, "y*", src)) return NULL;
     if (src->len % 16) {
         PyBuffer_Release(src);
         PyErr_Format(PyExc_ValueError, "%s: buffer size is not a multiple of 16", what);
-        return -1;
+        return NULL;
     }
     const uint64_t *in = src->buf;
-    for (Py_ssize_t d = 0; d < src->len / 16; d++) {
+    *n = src->len / 16;
+    for (Py_ssize_t d = 0; d < *n; d++) {
         if (((u128)in[2 * d] << 64 | in[2 * d + 1]) >= DEALS) {
             PyBuffer_Release(src);
             PyErr_Format(PyExc_ValueError, "deal number (row %zd) out of range [0, D)", d);
-            return -1;
+            return NULL;
         }
     }
-    return 0;
+    static const uint64_t none[2];
+    return *n ? in : none; /* never NULL: that means an error */
 }
 
 /* 12 big-endian bytes per number (truedeal.dealnumber.limbs_to_bytes). */
 static PyObject *k_number_bytes(PyObject *self, PyObject *args) {
     Py_buffer src;
-    if (!PyArg_ParseTuple(args, "y*", &src)) return NULL;
-    if (limbs_in_range(&src, "number_bytes") < 0) return NULL;
-    Py_ssize_t n = src.len / 16;
-    const uint64_t *in = src.buf;
+    Py_ssize_t n;
+    const uint64_t *in = limbs_arg(args, "number_bytes", &src, &n);
+    if (!in) return NULL;
     PyObject *out = PyBytes_FromStringAndSize(NULL, n * 12);
     if (out) {
         uint8_t *p = (uint8_t *)PyBytes_AS_STRING(out);
@@ -372,10 +375,9 @@ static PyObject *k_number_bytes(PyObject *self, PyObject *args) {
 
 static PyObject *k_format_numbers(PyObject *self, PyObject *args) {
     Py_buffer src;
-    if (!PyArg_ParseTuple(args, "y*", &src)) return NULL;
-    if (limbs_in_range(&src, "format_numbers") < 0) return NULL;
-    Py_ssize_t n = src.len / 16;
-    const uint64_t *in = src.buf;
+    Py_ssize_t n;
+    const uint64_t *in = limbs_arg(args, "format_numbers", &src, &n);
+    if (!in) return NULL;
     /* at most 29 digits (D < 10**29) and a newline */
     PyObject *out = PyBytes_FromStringAndSize(NULL, n * 30);
     if (out) {

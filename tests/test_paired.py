@@ -120,7 +120,7 @@ def test_compiled_paired_draws_refuse_indices_out_of_range():
     sampler = build_paired(_comp(SMALL_FOUR)).make_sampler()
     L, k = sampler.listing, kernel.paired()
     bad = np.array([len(L.y)], np.int64)  # one group past the last
-    accepted = (sampler.accept_ptr, sampler.accept_idx)
+    accepted = (sampler.accept_ptr, sampler.accept_idx, sampler.accept_w)
     with pytest.raises(IndexError):
         k.z2(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), L.y, L.v, *accepted, L.group_sig, np.empty(1, np.int64))
     wrong = sampler.accept_idx + len(L.z_flat)  # accepted z2 past the last vector
@@ -128,7 +128,7 @@ def test_compiled_paired_draws_refuse_indices_out_of_range():
     sig, z1 = divmod(row, len(L.z_flat))
     q = np.array([np.nonzero(L.group_sig == sig)[0][0]], np.int64)
     with pytest.raises(IndexError, match="accepted z2"):
-        k.z2(chunk_rng("x", 0).bits, q, np.array([z1], np.int64), L.y, L.v, sampler.accept_ptr, wrong, L.group_sig,
+        k.z2(chunk_rng("x", 0).bits, q, np.array([z1], np.int64), L.y, L.v, sampler.accept_ptr, wrong, sampler.accept_w, L.group_sig,
              np.empty(1, np.int64))
     with pytest.raises(IndexError):
         k.cell(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), L.v, L.group_start, L.cell_order, L.tables,

@@ -9,7 +9,7 @@
  *
  *   z1(bits, q, w_hi u8, w_lo u8, d0, d1, d2, k, width, tables, group_table, y, out)
  *                                          PairedSampler._z1
- *   z2(bits, q, z1, y, v, accept_ptr, accept_idx, group_sig, out)
+ *   z2(bits, q, z1, y, v, accept_ptr, accept_idx, accept_w, group_sig, out)
  *                                          PairedSampler._z2
  *   cell(bits, q, z2, v, group_start, cell_order, tables, cell_table, out)
  *                                          PairedSampler._cell
@@ -144,15 +144,16 @@ static int64_t *below_entries(PyObject *bits, const int64_t *table, const int64_
 }
 
 /* The accepted z2 of each (signature, z1), ascending: row k = sig * n_z + z1
- * holds idx[ptr[k] .. ptr[k + 1]) (the accept matrix in compressed rows: a
- * few percent of it is set, so a scan reads those entries alone). */
+ * holds idx[ptr[k] .. ptr[k + 1]) and their weights w (the accept matrix in
+ * compressed rows: a few percent of it is set, so a scan reads those entries
+ * alone; the weights are 1, or a rank pool's ways). */
 typedef struct {
-    const int64_t *ptr, *idx;
+    const int64_t *ptr, *idx, *w;
     size_t rows, nnz;
 } Accepted;
 
 /* z2: r below Y_q[z1], then the first z2 whose running sum of
- * V_q[z2] * accept[sig_q][z1][z2] exceeds r: the same z2 as a scan of every
+ * V_q[z2] * accept[sig_q][z1][z2] (below Y, so within int64) exceeds r: the same z2 as a scan of every
  * z2, since the sum grows only at accepted ones. */
 static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z1, size_t n, const int64_t *y,
                    const int64_t *v, const Accepted *A, const int64_t *sig, int64_t *out) {
@@ -167,7 +168,7 @@ static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_
         for (; !bad && j < to; j++) {
             int64_t z = A->idx[j];
             if ((bad = z < 0 || (size_t)z >= D->n_z)) break;
-            sum += vq[z];
+            sum += vq[z] * A->w[j];
             if (sum > r[i]) break;
         }
         out[i] = j < to ? A->idx[j] : (int64_t)D->n_z; /* n_z: not reached for r below Y_q[z1] */
@@ -308,14 +309,17 @@ static PyObject *p_z1(PyObject *self, PyObject *args) {
 
 static PyObject *p_z2(PyObject *self, PyObject *args) {
     PyObject *bits;
-    Py_buffer b[8]; /* q, z1, y, v, accept_ptr, accept_idx, group_sig, out */
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7]))
+    Py_buffer b[9]; /* q, z1, y, v, accept_ptr, accept_idx, group_sig, out, accept_w */
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*y*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[8], &b[6],
+                          &b[7]))
         return NULL;
     size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[6].len / 8;
     Dims D = {n_q, n_q ? (size_t)b[2].len / 8 / n_q : 0, 0};
-    Accepted A = {b[4].buf, b[5].buf, b[4].len >= 8 ? (size_t)b[4].len / 8 - 1 : 0, (size_t)b[5].len / 8};
+    Accepted A = {b[4].buf, b[5].buf, b[8].buf, b[4].len >= 8 ? (size_t)b[4].len / 8 - 1 : 0, (size_t)b[5].len / 8};
     size_t n_sig = D.n_z ? A.rows / D.n_z : 0;
-    int rc = !D.n_z || A.rows != n_sig * D.n_z ? (PyErr_SetString(PyExc_ValueError, "paired: bad z2 shape"), -1) : 0;
+    int rc = !D.n_z || A.rows != n_sig * D.n_z || b[8].len != b[5].len
+                 ? (PyErr_SetString(PyExc_ValueError, "paired: bad z2 shape"), -1)
+                 : 0;
     if (!rc) rc = shaped(&b[1], n, 1, 8, "z1");
     if (!rc) rc = shaped(&b[3], n_q, D.n_z, 8, "v");
     if (!rc) rc = shaped(&b[7], n, 1, 8, "out");
@@ -323,7 +327,7 @@ static PyObject *p_z2(PyObject *self, PyObject *args) {
     if (!rc) rc = in_range(b[1].buf, n, (int64_t)D.n_z, "z1");
     if (!rc) rc = in_range(b[6].buf, n_q, (int64_t)n_sig, "signature");
     if (!rc) rc = draw_z2(bits, &D, b[0].buf, b[1].buf, n, b[2].buf, b[3].buf, &A, b[6].buf, b[7].buf);
-    release(b, 8);
+    release(b, 9);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
@@ -390,7 +394,7 @@ static PyObject *p_split(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"z1", p_z1, METH_VARARGS, "z1(bits, q, w_hi u8, w_lo u8, d0, d1, d2, k, width, tables, group_table, y, out)."},
-    {"z2", p_z2, METH_VARARGS, "z2(bits, q, z1, y, v, accept u8, group_sig, out)."},
+    {"z2", p_z2, METH_VARARGS, "z2(bits, q, z1, y, v, accept_ptr, accept_idx, accept_w, group_sig, out)."},
     {"cell", p_cell, METH_VARARGS, "cell(bits, q, z2, v, group_start, cell_order, tables, cell_table, out)."},
     {"split", p_split, METH_VARARGS, "split(bits, ca, cb, z, total, support, support_packed, z_packed, guard, z_flat, g, zsize, va, vb)."},
     {NULL, NULL, 0, NULL},

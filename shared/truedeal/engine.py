@@ -114,7 +114,9 @@ class Plan:
         if isinstance(spec, Spec) and spec.is_simple():
             return cls(spec, listing, build_seconds)
         program = spec if isinstance(spec, ir.Program) else spec.program()
-        return cls(spec if isinstance(spec, Spec) else None, listing, build_seconds, program=program, listed=listing.layout.comp)
+        pool = getattr(listing.layout, "pool", None)  # a rank pool's layout lists the patterned seats alone
+        listed = pool.source if pool is not None else listing.layout.comp
+        return cls(spec if isinstance(spec, Spec) else None, listing, build_seconds, program=program, listed=listed)
 
     @classmethod
     def _build_program(cls, spec: Spec | ir.Program, progress, exact_only: bool = False) -> Plan:

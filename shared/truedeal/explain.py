@@ -17,13 +17,15 @@ def explanation(plan: Plan) -> dict[str, Any]:
     info = plan.summary()
     program = plan.source_program()
     comp = plan.listed or compile_program(program)
+    pool = _rank_pool(plan)
     out: dict[str, Any] = {
         "condition": cond(program.condition),
         "predealt": [f"{SEAT_NAMES[s]}: " + " ".join("SHDC"[c % 4] + _RANKS[c // 4] for c in cards) for s, cards in program.predeal],
         "method": info.method,
         "exact": plan.exact,
         "listed by pattern": [SEAT_NAMES[s] for s in comp.patterned],
-        "listed by card": [SEAT_NAMES[s] for s in comp.rank_seats],
+        "listed by card": [SEAT_NAMES[s] for s in comp.rank_seats if s not in pool],
+        "weighed by rank counts": [SEAT_NAMES[s] for s in pool],
         "tracked ranks": [f"{SUIT_NAMES[k]}: {''.join(_RANKS[r] for r in comp.tracked[k]) or '-'}" for k in range(4)],
         "forms": [_form(f) for f in comp.forms],
         "cells": info.sizes.cells,
@@ -36,6 +38,13 @@ def explanation(plan: Plan) -> dict[str, Any]:
     if not plan.exact:
         out["acceptance"] = plan.acceptance
     return out
+
+
+def _rank_pool(plan: Plan) -> tuple[int, ...]:
+    """The seats a listing weighs by rank counts inside the paired listing
+    (:mod:`truedeal.listing.rank_pool`), not card by card."""
+    pool = getattr(getattr(plan.listing, "layout", None), "pool", None)
+    return pool.seats if pool is not None else ()
 
 
 def _streams(plan: Plan) -> str:

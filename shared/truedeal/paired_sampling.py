@@ -20,10 +20,12 @@ code here is the reference (tests/test_paired.py checks they agree).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .kernel import paired as _compiled
-from .listing.exact_ops import digit_bits, first_above, first_above_digits, product_digits
+from .listing.exact_ops import carried, digit_bits, first_above, first_above_digits, product_digits, z1_width
 from .listing.paired import PairedListing
 from .patterns import PATTERNS
 from .randomness import Rng
@@ -44,6 +46,8 @@ class PairedSampler:
         self.groups = WideCategorical(listing.e_weight)
         self.options = OptionDraws(listing.options, lay.zsize)
         self.cell_lengths = PATTERNS[listing.cells]
+        # with a rank pool, the fill deals the patterned seats alone (the pool then deals the rest)
+        self.listed = replace(lay, free=(), fill_roles=None)
         self.zvec = lay.vectors(listing.z_flat)
         self.run = int(np.diff(listing.group_start).max())
         # each column's feature vectors, padded with -1
@@ -66,8 +70,10 @@ class PairedSampler:
         # of each (signature, z1), ascending, in compressed rows (a few percent are set)
         self.w_hi = np.array([w >> 64 for w in listing.e_weight], np.uint64)
         self.w_lo = np.array([w & (1 << 64) - 1 for w in listing.e_weight], np.uint64)
-        rows, cols = np.nonzero(np.stack(listing.accept).reshape(-1, len(listing.z_flat)))
+        accept = np.stack(listing.accept).reshape(-1, len(listing.z_flat))
+        rows, cols = np.nonzero(accept)
         self.accept_idx = np.ascontiguousarray(cols, np.int64)
+        self.accept_w = np.ascontiguousarray(accept[rows, cols], np.int64)  # 1s, or a rank pool's ways
         self.accept_ptr = np.searchsorted(rows, np.arange(len(listing.accept) * len(listing.z_flat) + 1)).astype(np.int64)
 
     def _block_z1(self) -> None:
@@ -75,14 +81,16 @@ class PairedSampler:
         inside it: per group, each block's sum of ``T1 * Y`` as digits."""
         L = self.listing
         n_z = len(L.z_flat)
-        self.width = max(1, int(np.ceil(np.sqrt(n_z))))
-        self.k = digit_bits(n_z)
+        self.width = z1_width(n_z)
+        # digits for sums of one block's products, carried so that their running sums over blocks stay small
+        self.k = digit_bits(self.width)
         n_blocks = -(-n_z // self.width)
         sums = [np.zeros((len(L.y), n_blocks), np.int64) for _ in range(3)]
         for b in range(0, len(L.y), _BLOCK):
             digits = product_digits(L.tables[L.group_table[b : b + _BLOCK]], L.y[b : b + _BLOCK], self.k)
-            for total, d in zip(sums, digits):
-                total[b : b + _BLOCK] = np.add.reduceat(d, np.arange(0, n_z, self.width), axis=1)
+            block = [np.add.reduceat(d, np.arange(0, n_z, self.width), axis=1) for d in digits]
+            for total, d in zip(sums, carried(block, self.k)):
+                total[b : b + _BLOCK] = d
         self.block_sums = sums
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
@@ -96,7 +104,13 @@ class PairedSampler:
         v = np.empty((n, 4), dtype=np.int64)
         v[:, 0], v[:, 1] = self._split(cols[:, 0], cols[:, 1], z1, L.tables[L.group_table[q], z1], rng)
         v[:, 2], v[:, 3] = self._split(cols[:, 2], cols[:, 3], z2, L.tables[L.cell_table[cell], z2], rng)
-        return self.options.fill(L.layout, self.cell_lengths[cell], cols, v, L.g, rng)
+        pool = L.layout.pool
+        if pool is None:
+            return self.options.fill(L.layout, self.cell_lengths[cell], cols, v, L.g, rng)
+        owners = self.options.fill(self.listed, self.cell_lengths[cell], cols, v, L.g, rng)
+        z = self.zvec[z1] + self.zvec[z2]  # the forms are unclamped: vectors add
+        pool.deal(owners, rng, L.layout, L.sig_boxes, L.group_sig[q], z)
+        return owners
 
     def _z1(self, q: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing
@@ -116,7 +130,7 @@ class PairedSampler:
         L = self.listing
         if (k := _compiled()) is not None:
             out = np.empty(len(q), np.int64)
-            k.z2(rng.bits, q, z1, L.y, L.v, self.accept_ptr, self.accept_idx, L.group_sig, out)
+            k.z2(rng.bits, q, z1, L.y, L.v, self.accept_ptr, self.accept_idx, self.accept_w, L.group_sig, out)
             return out
         r = rng.below(L.y[q, z1])  # Y_q[z1] sums exactly the weights below
         out = np.empty(len(q), np.int64)

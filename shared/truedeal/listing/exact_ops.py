@@ -56,10 +56,35 @@ def product_digits(a: np.ndarray, b: np.ndarray, k: int) -> list[np.ndarray]:
 
 
 def row_dots(a: np.ndarray, b: np.ndarray) -> list[int]:
-    """``(a * b).sum(axis=1)`` as exact Python ints (2-D arrays)."""
-    k = digit_bits(a.shape[1])
-    sums = [d.sum(axis=1).tolist() for d in product_digits(a, b, k)]
-    return [x + (y << k) + (z << 2 * k) for x, y, z in zip(*sums)]
+    """``(a * b).sum(axis=1)`` as exact Python ints (2-D arrays), in runs of
+    columns short enough for the digits of the widest entries."""
+    wide = max(int(a.max(initial=0)).bit_length(), int(b.max(initial=0)).bit_length())
+    run = max(a.shape[1], 1)
+    while run > 1 and 2 * digit_bits(run) < wide:
+        run = (run + 1) // 2
+    out = [0] * len(a)
+    for c in range(0, a.shape[1] or 1, run):
+        k = digit_bits(run)
+        sums = [d.sum(axis=1).tolist() for d in product_digits(a[:, c : c + run], b[:, c : c + run], k)]
+        out = [o + x + (y << k) + (z << 2 * k) for o, x, y, z in zip(out, *sums)]
+    return out
+
+
+def z1_width(n_z: int) -> int:
+    """Vectors per block of the paired z1 draw (about sqrt(n_z)): its
+    products are summed a block at a time, in digits of ``digit_bits(width)``."""
+    return max(1, int(np.ceil(np.sqrt(n_z))))
+
+
+def carried(digits: list[np.ndarray], k: int) -> list[np.ndarray]:
+    """Digits ``[d0, d1, d2]`` of base ``2**k`` with the carries made, so that
+    the two lower ones are below ``2**k`` (their running sums then stay small)."""
+    d0, d1, d2 = (d.copy() for d in digits)
+    d1 += d0 >> k
+    d0 &= (1 << k) - 1
+    d2 += d1 >> k
+    d1 &= (1 << k) - 1
+    return [d0, d1, d2]
 
 
 def first_above(a: np.ndarray, b: np.ndarray, r: list[int]) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import factorial, prod
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +40,9 @@ class Layout:
     dims: tuple[int, ...]  # feature sizes: form dims, then exact dims
     n_box: int  # the first n_box dims are forms (range dims)
     clamp: tuple[bool, ...] = ()
+    #: seats weighed by rank counts (:mod:`truedeal.listing.rank_pool`); then the
+    #: exact dims are the patterned seats' count of each tracked rank
+    pool: Any = field(default=None, compare=False)
     #: the roles as the compiled fill reads them (built once by :mod:`truedeal.fill`)
     fill_roles: tuple | None = field(default=None, repr=False, compare=False)
 

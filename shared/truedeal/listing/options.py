@@ -67,7 +67,7 @@ def _form_values(layout: Layout, suit: int, lengths: dict[int, int], masks: np.n
     out = np.zeros((len(masks), layout.n_box), dtype=np.int64)
     for f, form in enumerate(layout.comp.forms):
         for t in form.terms:
-            if suit not in t.suits:
+            if suit not in t.suits or t.seat not in layout.rank_seats:  # a rank pool's seats are not listed
                 continue
             length = lengths.get(t.seat, 0)
             lut = np.array([t.value(suit, length, h) for h in held], dtype=np.int64)
@@ -132,6 +132,9 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
             feats.append(pcs[idx][:, pool_cols] - forced)
             patterned = (pc_ph[idx] + h - layout.forced_patterned(suit))[:, None] if layout.patterned else None
             feats.append(np.zeros((len(idx), 1), np.int64) if patterned is None else patterned)
+        if layout.pool is not None:  # the rank seats' count of each tracked rank
+            held = np.bitwise_or.reduce(masks[idx], axis=1)
+            feats.append((held[:, None] >> np.arange(len(layout.comp.tracked[suit]))) & 1)
         v = np.concatenate(feats, axis=1) if feats else np.zeros((len(idx), 0), np.int64)
         inside = (v < np.array(layout.dims)).all(axis=1) if v.shape[1] else np.ones(len(idx), bool)
         idx, w, v = idx[inside], w[inside], v[inside]

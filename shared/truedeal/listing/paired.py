@@ -30,8 +30,9 @@ import numpy as np
 
 from ..constraints.compile import Compiled, unclamped
 from .cells import enumerate_cells, suit_columns
-from .exact_ops import exact_matmul, row_dots
+from .exact_ops import digit_bits, exact_matmul, row_dots, z1_width
 from .layout import Layout, TooWide, make_layout
+from . import rank_pool
 from .options import SuitOptions, suit_options
 
 #: Most feature vectors a pair of suits may reach (the tables' width).
@@ -56,7 +57,7 @@ class PairedListing:
     cell_table: np.ndarray  # (n_cells,) the table of each cell's D+C pair
     group_table: np.ndarray  # (n_q,) the table of each group's S+H pair
     group_sig: np.ndarray  # (n_q,) cell signature of each group
-    accept: list[np.ndarray]  # per signature, (n_z, n_z) bool: z1 + z2 in an accepted box
+    accept: list[np.ndarray]  # per signature, (n_z, n_z): z1 + z2 in an accepted box (bool), or its pool's ways
     v: np.ndarray  # (n_q, n_z)
     y: np.ndarray  # (n_q, n_z)
     cell_order: np.ndarray  # cells sorted by group
@@ -64,6 +65,8 @@ class PairedListing:
     e_weight: list[int]  # W per group: level 0
     total: int
     cases: int
+    #: with a rank pool, each signature's accepted boxes over every form (the pool's draw reads them)
+    sig_boxes: list | None = None
 
     @property
     def deals(self) -> int:
@@ -76,8 +79,9 @@ class PairedListing:
 
 
 def applicable(comp: Compiled) -> bool:
-    """Exact specs with patterned seats and no pool."""
-    return comp.exact and bool(comp.patterned) and not comp.pooled
+    """Exact specs with patterned seats and no pool, or a pool weighed by rank
+    counts (:mod:`~truedeal.listing.rank_pool`)."""
+    return comp.exact and bool(comp.patterned) and (not comp.pooled or rank_pool.applicable(comp))
 
 
 @dataclass
@@ -95,7 +99,7 @@ class Prepared:
     @classmethod
     def of(cls, comp: Compiled) -> Prepared:
         """TooWide past the paired limits, as :func:`build_paired`."""
-        layout = make_layout(unclamped(comp))
+        layout = rank_pool.pool_layout(comp) if comp.pooled else make_layout(unclamped(comp))
         cells = enumerate_cells(layout.comp, layout)
         columns, cell_cols = suit_columns(cells, layout)
         if len(columns) * layout.zsize > MAX_PAIRED_CELLS:  # the dense option tables alone
@@ -114,11 +118,14 @@ class Prepared:
         g = self.weights_table()
         tables, v, y, weights = self.frame.weigh(g)
         frame = self.frame
+        _check_digits(tables, y, len(frame.z_flat))
         order = np.argsort(frame.cell_q, kind="stable")
         start = np.searchsorted(frame.cell_q[order], np.arange(len(frame.group_table) + 1))
+        pool = self.layout.pool
+        sig_boxes = pool.source.boxes_of(self.layout.comp.cell_signatures(self.cells)[1]) if pool is not None else None
         return PairedListing(self.layout, self.cells, self.cell_cols, self.options, g, frame.z_flat, tables,
                              frame.cell_dc, frame.group_table, frame.group_sig, frame.accept, v, y, order, start,
-                             weights, sum(weights), cases)
+                             weights, sum(weights), cases, sig_boxes)
 
 
 def build_paired(comp: Compiled) -> PairedListing:
@@ -126,6 +133,14 @@ def build_paired(comp: Compiled) -> PairedListing:
     prepared = Prepared.of(comp)
     # the cases' tables go before the weights' tables, which are the peak
     return prepared.listing(prepared.frame.total(case_indicators(prepared.options, prepared.layout)))
+
+
+def _check_digits(tables: np.ndarray, y: np.ndarray, n_z: int) -> None:
+    """The z1 draw sums ``T1 * Y`` a block at a time, in digits of
+    :func:`digit_bits` (block width) bits: each factor must fit in two."""
+    top = 2 * digit_bits(z1_width(n_z))
+    if int(tables.max(initial=0)).bit_length() > top or int(y.max(initial=0)).bit_length() > top:
+        raise TooWide("paired weights too wide for exact products")
 
 
 def paired_cases(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, options: list[SuitOptions]) -> int:
@@ -146,9 +161,12 @@ def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: np.nda
     sig, sig_keys = layout.comp.cell_signatures(cells)
     group_key, cell_q = np.unique(cell_sh * len(sig_keys) + sig, return_inverse=True)
     _check_size(len(z_flat), len(pairs) + 2 * len(group_key))
-    accept = [_accept(layout, z_flat, boxes) for boxes in layout.comp.boxes_of(sig_keys)]
+    if layout.pool is not None:
+        accept, accept_cases = layout.pool.accepts(layout, z_flat, sig_keys)
+    else:
+        accept = accept_cases = [_accept(layout, z_flat, boxes) for boxes in layout.comp.boxes_of(sig_keys)]
     return _Frame(layout, z_flat, n, pairs, cell_dc, cell_q.reshape(-1), group_key // len(sig_keys),
-                  group_key % len(sig_keys), accept)
+                  group_key % len(sig_keys), accept, accept_cases)
 
 
 def _unordered(cols: np.ndarray, n: int) -> np.ndarray:
@@ -168,7 +186,8 @@ class _Frame:
     cell_q: np.ndarray  # each cell's group
     group_table: np.ndarray  # each group's S+H table
     group_sig: np.ndarray
-    accept: list[np.ndarray]
+    accept: list[np.ndarray]  # per signature, A[z1, z2]: 0/1, or the rank pool's ways
+    accept_cases: list[np.ndarray]  # the same, counting the pool's holdings
 
     def weigh(self, g: np.ndarray):
         """Pair tables, V, Y and W for the per-column tables ``g``."""
@@ -188,7 +207,7 @@ class _Frame:
         out = 0
         for b in range(0, len(self.group_table), _BLOCK):
             rows = np.arange(b, min(b + _BLOCK, len(self.group_table)))
-            y = self._box_sums(_group_sums(tables, self.cell_q, self.cell_dc, rows), self.group_sig[rows])
+            y = self._box_sums(_group_sums(tables, self.cell_q, self.cell_dc, rows), self.group_sig[rows], self.accept_cases)
             out += sum(row_dots(tables[self.group_table[rows]], y))
         return out
 
@@ -201,12 +220,13 @@ class _Frame:
                        cell_q=np.searchsorted(groups, self.cell_q[cells]),
                        group_table=np.searchsorted(need, self.group_table[groups]), group_sig=self.group_sig[groups])
 
-    def _box_sums(self, v: np.ndarray, sig: np.ndarray) -> np.ndarray:
+    def _box_sums(self, v: np.ndarray, sig: np.ndarray, accept: list[np.ndarray] | None = None) -> np.ndarray:
         """Y = V A for rows of V whose cell signatures are ``sig``."""
         y = np.empty_like(v)
         for s in np.unique(sig):
             here = sig == s
-            y[here] = exact_matmul(v[here], self.accept[s].astype(np.float64), reach=len(self.accept[s]))
+            a = (accept or self.accept)[s]
+            y[here] = exact_matmul(v[here], a.astype(np.float64), reach=len(a) if a.dtype == bool else None)
         return y
 
 
@@ -220,8 +240,11 @@ def _dense(options: list[SuitOptions], layout: Layout) -> np.ndarray:
 def case_indicators(options: list[SuitOptions], layout: Layout) -> np.ndarray:
     """1 per distinct (feature vector, holdings) of each column: Pavlicek's cases."""
     indic = np.zeros((len(options), layout.zsize), dtype=np.int64)
+    # with a rank pool, shape-only seats are listed by holding too; their holdings make no case
+    seats = layout.pool.case_seats if layout.pool is not None else layout.rank_seats
+    cols = [layout.rank_seats.index(s) for s in seats]
     for k, opt in enumerate(options):
-        full = np.concatenate([opt.vflat[:, None], opt.masks.astype(np.int64)], axis=1)
+        full = np.concatenate([opt.vflat[:, None], opt.masks[:, cols].astype(np.int64)], axis=1)
         np.add.at(indic[k], np.unique(full, axis=0)[:, 0], 1)
     return indic
 

@@ -56,6 +56,9 @@ SPECS = {
     "1NT opener in North or in South": {"any_of": [{"north": {"hcp": [15, 17], "shape": BAL}}, {"south": {"hcp": [15, 17], "shape": BAL}}]},
     "1NT (15-17 bal) and three HCP ranges (E 8-12, S 6-10, W 5-12)": {
         "north": {"hcp": [15, 17], "shape": BAL}, "east": {"hcp": [8, 12]}, "south": {"hcp": [6, 10]}, "west": {"hcp": [5, 12]}},
+    "1NT, partner 8-9 with 5+ hearts, E 8-12, W 5-12 (rank pool)": {
+        "north": {"hcp": [15, 17], "shape": BAL}, "south": {"hcp": [8, 9], "hearts": [5, 13]},
+        "east": {"hcp": [8, 12]}, "west": {"hcp": [5, 12]}},
     "four HCP-only seats": {"north": {"hcp": [10, 14]}, "east": {"hcp": [5, 12]}, "south": {"hcp": [8, 13]}, "west": {"hcp": [6, 11]}},
     "four seats: 1NT, 5-card suit, 4+ spades, 3+ hearts": {
         "north": {"hcp": [15, 17], "shape": BAL},

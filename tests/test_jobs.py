@@ -686,7 +686,7 @@ def test_a_rejection_job_cut_short_stores_the_chunks_prefix(unit_store):
     its bytes are still the first deals of the full seeded chunk."""
     from truedeal.constraints.load import load_constraints
 
-    program = load_constraints(str(Path(__file__).parent / "scripts" / "08_partscore_battle.dlr"))
+    program = load_constraints(str(Path(__file__).parent / "scripts" / "11_levelling_coin.dlr"))
     n, seed = CHUNK_DEALS + 700, "cut short"
     plan = Plan.build(program)
     assert not plan.exact

@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from .kernel import paired as _compiled
-from .listing.exact_ops import carried, digit_bits, first_above, first_above_digits, product_digits, z1_width
+from .listing.exact_ops import block_product_sums, first_above, first_above_digits, z1_width
 from .listing.paired import PairedListing
 from .patterns import PATTERNS
 from .randomness import Rng
@@ -82,14 +82,11 @@ class PairedSampler:
         L = self.listing
         n_z = len(L.z_flat)
         self.width = z1_width(n_z)
-        # digits for sums of one block's products, carried so that their running sums over blocks stay small
-        self.k = digit_bits(self.width)
         n_blocks = -(-n_z // self.width)
         sums = [np.zeros((len(L.y), n_blocks), np.int64) for _ in range(3)]
         for b in range(0, len(L.y), _BLOCK):
-            digits = product_digits(L.tables[L.group_table[b : b + _BLOCK]], L.y[b : b + _BLOCK], self.k)
-            block = [np.add.reduceat(d, np.arange(0, n_z, self.width), axis=1) for d in digits]
-            for total, d in zip(sums, carried(block, self.k)):
+            block, self.k = block_product_sums(L.tables[L.group_table[b : b + _BLOCK]], L.y[b : b + _BLOCK], self.width)
+            for total, d in zip(sums, block):
                 total[b : b + _BLOCK] = d
         self.block_sums = sums
 

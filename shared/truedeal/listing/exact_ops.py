@@ -91,7 +91,28 @@ def first_above(a: np.ndarray, b: np.ndarray, r: list[int]) -> np.ndarray:
     """Per row, the first column where the running sum of ``a * b`` exceeds
     ``r[row]``: the categorical draw for ``r`` uniform below the row's total."""
     k = digit_bits(a.shape[1])
+    if not _fits_digits(a, b, k):  # products too wide for the digits: Python ints
+        cum = np.cumsum(a.astype(object) * b.astype(object), axis=1)
+        return np.argmax(cum > np.array(r, dtype=object)[:, None], axis=1)
     return first_above_digits(product_digits(a, b, k), k, r)[0]
+
+
+def _fits_digits(a: np.ndarray, b: np.ndarray, k: int) -> bool:
+    return max(int(a.max(initial=0)), int(b.max(initial=0))).bit_length() <= 2 * k
+
+
+def block_product_sums(a: np.ndarray, b: np.ndarray, width: int) -> tuple[list[np.ndarray], int]:
+    """The sums of ``a * b`` over each row's blocks of ``width`` columns, as
+    carried digits of base ``2**k`` (:func:`carried`), and ``k``.  Exact for any
+    non-negative int64 factors; factors past two digits go through Python ints."""
+    k = digit_bits(width)
+    starts = np.arange(0, a.shape[1], width)
+    if _fits_digits(a, b, k):
+        return carried([np.add.reduceat(d, starts, axis=1) for d in product_digits(a, b, k)], k), k
+    sums = np.add.reduceat(a.astype(object) * b.astype(object), starts, axis=1)
+    mask = (1 << k) - 1
+    return [np.array([[int(x) >> s & m for x in row] for row in sums], np.int64).reshape(sums.shape)
+            for s, m in ((0, mask), (k, mask), (2 * k, -1))], k
 
 
 def first_above_digits(digits: list[np.ndarray], k: int, r: list[int]) -> tuple[np.ndarray, list[int]]:

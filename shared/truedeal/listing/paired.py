@@ -29,10 +29,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..constraints.compile import Compiled, unclamped
-from .cells import enumerate_cells, suit_columns
-from .exact_ops import digit_bits, exact_matmul, row_dots, z1_width
-from .layout import Layout, TooWide, make_layout
 from . import rank_pool
+from .cells import enumerate_cells, suit_columns
+from .exact_ops import exact_matmul, row_dots
+from .layout import Layout, TooWide, make_layout
 from .options import SuitOptions, suit_options
 
 #: Most feature vectors a pair of suits may reach (the tables' width).
@@ -118,7 +118,6 @@ class Prepared:
         g = self.weights_table()
         tables, v, y, weights = self.frame.weigh(g)
         frame = self.frame
-        _check_digits(tables, y, len(frame.z_flat))
         order = np.argsort(frame.cell_q, kind="stable")
         start = np.searchsorted(frame.cell_q[order], np.arange(len(frame.group_table) + 1))
         pool = self.layout.pool
@@ -133,14 +132,6 @@ def build_paired(comp: Compiled) -> PairedListing:
     prepared = Prepared.of(comp)
     # the cases' tables go before the weights' tables, which are the peak
     return prepared.listing(prepared.frame.total(case_indicators(prepared.options, prepared.layout)))
-
-
-def _check_digits(tables: np.ndarray, y: np.ndarray, n_z: int) -> None:
-    """The z1 draw sums ``T1 * Y`` a block at a time, in digits of
-    :func:`digit_bits` (block width) bits: each factor must fit in two."""
-    top = 2 * digit_bits(z1_width(n_z))
-    if int(tables.max(initial=0)).bit_length() > top or int(y.max(initial=0)).bit_length() > top:
-        raise TooWide("paired weights too wide for exact products")
 
 
 def paired_cases(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, options: list[SuitOptions]) -> int:

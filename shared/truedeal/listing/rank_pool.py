@@ -183,7 +183,8 @@ class RankPool:
         f = list(self.listed_forms)
         if not f:
             return np.ones(z.shape[:-1], bool)
-        return ((z[..., f] >= np.array(lo)[f]) & (z[..., f] <= np.array(hi)[f])).all(axis=-1)
+        inside: np.ndarray = ((z[..., f] >= np.array(lo)[f]) & (z[..., f] <= np.array(hi)[f])).all(axis=-1)
+        return inside
 
     # ---------------------------------------------------------------- draws
 

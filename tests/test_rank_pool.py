@@ -12,6 +12,7 @@ from truedeal.constraints.evaluate import satisfies as fits
 from truedeal.engine import Plan
 from truedeal.evaluate import hcp
 from truedeal.listing import build_listing, count_cases
+from truedeal.listing.exact_ops import block_product_sums, first_above
 from truedeal.listing.paired import build_paired
 from truedeal.listing.rank_pool import applicable
 from truedeal.randomness import chunk_rng
@@ -88,3 +89,33 @@ def test_rank_pool_deals_follow_the_exact_law_of_each_pool_seat():
         possible = exact > 0
         assert seen[~possible].sum() == 0
         assert chisquare(seen[possible], exact[possible] / exact.sum() * len(owners)).pvalue > 1e-4
+
+
+def test_block_sums_and_draws_stay_exact_past_two_digits():
+    """The z1 step's block sums and per-row draw, for Y of 60 bits (a pool's
+    ways make it that wide; T1 * Y stays below the 2**96 deals): equal to Python ints."""
+    rng = np.random.default_rng(11)
+    a, b = rng.integers(0, 1 << 30, size=(6, 50)), rng.integers(0, 1 << 60, size=(6, 50))
+    digits, k = block_product_sums(a, b, 8)
+    exact = [[sum(int(x) * int(y) for x, y in zip(ra[c : c + 8], rb[c : c + 8])) for c in range(0, 50, 8)] for ra, rb in zip(a, b)]
+    assert [[int(d0) + (int(d1) << k) + (int(d2) << 2 * k) for d0, d1, d2 in zip(*rows)] for rows in zip(*digits)] == exact
+    totals = [sum(int(x) * int(y) for x, y in zip(ra, rb)) for ra, rb in zip(a, b)]
+    r = [t * 3 // 7 for t in totals]
+    running = [np.cumsum([int(x) * int(y) for x, y in zip(ra, rb)]) for ra, rb in zip(a, b)]
+    assert first_above(a, b, r).tolist() == [int(np.argmax(run > x)) for run, x in zip(running, r)]
+
+
+def test_a_pool_of_two_hcp_only_seats_with_wide_weights_deals_alike_without_the_kernel():
+    """N+S 18-22 with East-West holding 8+ hearts (tests/scripts/08): the
+    pool is North and South, the patterned seats East and West, and the z1
+    weights pass two digits."""
+    comp = _comp({"condition": "hcp(north) + hcp(south) >= 18 && hcp(north) + hcp(south) <= 22"
+                               " && hearts(east) + hearts(west) >= 8"})
+    listing = build_paired(comp)
+    assert listing.layout.pool.seats == (0, 2)
+    owners = listing.make_sampler().draw(3000, chunk_rng("wide pool", 0))
+    with kernel.numpy_only():
+        again = listing.make_sampler().draw(3000, chunk_rng("wide pool", 0))
+    assert (owners == again).all()
+    ns = hcp(owners, 0) + hcp(owners, 2)
+    assert ((ns >= 18) & (ns <= 22)).all()

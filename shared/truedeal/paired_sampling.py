@@ -25,7 +25,7 @@ from dataclasses import replace
 import numpy as np
 
 from .kernel import paired as _compiled
-from .listing.exact_ops import block_product_sums, first_above, first_above_digits, z1_width
+from .listing.exact_ops import block_product_sums, first_above, first_above_digits
 from .listing.paired import PairedListing
 from .patterns import PATTERNS
 from .randomness import Rng
@@ -81,7 +81,7 @@ class PairedSampler:
         inside it: per group, each block's sum of ``T1 * Y`` as digits."""
         L = self.listing
         n_z = len(L.z_flat)
-        self.width = z1_width(n_z)
+        self.width = max(1, int(np.ceil(np.sqrt(n_z))))
         n_blocks = -(-n_z // self.width)
         sums = [np.zeros((len(L.y), n_blocks), np.int64) for _ in range(3)]
         for b in range(0, len(L.y), _BLOCK):

@@ -70,12 +70,6 @@ def row_dots(a: np.ndarray, b: np.ndarray) -> list[int]:
     return out
 
 
-def z1_width(n_z: int) -> int:
-    """Vectors per block of the paired z1 draw (about sqrt(n_z)): its
-    products are summed a block at a time, in digits of ``digit_bits(width)``."""
-    return max(1, int(np.ceil(np.sqrt(n_z))))
-
-
 def carried(digits: list[np.ndarray], k: int) -> list[np.ndarray]:
     """Digits ``[d0, d1, d2]`` of base ``2**k`` with the carries made, so that
     the two lower ones are below ``2**k`` (their running sums then stay small)."""
@@ -119,11 +113,7 @@ def first_above_digits(digits: list[np.ndarray], k: int, r: list[int]) -> tuple[
     """:func:`first_above` for weights given as (uncarried) digits, and the
     running sum before the chosen column (Python ints)."""
     mask = (1 << k) - 1
-    d0, d1, d2 = (np.cumsum(d, axis=1) for d in digits)
-    d1 += d0 >> k  # carry, so that both lower digits are below 2**k
-    d0 &= mask
-    d2 += d1 >> k
-    d1 &= mask
+    d0, d1, d2 = carried([np.cumsum(d, axis=1) for d in digits], k)
     rd = np.array([[x & mask, (x >> k) & mask, x >> 2 * k] for x in r], dtype=np.int64).reshape(len(r), 3)
     above = d2 > rd[:, 2:3]
     tie = d2 == rd[:, 2:3]

@@ -216,7 +216,7 @@ class _Frame:
         y = np.empty_like(v)
         for s in np.unique(sig):
             here = sig == s
-            a = (accept or self.accept)[s]
+            a = (self.accept if accept is None else accept)[s]
             y[here] = exact_matmul(v[here], a.astype(np.float64), reach=len(a) if a.dtype == bool else None)
         return y
 

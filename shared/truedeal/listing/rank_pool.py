@@ -183,8 +183,7 @@ class RankPool:
         f = list(self.listed_forms)
         if not f:
             return np.ones(z.shape[:-1], bool)
-        inside: np.ndarray = ((z[..., f] >= np.array(lo)[f]) & (z[..., f] <= np.array(hi)[f])).all(axis=-1)
-        return inside
+        return np.asarray(((z[..., f] >= np.array(lo)[f]) & (z[..., f] <= np.array(hi)[f])).all(axis=-1), bool)
 
     # ---------------------------------------------------------------- draws
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
+from test_paired import _comp
 from truedeal import kernel
-from truedeal.constraints.compile import compile_program
 from truedeal.constraints.evaluate import satisfies as fits
 from truedeal.engine import Plan
 from truedeal.evaluate import hcp
@@ -33,10 +33,6 @@ BOTH = [
 #: A shape-only seat beside the pool: the same deals as the factored listing
 #: (its cases differ: here the shape-only seat's honours make a case too).
 SHAPE_ONLY = {"north": {"hcp": [15, 17], "shape": "4333"}, "south": {"shape": "5xxx"}, "east": {"hcp": [8, 12]}}
-
-
-def _comp(spec):
-    return compile_program(load_spec(spec).program())
 
 
 @pytest.mark.parametrize("spec", BOTH, ids=range(len(BOTH)))

@@ -121,7 +121,7 @@ class Prepared:
         order = np.argsort(frame.cell_q, kind="stable")
         start = np.searchsorted(frame.cell_q[order], np.arange(len(frame.group_table) + 1))
         pool = self.layout.pool
-        sig_boxes = pool.source.boxes_of(self.layout.comp.cell_signatures(self.cells)[1]) if pool is not None else None
+        sig_boxes = pool.source.boxes_of(frame.sig_keys) if pool is not None else None
         return PairedListing(self.layout, self.cells, self.cell_cols, self.options, g, frame.z_flat, tables,
                              frame.cell_dc, frame.group_table, frame.group_sig, frame.accept, v, y, order, start,
                              weights, sum(weights), cases, sig_boxes)
@@ -157,7 +157,7 @@ def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: np.nda
     else:
         accept = accept_cases = [_accept(layout, z_flat, boxes) for boxes in layout.comp.boxes_of(sig_keys)]
     return _Frame(layout, z_flat, n, pairs, cell_dc, cell_q.reshape(-1), group_key // len(sig_keys),
-                  group_key % len(sig_keys), accept, accept_cases)
+                  group_key % len(sig_keys), accept, accept_cases, sig_keys)
 
 
 def _unordered(cols: np.ndarray, n: int) -> np.ndarray:
@@ -179,6 +179,7 @@ class _Frame:
     group_sig: np.ndarray
     accept: list[np.ndarray]  # per signature, A[z1, z2]: 0/1, or the rank pool's ways
     accept_cases: list[np.ndarray]  # the same, counting the pool's holdings
+    sig_keys: np.ndarray  # each signature's row (Compiled.cell_signatures)
 
     def weigh(self, g: np.ndarray):
         """Pair tables, V, Y and W for the per-column tables ``g``."""

@@ -40,7 +40,19 @@ def _num(hands, x) -> int:
         return x.const + sum(c * _hand_value(hands[f.seat], f) for c, f in x.terms)
     if isinstance(x, ir.IfElse):
         return _num(hands, x.then) if _cond(hands, x.cond) else _num(hands, x.other)
+    if isinstance(x, ir.Arith):
+        return _c_arith(x.op, _num(hands, x.left), _num(hands, x.right))
     raise TypeError(x)
+
+
+def _c_arith(op: str, a: int, b: int) -> int:
+    """Dealer's C arithmetic: truncation toward zero, and 0 for a division by zero."""
+    if op == "*":
+        return a * b
+    if b == 0:
+        return 0
+    q = int(a / b)  # exact here: |a|, |b| < 2**53
+    return q if op == "/" else a - b * q
 
 
 def _cond(hands, c) -> bool:
@@ -116,6 +128,13 @@ CONDITIONS = {
     "point scale with tens": ir.Compare(">=", _f(E, ir.weights(6, 4, 2, 1, 1)), _c(9)),
     "scale with negative weights": ir.Compare("<=", _f(N, ir.weights(3, 2, -1, -2)), _c(0)),
     "equal lengths": ir.Compare("==", _f(N, ir.LENGTH, (1,)), _f(S, ir.LENGTH, (1,))),
+    "remainder": ir.Compare("==", ir.Arith("%", _f(N, ir.HCP), _c(3)), _c(1)),
+    "quotient of a partnership sum": ir.Compare("==", ir.Arith("/", _sum(_f(N, ir.HCP), _f(S, ir.HCP)), _c(2)), _c(11)),
+    "product across seats": ir.Compare(">=", ir.Arith("*", _f(N, ir.HCP), _f(S, ir.LENGTH, (0,))), _c(30)),
+    "division by a number that can be zero": ir.Compare(
+        ">=", ir.Arith("/", _c(12), _sum(_f(E, ir.LENGTH, (2,)), _c(-3))), _c(3)),
+    "remainder of a negative number": ir.Compare(
+        "==", ir.Arith("%", _sum(_f(W, ir.CONTROLS), _c(-5)), _c(3)), _c(-1)),
 }
 
 
@@ -189,7 +208,8 @@ def _observed(plan: Plan, n: int, seed: str):
     return [tuple(row) for row in deals]
 
 
-@pytest.mark.parametrize("name", ["partnership hcp", "either/or across seats", "shape or points", "if-else"])
+@pytest.mark.parametrize("name", ["partnership hcp", "either/or across seats", "shape or points", "if-else", "remainder",
+                                  "product across seats"])
 def test_draws_are_uniform_over_the_completions(name):
     """Each completion that fits is drawn equally often (chi-square, fixed seed)."""
     cond = CONDITIONS[name]

@@ -512,7 +512,7 @@ def exact_source(spec: Spec | ir.Program) -> Compiled | list[SeatConstraint] | N
 
 def _relaxed_parts(comp: Compiled, relaxation: Relaxation) -> tuple[str, ...]:
     if relaxation.none and not comp.exact:
-        return ("the parts no listing can hold (e.g. tricks, rnd, products)",)
+        return ("the parts no listing can hold (e.g. tricks, rnd)",)
     return relaxation.describe()
 
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..constraints import ir
-from ..constraints.compile import compile_program, hand_max
+from ..constraints.bounded import arith_range, linear_range
+from ..constraints.compile import compile_program
 from ..engine import Plan, TooWide
 from ..patterns import PATTERNS
 from ..spec import Spec
@@ -103,31 +104,16 @@ def parse_query(text: str) -> Query:
 # ------------------------------------------------------------------- bounds
 
 
-def feature_range(f: ir.Feature) -> tuple[int, int]:
-    """Smallest and largest value of a feature on a 13-card hand."""
-    fn = f.fn
-    if fn.kind == "length":
-        n = len(set(f.suits))
-        return (max(0, 13 - 13 * (4 - n)), min(13, 13 * n))
-    if fn.kind == "losers":
-        return (0, 3 * len(f.suits))
-    top = hand_max(fn, f.suits)
-    bottom = -hand_max(ir.LocalFn("weights", tuple(-w for w in fn.weights)), f.suits)
-    return (bottom, top)
-
-
 def bounds(x: ir.Num) -> tuple[int, int]:
     """An interval holding every value of ``x``; :class:`NotExact` for a number
-    the engine cannot list (``tricks``, products of features ...)."""
+    the engine cannot list (``tricks``, ``rnd`` ...)."""
     if isinstance(x, ir.Linear):
-        lo = hi = x.const
-        for coef, f in x.terms:
-            a, b = feature_range(f)
-            lo, hi = lo + min(coef * a, coef * b), hi + max(coef * a, coef * b)
-        return lo, hi
+        return linear_range(x)
     if isinstance(x, ir.IfElse):
         (a, b), (c, d) = bounds(x.then), bounds(x.other)
         return min(a, c), max(b, d)
+    if isinstance(x, ir.Arith):
+        return arith_range(x.op, bounds(x.left), bounds(x.right))
     raise NotExact(f"{_what(x)} cannot be listed exactly")
 
 

@@ -19,7 +19,9 @@ The listing (:mod:`truedeal.listing`) needs to know, for a spec:
   function of the forms alone, constant on a grid cut by the thresholds: a
   union of boxes (:func:`Compiled.boxes`).
 
-Anything the listing cannot read exactly (products, ``tricks``, ``rnd``) is
+Products, quotients and remainders become guarded linear pieces
+(:mod:`.bounded`).  Anything the listing cannot read exactly (``tricks``,
+``rnd``, a product of too many pieces) is
 taken as true inside the listing, which then lists a superset of the spec;
 the plan checks the whole condition on each deal drawn and rejects the rest
 (:attr:`Compiled.rejection`).
@@ -29,13 +31,15 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..cards import HCP_OF_RANK, MAX_HCP
 from ..patterns import PATTERNS
-from . import ir
+from . import bounded, ir
+from .bounded import hand_max, local_max
 
 #: Truth values of the three-valued evaluation.
 FALSE, TRUE, UNKNOWN = 0, 1, 2
@@ -62,25 +66,6 @@ class Term:
             return 0
         v = self.fn.value(length, held)
         return self.coef * (local_max(self.fn) - v if self.complement else v)
-
-
-def local_max(fn: ir.LocalFn) -> int:
-    """The largest value ``fn`` takes on one suit."""
-    if fn.kind == "length":
-        return 13
-    if fn.kind == "losers":
-        return 3
-    return sum(w for w in fn.weights if w > 0)
-
-
-def hand_max(fn: ir.LocalFn, suits: tuple[int, ...]) -> int:
-    """The largest value ``sum(fn over suits)`` takes on a 13-card hand."""
-    if fn.kind == "length":
-        return min(13, 13 * len(suits))
-    if fn.kind == "losers":
-        return 3 * len(suits)
-    per_card = sorted((w for w in fn.weights for _ in suits), reverse=True)
-    return sum(w for w in per_card[:13] if w > 0)
 
 
 @dataclass
@@ -449,12 +434,35 @@ class _Compiler:
             return self.arith(num)
         raise NotExact(getattr(num, "name", type(num).__name__))
 
-    def arith(self, num: ir.Arith) -> list:
-        out = []
+    def arith(self, num: ir.Arith) -> list[tuple[list[Tree], ir.Linear]]:
+        out: list[tuple[list[Tree], ir.Linear]] = []
         for g1, a in self.alternatives(num.left):
             for g2, b in self.alternatives(num.right):
-                out.append((g1 + g2, _arith(num.op, a, b)))
+                out.extend((g1 + g2 + g, x) for g, x in self.pieces(num.op, a, b))
+        if len(out) > bounded.MAX_PIECES:
+            raise NotExact(num.op)
         return out
+
+    def pieces(self, op: str, a: ir.Linear, b: ir.Linear) -> list[tuple[list[Tree], ir.Linear]]:
+        """``a op b`` as guarded linear pieces (:mod:`.bounded`): a value of
+        ``b`` at a time when both vary, runs of one quotient for ``a / k``."""
+        try:
+            return [([], _arith(op, a, b))]
+        except NotExact:
+            pass
+        if op == "*" and _spread(a) < _spread(b):
+            a, b = b, a  # enumerate the operand with fewer values
+        if b.terms:
+            lo, hi = bounded.linear_range(b)
+            if hi - lo >= bounded.MAX_PIECES:
+                raise NotExact(op)
+            return [([self.atom(bounded.plus(b, -v), "=="), *g], x)
+                    for v in range(lo, hi + 1) for g, x in self.pieces(op, a, ir.Linear((), v))]
+        return [(self.within(a, first, last), bounded.remainder(a, b.const, q) if op == "%" else ir.Linear((), q))
+                for first, last, q in bounded.quotient_runs(*bounded.linear_range(a), b.const)]
+
+    def within(self, lin: ir.Linear, lo: int, hi: int) -> list[Tree]:
+        return [self.atom(bounded.plus(lin, -lo), ">="), self.atom(bounded.plus(lin, -hi), "<=")]
 
     def atom(self, lin: ir.Linear, op: str) -> Tree:
         if op not in _OPS:
@@ -470,6 +478,14 @@ class _Compiler:
                 for part, sign in _signed_parts(feat.fn):
                     key = (feat.seat, tuple(sorted(set(feat.suits))), part)
                     honour[key] = honour.get(key, 0) + sign * coef
+        g = math.gcd(*honour.values(), *lengths.values())
+        if g > 1:  # 2 hcp(n) >= 25 is hcp(n) >= 13: one form, whatever the scale
+            honour = {k: c // g for k, c in honour.items()}
+            lengths = {k: c // g for k, c in lengths.items()}
+            divided = bounded.divided(op, const, g)
+            if isinstance(divided, bool):
+                return ("const", divided)
+            op, const = divided
         terms = []
         for (seat, suits, fn), coef in sorted(honour.items(), key=_term_order):
             if coef > 0:
@@ -522,6 +538,11 @@ def _term_order(item):
     return (seat, suits, fn.kind, fn.weights)
 
 
+def _spread(lin: ir.Linear) -> int:
+    lo, hi = bounded.linear_range(lin)
+    return hi - lo
+
+
 def _sub(a: ir.Linear, b: ir.Linear) -> ir.Linear:
     return ir.Linear(a.terms + tuple((-c, f) for c, f in b.terms), a.const - b.const)
 
@@ -531,9 +552,9 @@ def _arith(op: str, a: ir.Linear, b: ir.Linear) -> ir.Linear:
         a, b = b, a
     if op == "*" and not b.terms:
         return ir.Linear(tuple((c * b.const, f) for c, f in a.terms), a.const * b.const)
-    if op in ("/", "%") and not a.terms and not b.terms and b.const:
-        q = abs(a.const) // abs(b.const) * (1 if (a.const >= 0) == (b.const > 0) else -1)  # C truncation
-        return ir.Linear((), q if op == "/" else a.const - q * b.const)
+    if op in ("/", "%") and not a.terms and not b.terms:
+        q = bounded.c_div(a.const, b.const)
+        return ir.Linear((), q) if op == "/" else bounded.remainder(a, b.const, q)
     if op == "+":
         return ir.Linear(a.terms + b.terms, a.const + b.const)
     if op == "-":

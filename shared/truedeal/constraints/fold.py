@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TypeGuard
 
-from . import ir
+from . import bounded, ir
 
 ZERO = ir.Linear((), 0)
 ONE = ir.Linear((), 1)
@@ -88,11 +88,6 @@ def _merge(terms) -> tuple:
     return tuple((c, f) for f, c in coef.items() if c)
 
 
-def _c_div(a: int, b: int) -> int:
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
 def arith(op: str, left, right) -> ir.Num:
     """``left op right`` for ``+ - * / %`` on numbers (conditions converted)."""
     a, b = as_num(left), as_num(right)
@@ -131,7 +126,7 @@ def _linear_arith_raw(op: str, a: ir.Linear, b: ir.Linear) -> ir.Linear | None:
     if op in ("/", "%") and is_const(a) and is_const(b):
         if b.const == 0:
             raise ZeroDivisionError("division by zero")
-        q = _c_div(a.const, b.const)
+        q = bounded.c_div(a.const, b.const)
         return const(q if op == "/" else a.const - q * b.const)
     return None
 

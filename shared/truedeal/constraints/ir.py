@@ -7,8 +7,9 @@ point scale are all features; a shape is a set of patterns of one seat.
 
 A condition is a boolean tree over comparisons of numeric expressions.  The
 exact engine reads comparisons of *linear* sums of features (``hcp(north) +
-hcp(south) >= 25``) and shapes; anything else (products, ``tricks``, ``rnd``)
-is kept as :class:`Opaque` and checked by rejection on real deals.
+hcp(south) >= 25``) and shapes, and cuts products, quotients and remainders
+(:class:`Arith`) into linear pieces; ``tricks``, ``rnd`` and the like are kept
+as :class:`OpaqueNum` and checked by rejection on real deals.
 
 Seats are 0..3 (N E S W), suits 0..3 (S H D C), ranks 0..12 (A K Q ... 2), as
 in :mod:`truedeal.cards`.  All nodes are frozen dataclasses: equal trees

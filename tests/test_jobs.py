@@ -31,6 +31,7 @@ redis = pytest.importorskip("redis")
 
 import truedeal_jobs as jobs  # noqa: E402
 from truedeal.cli import cli as truedeal_cli  # noqa: E402
+from truedeal.constraints.load import load_constraints  # noqa: E402
 from truedeal.dealnumber import encode_batch, limbs_to_bytes  # noqa: E402
 from truedeal.engine import Plan  # noqa: E402
 from truedeal.evaluate import satisfies, valid  # noqa: E402
@@ -139,7 +140,7 @@ def _wait(store, job_id, states=jobs.FINAL_STATES, timeout=60.0) -> dict:
 
 
 def _expected_bytes(spec_text: str, n: int, seed: str, chunks=None) -> dict[int, bytes]:
-    plan = Plan.build(load_spec(spec_text))
+    plan = Plan.build(load_constraints(spec_text))
     total = -(-n // CHUNK_DEALS)
     out = {}
     for i in (range(total) if chunks is None else chunks):
@@ -668,11 +669,14 @@ def test_submitting_lists_nothing(unit_store, monkeypatch):
     assert parts == [8, 8, 1, 1]  # one cell, and an either/or across seats, are not cut
 
 
-def test_a_plan_that_cannot_be_cut_is_built_whole_with_the_same_deals(unit_store):
+@pytest.mark.parametrize("spec", [
+    {"north": {"hcp": [15, 17]}, "south": {"spades": [5, 13]}, "condition": "hcp(north) >= 16 || hcp(south) >= 10"},
+    str(Path(__file__).parent / "scripts" / "11_levelling_coin.dlr"),  # split by who holds the club deuce
+], ids=["either-or", "card-split"])
+def test_a_plan_that_cannot_be_cut_is_built_whole_with_the_same_deals(unit_store, spec):
     st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
-    spec = {"north": {"hcp": [15, 17]}, "south": {"spades": [5, 13]}, "condition": "hcp(north) >= 16 || hcp(south) >= 10"}
     expected = b"".join(_expected_bytes(spec, 5000, "whole").values())  # before the job's plan: one plan at a time
-    job = jobs.submit(st, disp, spec, 5000, seed="whole")
+    job = jobs.submit(st, disp, load_constraints(spec) if isinstance(spec, str) else spec, 5000, seed="whole")
     assert _enumerate(st, disp, plans, job) == "ok"
     assert all(p.whole for p in st.partials(job.id).values()) and not st.slices(job.id)
     assert not st.get(job.id).sliced
@@ -684,9 +688,7 @@ def test_a_rejection_job_cut_short_stores_the_chunks_prefix(unit_store):
     """By rejection, a job's short last chunk stops drawing once it has its
     deals (a double-dummy script's small job takes seconds, not minutes):
     its bytes are still the first deals of the full seeded chunk."""
-    from truedeal.constraints.load import load_constraints
-
-    program = load_constraints(str(Path(__file__).parent / "scripts" / "11_levelling_coin.dlr"))
+    program = load_constraints(str(Path(__file__).parent / "scripts" / "59_levelling_ladder.dlr"))
     n, seed = CHUNK_DEALS + 700, "cut short"
     plan = Plan.build(program)
     assert not plan.exact
@@ -703,8 +705,6 @@ def test_a_double_dummy_job_past_the_task_limit_fails_at_its_reduce(rclient):
     """A script whose chunk would outlast the workers' task limit fails at
     once with the estimate (not after max_attempts killed tasks); a job small
     enough for one task runs."""
-    from truedeal.constraints.load import load_constraints
-
     program = load_constraints(str(Path(__file__).parent / "scripts" / "50_tricks_dd.dlr"))
     st = jobs.JobStore(jobs.connect(REDIS_URL), jobs.JobSettings(prefix=UNIT_PREFIX, task_seconds=60))
     disp, plans = RecordingDispatcher(), jobs.PlanCache()

@@ -32,8 +32,8 @@ from functools import cached_property
 
 import numpy as np
 
-from .cards import SEAT_NAMES, D
-from .constraints import ir
+from .cards import RANKS, SEAT_NAMES, SUITS, D, rank_of, suit_of
+from .constraints import card_owner, ir
 from .constraints.compile import Compiled, compile_program
 from .constraints.dds import needs_double_dummy
 from .dealnumber import decode_batch, encode_batch
@@ -119,16 +119,19 @@ class Plan:
         return cls(spec if isinstance(spec, Spec) else None, listing, build_seconds, program=program, listed=listed)
 
     @classmethod
-    def _build_program(cls, spec: Spec | ir.Program, progress, exact_only: bool = False) -> Plan:
-        """List a Program: exactly, or (unless ``exact_only``) a relaxed one
-        (some parts checked by rejection, :mod:`truedeal.relaxation`) when it
-        has parts the listing cannot read or is too wide."""
+    def _build_program(cls, spec: Spec | ir.Program, progress, exact_only: bool = False, split: bool = True) -> Plan:
+        """List a Program: exactly, split by card owners when it is too wide
+        (unless not ``split``: the parts of a split or of an either/or are not
+        split again, which would list thousands of them), or (unless
+        ``exact_only``) a relaxed one (some parts checked by rejection,
+        :mod:`truedeal.relaxation`) when it has parts the listing cannot read
+        or is too wide."""
         t0 = time.perf_counter()
         program = spec if isinstance(spec, ir.Program) else spec.program()
-        split = cross_seat_branches(program)
-        if split is not None:
+        branches = cross_seat_branches(program)
+        if branches is not None:
             try:
-                return cls._build_union(spec, program, *split, progress, t0)
+                return cls._build_union(spec, program, *branches, progress, t0)
             except TooWide:
                 pass  # the branches are too wide too: list the whole, relaxed
         wide: list[TooWide] = []
@@ -138,6 +141,10 @@ class Plan:
                 continue  # it relaxes no more than one that was too wide
             comp = compile_program(program if relaxation.none else relax(program, relaxation))
             listing = _any_listing(comp, progress, wide)
+            if listing is None and relaxation.none and split:
+                parts = cls._build_card_split(spec, program, progress, t0)
+                if parts is not None:
+                    return parts
             if listing is None:
                 failed.append(relaxation)
                 continue
@@ -155,7 +162,7 @@ class Plan:
         each branch listed exactly, the count by inclusion-exclusion."""
         def part(conds: list) -> Plan:
             plan = cls._build_program(ir.Program(condition=ir.And(tuple(common + conds)), predeal=program.predeal), progress,
-                                      exact_only=True)
+                                      exact_only=True, split=False)
             if not plan.exact:
                 raise TooWide("a branch of the either/or is not exact")
             return plan
@@ -170,6 +177,31 @@ class Plan:
         main = plans[0]
         plan = cls(spec if isinstance(spec, Spec) else None, main.listing, time.perf_counter() - t0, program=program, union=union)
         return plan
+
+    @classmethod
+    def _build_card_split(cls, spec, program: ir.Program, progress, t0: float) -> Plan | None:
+        """A plan listing ``program`` once per placement of the cards it reads
+        one at a time (:mod:`truedeal.constraints.card_owner`), or None when
+        there are none or a placement is not exact."""
+        cards = card_owner.split_cards(program)
+        if not cards:
+            return None
+        plans, conds = [], []
+        for part in card_owner.placements(program, cards):
+            try:
+                plan = cls._build_program(part, progress, exact_only=True, split=False)
+            except TooWide:
+                return None
+            if not plan.exact:
+                return None
+            if plan.deals_total:
+                plans.append(plan)
+                conds.append(ir.TRUE)  # disjoint: never checked
+        if not plans:
+            return None
+        union = Union(plans, conds, sum(p.deals_total for p in plans), split_on=cards)
+        return cls(spec if isinstance(spec, Spec) else None, plans[0].listing, time.perf_counter() - t0,
+                   program=program, union=union)
 
     # ----------------------------------------------------------------- counts
 
@@ -368,10 +400,13 @@ class Union:
     from it exactly, and keeps the deal only if it fits no earlier branch: so
     each deal of the union comes from exactly one branch (its first), with
     the same probability as every other.  The share kept is exactly
-    ``union deals / sum(deals)``, at least one over the number of branches."""
+    ``union deals / sum(deals)``, at least one over the number of branches.
 
-    def __init__(self, plans: list[Plan], conds: list[ir.Cond], deals: int) -> None:
-        self.plans, self.conds, self.deals = plans, conds, deals
+    Branches split by who holds the cards ``split_on`` are disjoint: every
+    deal drawn is kept, and nothing is checked."""
+
+    def __init__(self, plans: list[Plan], conds: list[ir.Cond], deals: int, split_on: tuple[int, ...] = ()) -> None:
+        self.plans, self.conds, self.deals, self.split_on = plans, conds, deals, split_on
         self.listed = sum(p.deals_total for p in plans)
         self.pick = None if not self.listed else _categorical([p.deals_total for p in plans])
 
@@ -382,6 +417,10 @@ class Union:
     def summary(self, sizes: ListingSizes) -> CountSummary:
         method = (f"exact: an either/or of {len(self.plans)} exact listings; a deal drawn from one is kept "
                   f"only if it fits no earlier one (keeps exactly {float(self.acceptance):.2%})")
+        if self.split_on:
+            names = ", ".join(SUITS[suit_of(c)] + RANKS[rank_of(c)] for c in self.split_on)
+            method = (f"exact: split by who holds {names}, {len(self.plans)} exact listings with those cards "
+                      "predealt, no rejection")
         return CountSummary.exact(self.deals, sum(count_cases(p.listing) for p in self.plans), sizes, method,
                                   branches=[p.deals_total for p in self.plans])
 
@@ -403,7 +442,7 @@ class Union:
                     continue
                 owners[rows] = plan._draw(len(rows), rng)
                 earlier = np.zeros(len(rows), bool)
-                for cond in self.conds[:i]:
+                for cond in self.conds[:i] if not self.split_on else ():
                     earlier |= evaluate_cond(owners[rows], cond)
                 keep[rows] = ~earlier
             kept.append(owners[keep])

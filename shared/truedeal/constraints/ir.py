@@ -18,6 +18,7 @@ compare and hash equal.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
 
 from ..cards import HCP_OF_RANK, SEATS
@@ -199,11 +200,10 @@ Cond = Compare | ShapeIn | And | Or | Not | Truth
 TRUE = Truth(True)
 
 
-def opaque_names(node: object) -> frozenset[str]:
-    """Names of the :class:`OpaqueNum` anywhere under ``node`` (a tree,
-    or a tuple of trees).  Shared subtrees are visited once: a script's
-    variables make its tree a DAG that a plain recursion walks exponentially."""
-    names: set[str] = set()
+def nodes(node: object) -> Iterator[object]:
+    """Every node under ``node`` (a tree, or a tuple of trees), each once, parents first, in order.
+    Shared subtrees are visited once: a script's variables make its tree a
+    DAG that a plain recursion walks exponentially."""
     seen: set[int] = set()
     todo = [node]
     while todo:
@@ -211,13 +211,16 @@ def opaque_names(node: object) -> frozenset[str]:
         if id(x) in seen:
             continue
         seen.add(id(x))
-        if isinstance(x, OpaqueNum):
-            names.add(x.name)
+        yield x
         if isinstance(x, (tuple, list)):
-            todo.extend(x)
+            todo.extend(reversed(x))  # reversed: the stack pops them in order
         elif is_dataclass(x):
-            todo.extend(getattr(x, f.name) for f in fields(x))
-    return frozenset(names)
+            todo.extend(reversed([getattr(x, f.name) for f in fields(x)]))
+
+
+def opaque_names(node: object) -> frozenset[str]:
+    """Names of the :class:`OpaqueNum` anywhere under ``node``."""
+    return frozenset(x.name for x in nodes(node) if isinstance(x, OpaqueNum))
 
 
 # ------------------------------------------------------------------ programs

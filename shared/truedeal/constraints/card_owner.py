@@ -1,0 +1,99 @@
+"""Splitting a program by who holds a few named cards.
+
+Scripts "level" their hand types with coin flips made of spot cards:
+``hascard(west, 2C) ? hcp(north) : hcp(south)``.  Tracking the deuce would
+make every suit's holdings track the deuce too, which is too wide to list.
+But the deals where a card sits with a given seat are exactly the deals with
+that card predealt to that seat, and there each ``hascard`` of it is a
+constant.  So the program is the disjoint union of at most four programs per
+card, each with the card predealt and its ``hascard`` folded away: each is
+listed exactly, and together they count and deal the whole exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+from ..cards import card
+from . import ir
+
+#: Most cards to split on: 4**4 programs to list (the practice library's
+#: levelling ladder uses four deuces and threes).
+MAX_SPLIT_CARDS = 4
+
+
+def single_card(feature: ir.Feature) -> int | None:
+    """The card that ``feature`` reads alone (``hascard``), else None."""
+    fn = feature.fn
+    if fn.kind != "weights" or len(feature.suits) != 1:
+        return None
+    ranks = [r for r, w in enumerate(fn.weights) if w]
+    return card(ranks[0], feature.suits[0]) if len(ranks) == 1 else None
+
+
+def split_cards(program: ir.Program) -> tuple[int, ...]:
+    """The cards worth splitting ``program`` on, first seen first: read one at
+    a time, of a rank that no other feature reads (an ace that HCP tracks
+    anyway costs the listing nothing), and not predealt; () when there are
+    none or more than :data:`MAX_SPLIT_CARDS`."""
+    predealt = {c for _, cards in program.predeal for c in cards}
+    features = [x for x in ir.nodes(program.condition) if isinstance(x, ir.Feature)]
+    singles = {f: single_card(f) for f in features}
+    tracked = {r for f, c in singles.items() if c is None for r in f.fn.ranks}
+    found = dict.fromkeys(c for c in singles.values() if c is not None and c not in predealt and c // 4 not in tracked)
+    return tuple(found) if len(found) <= MAX_SPLIT_CARDS else ()
+
+
+def placements(program: ir.Program, cards: tuple[int, ...]) -> Iterator[ir.Program]:
+    """``program`` given the owners of ``cards`` (predealt, their ``hascard``
+    folded), for every placement that leaves each seat at most 13 predealt cards."""
+    for owners in itertools.product(range(4), repeat=len(cards)):
+        given = _Placed(dict(zip(cards, owners)))
+        predeal = {seat: list(cs) for seat, cs in program.predeal}
+        for c, seat in zip(cards, owners):
+            predeal.setdefault(seat, []).append(c)
+        if all(len(cs) <= 13 for cs in predeal.values()):
+            yield ir.Program(condition=given.cond(program.condition),
+                             predeal=tuple((s, tuple(sorted(cs))) for s, cs in sorted(predeal.items())))
+
+
+class _Placed:
+    """A condition with each ``hascard`` of a placed card made a constant,
+    memoised by node identity (a script's variables make the tree a DAG)."""
+
+    def __init__(self, owners: dict[int, int]) -> None:
+        self.owners = owners
+        self.memo: dict[int, tuple[object, object]] = {}
+
+    def cond(self, c: ir.Cond) -> ir.Cond:
+        return self._visit(c)  # type: ignore[return-value]
+
+    def _visit(self, x: object) -> object:
+        hit = self.memo.get(id(x))
+        if hit is None:
+            hit = self.memo[id(x)] = (x, self._rebuilt(x))  # keep x alive: its id stays unique
+        return hit[1]
+
+    def _rebuilt(self, x: object) -> object:
+        if isinstance(x, ir.Linear):
+            return self._linear(x)
+        if isinstance(x, (ir.Compare, ir.Arith)):
+            return type(x)(x.op, self._visit(x.left), self._visit(x.right))
+        if isinstance(x, ir.IfElse):
+            return ir.IfElse(self._visit(x.cond), self._visit(x.then), self._visit(x.other))
+        if isinstance(x, (ir.And, ir.Or)):
+            return type(x)(tuple(self._visit(i) for i in x.items))
+        if isinstance(x, ir.Not):
+            return ir.Not(self._visit(x.item))
+        return x  # shapes, constants, opaque numbers
+
+    def _linear(self, lin: ir.Linear) -> ir.Linear:
+        terms, const = [], lin.const
+        for coef, feature in lin.terms:
+            c = single_card(feature)
+            if c in self.owners:
+                const += coef * sum(feature.fn.weights) * (self.owners[c] == feature.seat)
+            else:
+                terms.append((coef, feature))
+        return ir.Linear(tuple(terms), const)

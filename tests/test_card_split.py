@@ -1,0 +1,118 @@
+"""Splitting a plan by who holds a coin card (``truedeal.constraints.card_owner``).
+
+11_levelling_coin: "whoever holds the club deuce decides whether North or
+South is the 12-14 opener".  Listing the deuce would track every suit's deuce
+and is too wide, so the plan lists four programs, the deuce predealt to each
+seat.  The count is checked against a closed formula over honour subsets,
+and the draws against the exact law of (deuce's owner, opener's HCP)."""
+
+from __future__ import annotations
+
+import itertools
+from functools import cache
+from math import comb, factorial, prod
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import chisquare
+
+from truedeal.cards import HCP_OF_RANK, card
+from truedeal.constraints import card_owner, ir
+from truedeal.constraints.dealer import load_program
+from truedeal.constraints.evaluate import evaluate_cond
+from truedeal.engine import Plan
+
+SCRIPT = Path(__file__).parent / "scripts" / "11_levelling_coin.dlr"
+N, E, S, W = range(4)
+C2 = card(12, 3)
+
+
+@cache
+def _honour_sets(hcp: int) -> dict[int, int]:
+    """Number of honour subsets (of the 16) worth ``hcp``, by size."""
+    out: dict[int, int] = {}
+    for picks in itertools.product(range(5), repeat=4):  # how many of A, K, Q, J (0..4 suits each)
+        if sum(k * p for k, p in zip(HCP_OF_RANK, picks)) == hcp:
+            size = sum(picks)
+            out[size] = out.get(size, 0) + prod(comb(4, p) for p in picks)
+    return out
+
+
+def _hands(hcp: int, with_deuce: bool) -> int:
+    """13-card hands worth ``hcp`` that hold (or do not hold) the club deuce:
+    the honours, then the other spot cards from the 35 that are not the deuce."""
+    return sum(n * comb(35, 13 - size - with_deuce) for size, n in _honour_sets(hcp).items())
+
+
+def _deals(owner: int, opener_hcp: int) -> int:
+    """Deals with the deuce at ``owner`` and the opener (North when East-West
+    hold it, else South) worth ``opener_hcp``."""
+    opener = N if owner in (E, W) else S
+    rest_three = factorial(39) // factorial(13) ** 3  # the 39 other cards, one hand of them holding the deuce or not
+    if owner == opener:
+        return _hands(opener_hcp, True) * rest_three
+    # the deuce is among the 39 cards left: its holder takes it and 12 more
+    return _hands(opener_hcp, False) * comb(38, 12) * comb(26, 13)
+
+
+def test_the_levelling_script_counts_what_the_formula_gives():
+    plan = Plan.build(load_program(SCRIPT))
+    assert plan.exact and plan.union is not None and plan.union.split_on == (C2,)
+    assert plan.deals_total == sum(_deals(o, v) for o in range(4) for v in (12, 13, 14))
+    assert "split by who holds C2" in plan.summary().method
+
+
+def test_its_deals_fit_and_follow_the_exact_law_of_owner_and_opener_points():
+    program = load_program(SCRIPT)
+    plan = Plan.build(program)
+    owners = np.concatenate(list(plan.deals(12_000, seed="card split")))
+    assert evaluate_cond(owners, program.condition).all()
+    holder = owners[:, C2]
+    points = np.array([_points(row, N if h in (E, W) else S) for row, h in zip(owners, holder)])
+    cells = [(o, v) for o in range(4) for v in (12, 13, 14)]
+    observed = [int(((holder == o) & (points == v)).sum()) for o, v in cells]
+    weights = np.array([_deals(o, v) for o, v in cells], dtype=float)
+    assert chisquare(observed, weights / weights.sum() * len(owners)).pvalue > 1e-4
+
+
+def _points(row: np.ndarray, seat: int) -> int:
+    return sum(HCP_OF_RANK[c // 4] for c in range(16) if row[c] == seat)
+
+
+def test_seeded_draws_repeat_and_every_seed_differs():
+    plan = Plan.build(load_program(SCRIPT))
+    a, b = (next(plan.deals(500, seed="again")) for _ in range(2))
+    assert (a == b).all()
+    assert not (next(plan.deals(500, seed="other")) == a).all()
+
+
+def _hascard(seat: int, c: int) -> ir.Cond:
+    return ir.Compare("==", ir.Linear(((1, ir.Feature(seat, (c % 4,), ir.one_rank(c // 4))),)), ir.Linear((), 1))
+
+
+def test_which_cards_a_plan_splits_on():
+    deuces = [card(12, s) for s in range(4)]
+    four = ir.Program(condition=ir.Or(tuple(_hascard(W, c) for c in deuces)))
+    assert card_owner.split_cards(four) == tuple(deuces)
+    five = ir.Program(condition=ir.Or((*four.condition.items, _hascard(E, card(11, 0)))))
+    assert card_owner.split_cards(five) == ()  # 1,024 listings: left to the other paths
+    hcp = ir.Compare(">=", ir.Linear(((1, ir.Feature(N, ir.ALL_SUITS, ir.HCP)),)), ir.Linear((), 10))
+    ace = ir.Program(condition=ir.And((hcp, _hascard(W, card(0, 0)), _hascard(W, deuces[0]))))
+    assert card_owner.split_cards(ace) == (deuces[0],)  # HCP tracks the ace anyway
+    predealt = ir.Program(condition=_hascard(W, deuces[0]), predeal=((E, (deuces[0],)),))
+    assert card_owner.split_cards(predealt) == ()
+    aces = ir.Program(condition=ir.Compare(">=", ir.Linear(((1, ir.Feature(N, ir.ALL_SUITS, ir.one_rank(0))),)),
+                                           ir.Linear((), 2)))
+    assert card_owner.split_cards(aces) == ()  # four cards in one feature: not a coin
+
+
+def test_a_placement_predeals_the_card_and_folds_its_hascard():
+    program = ir.Program(condition=_hascard(W, C2), predeal=((W, tuple(range(16, 28))),))  # West holds 12 cards
+    parts = list(card_owner.placements(program, (C2,)))
+    assert [p.predeal for p in parts] == [((N, (C2,)), (W, tuple(range(16, 28)))),
+                                         ((E, (C2,)), (W, tuple(range(16, 28)))),
+                                         ((S, (C2,)), (W, tuple(range(16, 28)))),
+                                         ((W, (*range(16, 28), C2)),)]
+    assert [Plan.build(p).deals_total > 0 for p in parts] == [False, False, False, True]
+    full = ir.Program(condition=ir.TRUE, predeal=((W, tuple(range(16, 29))),))
+    assert len(list(card_owner.placements(full, (C2,)))) == 3  # West has no room for a 14th card

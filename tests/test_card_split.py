@@ -92,10 +92,10 @@ def _hascard(seat: int, c: int) -> ir.Cond:
 
 def test_which_cards_a_plan_splits_on():
     deuces = [card(12, s) for s in range(4)]
-    four = ir.Program(condition=ir.Or(tuple(_hascard(W, c) for c in deuces)))
-    assert card_owner.split_cards(four) == tuple(deuces)
-    five = ir.Program(condition=ir.Or((*four.condition.items, _hascard(E, card(11, 0)))))
-    assert card_owner.split_cards(five) == ()  # 1,024 listings: left to the other paths
+    two = ir.Program(condition=ir.Or(tuple(_hascard(W, c) for c in deuces[:2])))
+    assert card_owner.split_cards(two) == tuple(deuces[:2])
+    three = ir.Program(condition=ir.Or((*two.condition.items, _hascard(E, deuces[2]))))
+    assert card_owner.split_cards(three) == ()  # 64 plans: left to the other paths
     hcp = ir.Compare(">=", ir.Linear(((1, ir.Feature(N, ir.ALL_SUITS, ir.HCP)),)), ir.Linear((), 10))
     ace = ir.Program(condition=ir.And((hcp, _hascard(W, card(0, 0)), _hascard(W, deuces[0]))))
     assert card_owner.split_cards(ace) == (deuces[0],)  # HCP tracks the ace anyway

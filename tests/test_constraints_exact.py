@@ -258,3 +258,45 @@ def test_every_drawn_deal_fits_richer_specs():
         hands = {s: {c for c in range(52) if row[c] == s} for s in range(4)}
         assert _cond(hands, program.condition)
         assert card(0, SUITS.index("H")) in hands[W]
+
+
+# ------------------------------------------------- cards out of the pack
+
+
+def _predeal_with_west_on_spots(seed: int) -> dict[int, list[int]]:
+    """North, East and South 11 cards each, West 11 spot cards (tens to deuces):
+    nothing reads West or the spot ranks below, so West's cards are out of the pack."""
+    rng = random.Random(seed)
+    spots = list(range(16, 52))
+    rng.shuffle(spots)
+    west = sorted(spots[:11])
+    rest = [c for c in range(52) if c not in west]
+    rng.shuffle(rest)
+    return {N: sorted(rest[:11]), E: sorted(rest[11:22]), S: sorted(rest[22:33]), W: west}
+
+
+OUT_OF_THE_PACK = ir.And((ir.Compare(">=", _sum(_f(N, ir.HCP), _f(S, ir.HCP)), _c(14)), ir.Compare(">=", _f(E, ir.LENGTH, (0,)), _c(3))))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_cards_predealt_to_a_seat_nothing_reads_are_out_of_the_pack(seed):
+    """West's predealt spot cards are not listed (``Compiled.dead``): the
+    count still equals brute force over every completion."""
+    from truedeal.constraints.compile import compile_program
+
+    predeal = _predeal_with_west_on_spots(seed)
+    program = _program(OUT_OF_THE_PACK, predeal)
+    assert set(compile_program(program).dead) == set(predeal[W])
+    expected = sum(_cond(h, OUT_OF_THE_PACK) for h in _completions(predeal))
+    assert Plan.build(program).deals_total == expected > 0
+
+
+def test_draws_with_cards_out_of_the_pack_are_uniform():
+    predeal = _predeal_with_west_on_spots(4)
+    fits = [h for h in _completions(predeal) if _cond(h, OUT_OF_THE_PACK)]
+    keys = {tuple(sorted((c, s) for s in range(4) for c in h[s])) for h in fits}
+    plan = Plan.build(_program(OUT_OF_THE_PACK, predeal))
+    rows = _observed(plan, 40 * len(fits), seed="out of the pack")
+    counts = Counter(tuple(sorted((c, int(s)) for c, s in enumerate(row))) for row in rows)
+    assert set(counts) <= keys, "a drawn deal does not fit"
+    assert chisquare([counts.get(k, 0) for k in sorted(keys)]).pvalue > 1e-4

@@ -863,17 +863,19 @@ def test_build_time_estimate_orders_specs_like_their_builds():
 
 
 def test_a_pilot_that_keeps_nothing_is_not_proof_of_impossibility():
-    """North's HCP times spades reaches 220 (a product of two features:
-    checked by rejection) only with a long spade suit to the AKQJ and most
-    other aces and kings (AKQJT98765 and three aces: 22 x 10): possible,
-    but far rarer than 1 in 200,000, so no pilot deal fits.  That is "too rare to deal by rejection", never "no deal
-    satisfies"; an empty listing is proof, and says so."""
+    """``rnd(100000000) == 7`` (checked by rejection) keeps one deal in 10^8,
+    so no pilot deal fits.  That is "too rare to deal by rejection", never "no
+    deal satisfies"; an empty listing is proof, and says so.  (A product of
+    features, ``hcp * spades >= 220``, was this test's example until products
+    were listed exactly: it now counts its few deals.)"""
     from truedeal.constraints.dealer import parse_program
     from truedeal.listing import TooWide
 
     with pytest.raises(TooWide, match=r"none of 200,000 pilot deals \(fewer than 1\.5e-05 at 95%\)"):
-        Plan.build(parse_program("condition hcp(north) * spades(north) >= 220\n"))
-    empty = Plan.build(parse_program("condition hcp(north) >= 38 && hcp(north) * spades(north) > 1\n"))
+        Plan.build(parse_program("condition rnd(100000000) == 7\n"))
+    rare = Plan.build(parse_program("condition hcp(north) * spades(north) >= 220\n"))
+    assert rare.exact and 0 < rare.probability < Fraction(1, 10**7)
+    empty = Plan.build(parse_program("condition hcp(north) >= 38 && rnd(2) == 1\n"))
     assert not empty.possible and empty.acceptance == 0
     with pytest.raises(Impossible):
         next(empty.deals(1, seed="x"))

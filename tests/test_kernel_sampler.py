@@ -32,7 +32,7 @@ from truedeal.spec import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_constraints_exact import CONDITIONS, _program, _random_predeal  # noqa: E402
+from test_constraints_exact import CONDITIONS, OUT_OF_THE_PACK, _predeal_with_west_on_spots, _program, _random_predeal  # noqa: E402
 from test_engine import BRUTE_SPECS  # noqa: E402
 
 FORCED = os.environ.get("TRUEDEAL_NO_KERNEL", "") not in ("", "0")
@@ -159,6 +159,15 @@ def test_programs_with_predeals_byte_identical(name):
     plans = (Plan.build(_program(CONDITIONS[name], _random_predeal(seed, 11))) for seed in range(1, 20))
     plan = next(p for p in plans if p.possible)
     got, ref = both_paths(plan, 700, name)
+    assert got.tobytes() == ref.tobytes()
+
+
+def test_cards_out_of_the_pack_byte_identical():
+    """West's predealt spot cards, out of the pack (``Compiled.dead``): the
+    compiled fill starts from them and deals West one card fewer, as numpy does."""
+    plan = Plan.build(_program(OUT_OF_THE_PACK, _predeal_with_west_on_spots(5)))
+    assert plan.listing.layout.comp.dead
+    got, ref = both_paths(plan, 700, "out of the pack")
     assert got.tobytes() == ref.tobytes()
 
 

@@ -265,7 +265,10 @@ typedef struct {
     const uint8_t *rank_seat, *shape_seat, *pooled, *free;
     const int64_t *rank_pat, *shape_pat; /* pattern position, or -1 */
     int64_t n_tr[4], tr[4][13], n_sp[4], sp[4][13];
+    const uint8_t *dead; /* (52,) the free seat holding a card out of the pack, or OPEN */
 } Roles;
+
+#define N_ROLES 11
 
 /* fill.fill_deals, stage by stage, with the same deal calls in the same
  * order (so the same bytes); lengths (n, n_pat, 4), masks (n, 4, n_rank)
@@ -287,7 +290,7 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
 #define LEN(r, pat, s) lengths[((r) * L->n_pat + (size_t)(pat)) * 4 + (s)]
 #define MASK(r, s, i) masks[((r) * 4 + (s)) * L->n_rank + (i)]
     Py_BEGIN_ALLOW_THREADS
-    memset(owners, OPEN, n * NCARDS);
+    for (size_t r = 0; r < n; r++) memcpy(owners + r * NCARDS, L->dead, NCARDS);
     for (size_t r = 0; r < n; r++) /* the honours: visit the set bits only (n_tr <= 13) */
         for (size_t i = 0; i < L->n_rank; i++)
             for (int s = 0; s < 4; s++)
@@ -363,7 +366,12 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
     /* 5. the unconstrained seats share the rest */
     if (L->n_free > 1) {
         for (int c = 0; c < NCARDS; c++) all[c] = c;
-        for (size_t r = 0; r < n * (L->n_free - 1); r++) counts[r] = 13;
+        int64_t need[4];
+        for (size_t j = 0; j < L->n_free - 1; j++) {
+            need[j] = 13;
+            for (int c = 0; c < NCARDS; c++) need[j] -= L->dead[c] == L->free[j];
+        }
+        for (size_t r = 0; r < n * (L->n_free - 1); r++) counts[r] = need[r % (L->n_free - 1)];
         if (deal(bits, owners, n, all, NCARDS, counts, L->n_free - 1, L->free, OPEN) < 0) goto out;
     }
     if (L->n_free) {
@@ -652,12 +660,13 @@ static PyObject *s_deal(PyObject *self, PyObject *args) {
 
 /* The roles tuple's buffers into L (0 on success; views to release after). */
 static int roles_arrays(PyObject *roles, Roles *L, Py_buffer *views) {
-    /* roles = (rank_seat u8, rank_pat i8, shape_seat u8, shape_pat i8, pooled u8, free u8, tracked i8 (4,13), n_tracked i8 (4,), spots i8 (4,13), n_spots i8 (4,)) */
-    if (!PyTuple_Check(roles) || PyTuple_GET_SIZE(roles) != 10) {
-        PyErr_SetString(PyExc_TypeError, "fill: roles must be a 10-tuple");
+    /* roles = (rank_seat u8, rank_pat i8, shape_seat u8, shape_pat i8, pooled u8, free u8, tracked i8 (4,13),
+     * n_tracked i8 (4,), spots i8 (4,13), n_spots i8 (4,), dead u8 (52,)) */
+    if (!PyTuple_Check(roles) || PyTuple_GET_SIZE(roles) != N_ROLES) {
+        PyErr_SetString(PyExc_TypeError, "fill: roles must be an 11-tuple");
         return -1;
     }
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < N_ROLES; i++) {
         if (PyObject_GetBuffer(PyTuple_GET_ITEM(roles, i), &views[i], PyBUF_C_CONTIGUOUS) < 0) {
             for (int j = 0; j < i; j++) PyBuffer_Release(&views[j]);
             return -1;
@@ -674,8 +683,13 @@ static int roles_arrays(PyObject *roles, Roles *L, Py_buffer *views) {
     L->free = views[5].buf;
     L->n_free = (size_t)views[5].len;
     int bad = views[1].len != 8 * views[0].len || views[3].len != 8 * views[2].len || views[6].len != 8 * 52 ||
-              views[7].len != 32 || views[8].len != 8 * 52 || views[9].len != 32 || L->n_rank > 7 || L->n_shape > 4 ||
-              L->n_free > 4 || L->n_pooled > 4;
+              views[7].len != 32 || views[8].len != 8 * 52 || views[9].len != 32 || views[10].len != 52 || L->n_rank > 7 ||
+              L->n_shape > 4 || L->n_free > 4 || L->n_pooled > 4;
+    L->dead = views[10].buf;
+    for (int c = 0; c < NCARDS && !bad; c++) {
+        bad = L->dead[c] != OPEN;
+        for (size_t j = 0; j < L->n_free && bad; j++) bad = L->dead[c] != L->free[j];
+    }
     for (size_t i = 0; i < L->n_rank && !bad; i++) bad = L->rank_pat[i] >= (int64_t)L->n_pat;
     for (size_t i = 0; i < L->n_shape && !bad; i++) bad = L->shape_pat[i] < 0 || L->shape_pat[i] >= (int64_t)L->n_pat;
     const int64_t *tr = views[6].buf, *ntr = views[7].buf, *sp = views[8].buf, *nsp = views[9].buf;
@@ -690,7 +704,7 @@ static int roles_arrays(PyObject *roles, Roles *L, Py_buffer *views) {
         }
     }
     if (bad) {
-        for (int j = 0; j < 10; j++) PyBuffer_Release(&views[j]);
+        for (int j = 0; j < N_ROLES; j++) PyBuffer_Release(&views[j]);
         PyErr_SetString(PyExc_ValueError, "fill: malformed roles");
         return -1;
     }
@@ -699,7 +713,7 @@ static int roles_arrays(PyObject *roles, Roles *L, Py_buffer *views) {
 
 static PyObject *s_fill(PyObject *self, PyObject *args) {
     PyObject *bits, *roles;
-    Py_buffer ob, lb, mb, fb, views[10];
+    Py_buffer ob, lb, mb, fb, views[N_ROLES];
     Py_ssize_t n_pat;
     if (!PyArg_ParseTuple(args, "OOnw*y*y*y*", &bits, &roles, &n_pat, &ob, &lb, &mb, &fb)) return NULL;
     Roles L;
@@ -715,7 +729,7 @@ static PyObject *s_fill(PyObject *self, PyObject *args) {
     }
     if (!rc) rc = fill(bits, ob.buf, n, &L, lb.buf, mb.buf, fb.buf);
     if (got_roles)
-        for (int j = 0; j < 10; j++) PyBuffer_Release(&views[j]);
+        for (int j = 0; j < N_ROLES; j++) PyBuffer_Release(&views[j]);
     PyBuffer_Release(&ob);
     PyBuffer_Release(&lb);
     PyBuffer_Release(&mb);
@@ -985,7 +999,7 @@ static PyObject *s_draw(PyObject *self, PyObject *args) {
     unsigned long long low_max;
     int shift, gshift;
     Py_ssize_t nb, n_pat;
-    Py_buffer ob, rviews[10], tviews[N_ARRAYS];
+    Py_buffer ob, rviews[N_ROLES], tviews[N_ARRAYS];
     if (!PyArg_ParseTuple(args, "OLKiinOnOw*", &bits, &top, &low_max, &shift, &gshift, &nb, &roles, &n_pat, &arrays, &ob))
         return NULL;
     Roles L;
@@ -999,7 +1013,7 @@ static PyObject *s_draw(PyObject *self, PyObject *args) {
     if (!rc) rc = sized(&ob, NCARDS, &n, "draw");
     if (!rc && n) rc = draw_rows(bits, &T, &L, top, low_max, shift, gshift, ob.buf, n);
     if (got_roles)
-        for (int j = 0; j < 10; j++) PyBuffer_Release(&rviews[j]);
+        for (int j = 0; j < N_ROLES; j++) PyBuffer_Release(&rviews[j]);
     if (got_tables)
         for (int j = 0; j < N_ARRAYS; j++) PyBuffer_Release(&tviews[j]);
     PyBuffer_Release(&ob);

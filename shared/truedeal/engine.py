@@ -186,7 +186,8 @@ class Plan:
         cards = card_owner.split_cards(program)
         if not cards:
             return None
-        plans, conds = [], []
+        plans: list[Plan] = []
+        conds: list[ir.Cond] = []
         for part in card_owner.placements(program, cards):
             try:
                 plan = cls._build_program(part, progress, exact_only=True, split=False)

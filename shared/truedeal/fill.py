@@ -12,7 +12,8 @@ which cards were chosen, so the product is uniform over the completions:
 2. each suit's free honours: the shape-only seats' share, the rest into the pool;
 3. each suit's shape-only cards among the shape-only seats;
 4. the pool's spot cards to the pooled (HCP-only) seats;
-5. everything left to the unconstrained seats, 13 each.
+5. everything left to the unconstrained seats, 13 each (less the cards
+   predealt to them that nothing reads, which are theirs from the start).
 
 Subsets come from a partial Fisher-Yates shuffle with exact integer draws.
 """
@@ -97,9 +98,17 @@ def _roles(layout: Layout) -> tuple:
         u8 = lambda seats: np.array(seats, np.uint8)  # noqa: E731
         roles = (u8(layout.rank_seats), np.array([pat_pos.get(s, -1) for s in layout.rank_seats], np.int64),
                  u8(layout.shape_only), np.array([pat_pos[s] for s in layout.shape_only], np.int64),
-                 u8(layout.pooled), u8(layout.free), tracked, n_tracked, spot, n_spots)
+                 u8(layout.pooled), u8(layout.free), tracked, n_tracked, spot, n_spots, _dead_owners(layout))
         layout.fill_roles = roles
     return roles
+
+
+def _dead_owners(layout: Layout) -> np.ndarray:
+    """(52,) owner of each card out of the pack (predealt to an unconstrained seat), else open."""
+    out = np.full(52, _OPEN, np.uint8)
+    for c, seat in layout.comp.dead.items():
+        out[c] = seat
+    return out
 
 
 def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_shape: np.ndarray, rng: Rng) -> np.ndarray:
@@ -118,7 +127,7 @@ def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_s
         k.fill(rng.bits, _roles(layout), len(layout.patterned), owners, np.ascontiguousarray(lengths, np.int64),
                np.ascontiguousarray(masks, np.uint16), np.ascontiguousarray(free_to_shape, np.int64))
         return owners
-    owners = np.full((n, 52), _OPEN, dtype=np.uint8)
+    owners = np.tile(_dead_owners(layout), (n, 1))
     hcp_seats = layout.rank_seats
     honours, spots, all_spots = _card_sets(layout)
     pat_pos = {s: i for i, s in enumerate(layout.patterned)}
@@ -170,6 +179,7 @@ def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_s
     if len(free) == 1:
         owners[owners == _OPEN] = free[0]
     elif len(free) > 1:
-        _deal(owners, rng, _ALL, np.full((n, len(free) - 1), 13, dtype=np.int64), np.array(free[:-1], dtype=np.uint8))
+        need = np.array([13 - layout.dead(seat=s) for s in free[:-1]], dtype=np.int64)
+        _deal(owners, rng, _ALL, np.tile(need, (n, 1)), np.array(free[:-1], dtype=np.uint8))
         owners[owners == _OPEN] = free[-1]
     return owners

@@ -50,7 +50,7 @@ _OPEN = 255
 def applicable(comp: Compiled) -> bool:
     """One patterned seat, at least one other constrained seat, and every
     part of the condition that reads another seat suit-blind."""
-    if len(comp.patterned) != 1 or comp.forced or not comp.exact:
+    if len(comp.patterned) != 1 or comp.forced or comp.dead or not comp.exact:
         return False
     hand, ranks = comp.patterned[0], comp.tracked[0]
     others = [s for s in comp.rank_seats if s != hand]

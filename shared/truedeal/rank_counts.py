@@ -38,7 +38,7 @@ _OPEN = 255
 
 def applicable(comp: Compiled) -> bool:
     """Whole-hand, suit-blind features only, no patterns, no predealt cards."""
-    if comp.patterned or comp.forced or not comp.exact:
+    if comp.patterned or comp.forced or comp.dead or not comp.exact:
         return False
     for form in comp.forms:
         for t in form.terms:

@@ -13,14 +13,16 @@ listed exactly, and together they count and deal the whole exactly.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ..cards import card
 from . import ir
 
-#: Most cards to split on: 4**4 programs to list (the practice library's
-#: levelling ladder uses four deuces and threes).
-MAX_SPLIT_CARDS = 4
+#: Most cards to split on: 4**2 programs to list.  Each is a whole plan (a
+#: script's 1NT definition takes 1.6-3.6 s), so the practice library's
+#: four-card ladder (256 plans) is left to rejection.
+MAX_SPLIT_CARDS = 2
 
 
 def single_card(feature: ir.Feature) -> int | None:
@@ -64,29 +66,37 @@ class _Placed:
 
     def __init__(self, owners: dict[int, int]) -> None:
         self.owners = owners
-        self.memo: dict[int, tuple[object, object]] = {}
+        self.memo: dict[int, tuple[object, Any]] = {}
 
     def cond(self, c: ir.Cond) -> ir.Cond:
-        return self._visit(c)  # type: ignore[return-value]
+        return self._visit(c, self._cond)
 
-    def _visit(self, x: object) -> object:
+    def num(self, x: ir.Num) -> ir.Num:
+        return self._visit(x, self._num)
+
+    def _visit(self, x: Any, rebuild: Callable[[Any], Any]) -> Any:
         hit = self.memo.get(id(x))
         if hit is None:
-            hit = self.memo[id(x)] = (x, self._rebuilt(x))  # keep x alive: its id stays unique
+            hit = self.memo[id(x)] = (x, rebuild(x))  # keep x alive: its id stays unique
         return hit[1]
 
-    def _rebuilt(self, x: object) -> object:
+    def _cond(self, c: ir.Cond) -> ir.Cond:
+        if isinstance(c, ir.Compare):
+            return ir.Compare(c.op, self.num(c.left), self.num(c.right))
+        if isinstance(c, (ir.And, ir.Or)):
+            return type(c)(tuple(self.cond(i) for i in c.items))
+        if isinstance(c, ir.Not):
+            return ir.Not(self.cond(c.item))
+        return c  # shapes, constants
+
+    def _num(self, x: ir.Num) -> ir.Num:
         if isinstance(x, ir.Linear):
             return self._linear(x)
-        if isinstance(x, (ir.Compare, ir.Arith)):
-            return type(x)(x.op, self._visit(x.left), self._visit(x.right))
+        if isinstance(x, ir.Arith):
+            return ir.Arith(x.op, self.num(x.left), self.num(x.right))
         if isinstance(x, ir.IfElse):
-            return ir.IfElse(self._visit(x.cond), self._visit(x.then), self._visit(x.other))
-        if isinstance(x, (ir.And, ir.Or)):
-            return type(x)(tuple(self._visit(i) for i in x.items))
-        if isinstance(x, ir.Not):
-            return ir.Not(self._visit(x.item))
-        return x  # shapes, constants, opaque numbers
+            return ir.IfElse(self.cond(x.cond), self.num(x.then), self.num(x.other))
+        return x  # opaque numbers
 
     def _linear(self, lin: ir.Linear) -> ir.Linear:
         terms, const = [], lin.const

@@ -120,6 +120,9 @@ class Compiled:
     tree: Tree
     rejection: ir.Cond | None = None  # the whole condition, when some part is not exact
     pool_bounds: dict[int, int] = field(default_factory=dict)
+    #: card -> seat: predealt cards that nothing reads, held by seats that
+    #: nothing reads (out of the pack: the seat stays unconstrained, one card short)
+    dead: dict[int, int] = field(default_factory=dict)
 
     # ---------------------------------------------------------------- roles
 
@@ -618,17 +621,29 @@ def compile_program(program: ir.Program) -> Compiled:
     atoms = list(comp.atoms)
     shapes = list(comp.shapes)
     forms = [Form(t) for t in comp.forms]
-    forced = {(c % 4, c // 4): seat for seat, cards in program.predeal for c in cards}
     patterned = sorted({s for a in atoms for _, s, _ in a.lengths} | {s.seat for s in shapes}
                        | {t.seat for f in forms for t in f.terms if t.fn.reads_length})
+    dead = _dead_cards(program, forms, set(patterned))
+    forced = {(c % 4, c // 4): seat for seat, cards in program.predeal for c in cards if c not in dead}
     rank_seats = sorted({t.seat for f in forms for t in f.terms} | set(forced.values()))
     tracked = _tracked(forms, forced)
     out = Compiled(tuple(patterned), {}, tuple(rank_seats), tracked, forced, forms, atoms, shapes, tree,
-                   program.condition if comp.inexact else None)
+                   program.condition if comp.inexact else None, dead=dead)
     _size_forms(out)
     out.pattern_masks = {s: _pattern_mask(out, s) for s in out.patterned}
     out.pool_bounds = {s: _pool_bound(out, s) for s in out.pooled}
     return out
+
+
+def _dead_cards(program: ir.Program, forms: list[Form], patterned: set[int]) -> dict[int, int]:
+    """Predealt cards of ranks no form reads, whose seat nothing else reads
+    either: listing them would make that seat's holdings a coordinate, when it
+    only needs to be dealt one card fewer."""
+    read = {r for f in forms for t in f.terms for r in t.fn.ranks}
+    seats = patterned | {t.seat for f in forms for t in f.terms}
+    dead = {c: seat for seat, cards in program.predeal for c in cards if seat not in seats and c // 4 not in read}
+    live = {seat for seat, cards in program.predeal for c in cards if c not in dead}
+    return {c: seat for c, seat in dead.items() if seat not in live}
 
 
 def _tracked(forms: list[Form], forced: dict) -> tuple[tuple[int, ...], ...]:

@@ -107,7 +107,7 @@ def _count_cases_interval(listing: Listing) -> int:
         # The patterned seats' honour total must land in [c_min, c_max] for the
         # pool to work out: total lo <= c_max and total hi >= c_min.
         f_pat = layout.forced_patterned()
-        c_min = np.maximum(0, 13 * (n_pat + n_h) - (52 - n_tr) - csum - f_pat)
+        c_min = np.maximum(0, 13 * (n_pat + n_h) - (52 - layout.dead() - n_tr) - csum - f_pat)
         c_max = n_tr - csum - f_pat
         ok = (c_max >= c_min) & (c <= 13).all(axis=1)
         nz, z1, c, c_min, c_max = nz[ok], z1[ok], c[ok], c_min[ok], c_max[ok]

@@ -67,6 +67,10 @@ class Layout:
         """Cards predealt to patterned seats (in ``suit``), likewise left out of the last coordinate."""
         return sum(self.forced(s, suit) for s in self.patterned)
 
+    def dead(self, suit: int | None = None, seat: int | None = None) -> int:
+        """Cards out of the pack (:attr:`Compiled.dead`), of ``suit``, held by ``seat``."""
+        return sum(1 for c, s in self.comp.dead.items() if suit in (None, c % 4) and seat in (None, s))
+
     def vectors(self, flat: np.ndarray) -> np.ndarray:
         """Feature vectors ``(n, ndims)`` of flat indices."""
         flat = np.asarray(flat, dtype=np.int64)
@@ -95,7 +99,7 @@ class Layout:
         """G: ways to give the pooled seats their spot cards, or 0 if impossible."""
         n_pat = len(self.patterned)
         c_pat += self.forced_patterned()
-        s_rem = N_CARDS - self.n_tracked - 13 * n_pat + c_pat
+        s_rem = N_CARDS - self.dead() - self.n_tracked - 13 * n_pat + c_pat
         c_pooled = tuple(c + self.forced(s) for c, s in zip(c_pooled, self.pooled))
         t = [13 - c for c in c_pooled]
         u = s_rem - sum(t)
@@ -108,9 +112,10 @@ class Layout:
         return out
 
     def free_ways(self) -> int:
-        """Ways to split the unconstrained seats' cards among them."""
-        n = len(self.free)
-        return factorial(13 * n) // factorial(13) ** n
+        """Ways to split the unconstrained seats' cards among them (a seat
+        holding dead cards takes that many fewer)."""
+        need = [13 - self.dead(seat=s) for s in self.free]
+        return factorial(sum(need)) // prod(factorial(k) for k in need)
 
 
 def strides_of(dims: tuple[int, ...]) -> np.ndarray:

@@ -33,7 +33,8 @@ def suit_profile(comp: Compiled, suit: int) -> tuple:
     profiles share their option tables."""
     forced = tuple(sorted((r, s) for (k, r), s in comp.forced.items() if k == suit))
     reads = tuple(suit in t.suits for f in comp.forms for t in f.terms)
-    return (comp.tracked[suit], forced, reads)
+    dead = sum(1 for c in comp.dead if c % 4 == suit)
+    return (comp.tracked[suit], forced, reads, dead)
 
 
 def _assignments(layout: Layout, suit: int):
@@ -80,7 +81,7 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
     patterned seats' lengths)."""
     suit, lengths = column[0], column[1:]
     masks, pcs, free = _assignments(layout, suit)
-    n_spots = 13 - len(layout.comp.tracked[suit])
+    n_spots = 13 - len(layout.comp.tracked[suit]) - layout.dead(suit)
     length_of = dict(zip(layout.patterned, lengths))
     forms = _form_values(layout, suit, length_of, masks)
     ok = np.ones(len(masks), dtype=bool)

@@ -81,7 +81,7 @@ class PairedListing:
 def applicable(comp: Compiled) -> bool:
     """Exact specs with patterned seats and no pool, or a pool weighed by rank
     counts (:mod:`~truedeal.listing.rank_pool`)."""
-    return comp.exact and bool(comp.patterned) and (not comp.pooled or rank_pool.applicable(comp))
+    return comp.exact and bool(comp.patterned) and not comp.dead and (not comp.pooled or rank_pool.applicable(comp))
 
 
 @dataclass

@@ -48,7 +48,7 @@ def applicable(comp: Compiled) -> bool:
     from ..rank_counts import MAX_COMBOS, _compositions
 
     pool = set(comp.pooled)
-    if not pool or len(comp.patterned) < 2 or comp.forced or not comp.exact:
+    if not pool or len(comp.patterned) < 2 or comp.forced or comp.dead or not comp.exact:
         return False
     if any(t != comp.tracked[0] for t in comp.tracked) or not comp.tracked[0]:
         return False

@@ -320,10 +320,10 @@ def test_explain_says_when_stream_v2_reads_numbers_off_the_stream():
 
 
 def test_explain_says_what_goes_to_rejection(tmp_path):
-    """A product of two features cannot be listed: the listing holds North's
-    points, rejection the product, and the acceptance is measured."""
-    script = tmp_path / "product.dlr"
-    script.write_text("condition hcp(north) >= 12 && hcp(north) * spades(north) > 40\n")
+    """A random number is no property of the deal: the listing holds North's
+    points, rejection the coin, and the acceptance is measured."""
+    script = tmp_path / "coin.dlr"
+    script.write_text("condition hcp(north) >= 12 && rnd(10) > 3\n")
     info = json.loads(ok("explain", str(script), "--json"))
     assert info["exact"] is False and "rejection" in info["method"]
     assert 0 < info["acceptance"] < 1 and info["deals"].startswith("about ")

@@ -16,8 +16,9 @@ def explanation(plan: Plan) -> dict[str, Any]:
     """The internal form of a plan: condition, listing layout, exactness, size, time."""
     info = plan.summary()
     program = plan.source_program()
-    comp = plan.listed or compile_program(program)
-    pool = _rank_pool(plan)
+    listed = plan.union.plans[0] if plan.union is not None else plan  # an either/or or a split: its first listing
+    comp = listed.listed or compile_program(listed.source_program())
+    pool = _rank_pool(listed)
     out: dict[str, Any] = {
         "condition": cond(program.condition),
         "predealt": [f"{SEAT_NAMES[s]}: " + " ".join("SHDC"[c % 4] + _RANKS[c // 4] for c in cards) for s, cards in program.predeal],
@@ -35,6 +36,8 @@ def explanation(plan: Plan) -> dict[str, Any]:
         "build seconds": info.sizes.build_seconds,
         "streams": _streams(plan),
     }
+    if plan.union is not None:
+        out["listings"] = f"{len(plan.union.plans)}; the layout above is the first's"
     if not plan.exact:
         out["acceptance"] = plan.acceptance
     return out

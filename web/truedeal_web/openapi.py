@@ -321,7 +321,7 @@ def _distribution_path(common: dict[str, Any]) -> dict[str, Any]:
         "operationId": "distribution",
         "summary": "Exact distribution of an expression over every deal of a spec",
         "description": ("Exact deal counts and fractions for each value, with the exact mean and variance, and no deal "
-                        "drawn. Only where no exact answer exists (tricks, products, rejection) the answer has "
+                        "drawn. Only where no exact answer exists (tricks, rnd, products of too many values, rejection) the answer has "
                         "`exact: false` and is a sampled estimate with standard errors. Runs under the count time limit."),
         "requestBody": {"required": True, "content": {"application/json": {"schema": body, "example": {
             "constraints": {"north": {"hcp": [15, 17]}}, "of": "hcp(north)+hcp(south)"}}}},

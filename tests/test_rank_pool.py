@@ -115,3 +115,32 @@ def test_a_pool_of_two_hcp_only_seats_with_wide_weights_deals_alike_without_the_
     assert (owners == again).all()
     ns = hcp(owners, 0) + hcp(owners, 2)
     assert ((ns >= 18) & (ns <= 22)).all()
+
+
+#: Three patterned seats and West on HCP alone: the option tables are kept
+#: over the vectors one suit reaches (paired.VectorWeights), not the whole
+#: feature space, which three seats' forms and rank counts make wide.
+THREE = {"north": {"hcp": [20, 21], "shape": "any 4333"}, "east": {"hcp": [0, 4], "hearts": [6, 13]},
+         "south": {"hcp": [0, 3], "spades": [5, 13]}}
+
+
+def test_three_patterned_seats_and_a_pool_partition_the_count_without_it():
+    """West's HCP ranges, each a rank pool beside three patterned seats, add
+    up to the count with West free: a paired listing with no pool at all."""
+    whole = build_paired(_comp(THREE)).deals
+    parts = []
+    for lo, hi in [(0, 15), (16, 17), (18, 37)]:
+        comp = _comp({**THREE, "west": {"hcp": [lo, hi]}})
+        assert applicable(comp) and len(comp.patterned) == 3
+        parts.append(build_paired(comp).deals)
+    assert all(parts) and sum(parts) == whole
+
+
+def test_three_patterned_seats_and_a_pool_deal_the_same_without_the_kernel():
+    spec = {**THREE, "west": {"hcp": [16, 17]}}
+    listing = build_paired(_comp(spec))
+    owners = listing.make_sampler().draw(3000, chunk_rng("three and a pool", 0))
+    assert fits(owners, load_spec(spec).program()).all()
+    with kernel.numpy_only():
+        again = listing.make_sampler().draw(3000, chunk_rng("three and a pool", 0))
+    assert (owners == again).all()

@@ -13,7 +13,7 @@
  *                                          PairedSampler._z2
  *   cell(bits, q, z2, v, group_start, cell_order, tables, cell_table, out)
  *                                          PairedSampler._cell
- *   split(bits, ca, cb, z, total, support, support_packed, z_packed, guard, z_flat, g, zsize, va, vb)
+ *   split(bits, ca, cb, z, total, support, support_packed, z_packed, guard, z_flat, g, n_used, pos, va, vb)
  *                                          PairedSampler._split
  *
  * All arrays are C-contiguous int64 unless said otherwise; indices are
@@ -200,10 +200,17 @@ static int draw_cell(PyObject *bits, const Dims *D, const int64_t *q, const int6
 }
 
 typedef struct {
-    const int64_t *support, *support_packed, *z_packed, *z_flat, *g;
-    size_t width, zsize;
+    const int64_t *support, *support_packed, *z_packed, *z_flat, *g, *pos;
+    size_t width, zsize, n_used; /* g is (n_cols, n_used); pos maps a flat vector to its column of g, or -1 */
     int64_t guard;
 } Splits;
+
+/* g at (col, flat vector); 0 where no column reaches it.  A pos out of range
+ * reads 0 too: the split's weights then miss their table, which is an error. */
+static inline int64_t weight_at(const Splits *S, int64_t col, int64_t flat) {
+    int64_t at = S->pos[flat];
+    return at < 0 || (size_t)at >= S->n_used ? 0 : S->g[(size_t)col * S->n_used + (size_t)at];
+}
 
 /* The weight of splitting pair vector z into support entry j of column ca
  * and the rest in column cb (0 when the rest has a negative coordinate). */
@@ -212,7 +219,7 @@ static inline int64_t split_weight(const Splits *S, int64_t ca, int64_t cb, int6
     if (va < 0 || ((S->z_packed[z] - S->support_packed[(size_t)ca * S->width + j]) & S->guard) != S->guard) return 0;
     *vb = S->z_flat[z] - va;
     if (*vb < 0 || (size_t)*vb >= S->zsize) return 0;
-    return S->g[(size_t)ca * S->zsize + (size_t)va] * S->g[(size_t)cb * S->zsize + (size_t)*vb];
+    return weight_at(S, ca, va) * weight_at(S, cb, *vb);
 }
 
 /* Each pair vector z into its two suits' flat vectors: r below the pair's
@@ -362,21 +369,21 @@ static PyObject *p_cell(PyObject *self, PyObject *args) {
 
 static PyObject *p_split(PyObject *self, PyObject *args) {
     PyObject *bits;
-    Py_buffer b[11]; /* ca, cb, z, support, support_packed, z_packed, z_flat, g, va, vb, total */
+    Py_buffer b[12]; /* ca, cb, z, support, support_packed, z_packed, z_flat, g, va, vb, total, pos */
     long long guard;
-    Py_ssize_t zsize;
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*Ly*y*nw*w*", &bits, &b[0], &b[1], &b[2], &b[10], &b[3], &b[4], &b[5],
-                          &guard, &b[6], &b[7], &zsize, &b[8], &b[9]))
+    Py_ssize_t n_used;
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*Ly*y*ny*w*w*", &bits, &b[0], &b[1], &b[2], &b[10], &b[3], &b[4], &b[5],
+                          &guard, &b[6], &b[7], &n_used, &b[11], &b[8], &b[9]))
         return NULL;
-    size_t n = (size_t)b[0].len / 8, n_z = (size_t)b[5].len / 8;
-    size_t n_cols = zsize > 0 ? (size_t)b[7].len / 8 / (size_t)zsize : 0;
-    Splits S = {b[3].buf, b[4].buf, b[5].buf, b[6].buf, b[7].buf, n_cols ? (size_t)b[3].len / 8 / n_cols : 0,
-                (size_t)zsize, guard};
+    size_t n = (size_t)b[0].len / 8, n_z = (size_t)b[5].len / 8, zsize = (size_t)b[11].len / 8;
+    size_t n_cols = n_used > 0 ? (size_t)b[7].len / 8 / (size_t)n_used : 0;
+    Splits S = {b[3].buf, b[4].buf, b[5].buf, b[6].buf, b[7].buf, b[11].buf, n_cols ? (size_t)b[3].len / 8 / n_cols : 0,
+                zsize, (size_t)n_used, guard};
     int rc = !n_cols || !S.width ? (PyErr_SetString(PyExc_ValueError, "paired: bad split shape"), -1) : 0;
     if (!rc) rc = shaped(&b[3], n_cols, S.width, 8, "support");
     if (!rc) rc = shaped(&b[4], n_cols, S.width, 8, "support_packed");
     if (!rc) rc = shaped(&b[6], n_z, 1, 8, "z_flat");
-    if (!rc) rc = shaped(&b[7], n_cols, S.zsize, 8, "g");
+    if (!rc) rc = shaped(&b[7], n_cols, S.n_used, 8, "g");
     for (int i = 1; i < 3 && !rc; i++) rc = shaped(&b[i], n, 1, 8, "a split argument");
     if (!rc) rc = shaped(&b[10], n, 1, 8, "total");
     for (int i = 8; i < 10 && !rc; i++) rc = shaped(&b[i], n, 1, 8, "a split output");
@@ -385,9 +392,9 @@ static PyObject *p_split(PyObject *self, PyObject *args) {
     if (!rc) rc = in_range(b[2].buf, n, (int64_t)n_z, "pair vector");
     const int64_t *sup = b[3].buf;
     for (size_t i = 0; !rc && i < n_cols * S.width; i++)
-        if (sup[i] < -1 || sup[i] >= zsize) rc = (PyErr_SetString(PyExc_IndexError, "paired: support out of range"), -1);
+        if (sup[i] < -1 || sup[i] >= (int64_t)zsize) rc = (PyErr_SetString(PyExc_IndexError, "paired: support out of range"), -1);
     if (!rc) rc = draw_split(bits, &S, b[0].buf, b[1].buf, b[2].buf, b[10].buf, n, b[8].buf, b[9].buf);
-    release(b, 11);
+    release(b, 12);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
@@ -396,7 +403,7 @@ static PyMethodDef methods[] = {
     {"z1", p_z1, METH_VARARGS, "z1(bits, q, w_hi u8, w_lo u8, d0, d1, d2, k, width, tables, group_table, y, out)."},
     {"z2", p_z2, METH_VARARGS, "z2(bits, q, z1, y, v, accept_ptr, accept_idx, accept_w, group_sig, out)."},
     {"cell", p_cell, METH_VARARGS, "cell(bits, q, z2, v, group_start, cell_order, tables, cell_table, out)."},
-    {"split", p_split, METH_VARARGS, "split(bits, ca, cb, z, total, support, support_packed, z_packed, guard, z_flat, g, zsize, va, vb)."},
+    {"split", p_split, METH_VARARGS, "split(bits, ca, cb, z, total, support, support_packed, z_packed, guard, z_flat, g, n_used, pos, va, vb)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -51,7 +51,7 @@ class PairedSampler:
         self.zvec = lay.vectors(listing.z_flat)
         self.run = int(np.diff(listing.group_start).max())
         # each column's feature vectors, padded with -1
-        support = [np.nonzero(row)[0] for row in listing.g]
+        support = [listing.g.support(k) for k in range(len(listing.g.w))]
         self.support = np.full((len(support), max(len(x) for x in support)), -1, np.int64)
         for k, x in enumerate(support):
             self.support[k, : len(x)] = x
@@ -167,7 +167,7 @@ class PairedSampler:
         if (k := _compiled()) is not None:
             va, vb = np.empty(len(z), np.int64), np.empty(len(z), np.int64)
             k.split(rng.bits, np.ascontiguousarray(ca), np.ascontiguousarray(cb), z, total, self.support,
-                    self.support_packed, self.z_packed, self.guard, L.z_flat, L.g, L.layout.zsize, va, vb)
+                    self.support_packed, self.z_packed, self.guard, L.z_flat, L.g.w, L.g.w.shape[1], L.g.pos, va, vb)
             return va, vb
         va = self.support[ca]
         ok = (va >= 0) & ((self.z_packed[z][:, None] - self.support_packed[ca]) & self.guard == self.guard)

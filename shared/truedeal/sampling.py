@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,6 +33,9 @@ from .kernel import sampler as _compiled
 from .listing import Listing, prefix_sums
 from .patterns import PATTERNS
 from .randomness import Rng
+
+if TYPE_CHECKING:
+    from .listing.paired import VectorWeights
 
 #: Largest key space given a dense table of where each key's run starts.
 MAX_START_TABLE = 1 << 21
@@ -289,11 +293,12 @@ class OptionDraws:
         self.free = np.concatenate([o.free_to_shape for o in options])
         self.start = _starts(self.key, len(options) * zsize)
 
-    def draw(self, col: np.ndarray, v: np.ndarray, g: np.ndarray, rng: Rng) -> np.ndarray:
+    def draw(self, col: np.ndarray, v: np.ndarray, g: np.ndarray | VectorWeights, rng: Rng) -> np.ndarray:
         """Index into the option arrays, weighted by F within (column, v); ``g`` sums F by (column, v)."""
         return _locate(rng, self.key, self.cum, self.start, col * self.zsize + v, g[col, v])
 
-    def fill(self, layout, lengths: np.ndarray, cols: np.ndarray, v: np.ndarray, g: np.ndarray, rng: Rng) -> np.ndarray:
+    def fill(self, layout, lengths: np.ndarray, cols: np.ndarray, v: np.ndarray, g: np.ndarray | VectorWeights,
+             rng: Rng) -> np.ndarray:
         """Deals whose cells have suit ``cols`` and feature vectors ``v`` (n, 4)."""
         opt = np.stack([self.draw(cols[:, s], v[:, s], g, rng) for s in range(4)], axis=1)
         return fill_deals(layout, lengths=lengths, masks=self.masks[opt], free_to_shape=self.free[opt].astype(np.int64), rng=rng)

@@ -46,7 +46,7 @@ def _count_by_groups(listing: Listing) -> int:
     layout = listing.layout
     if layout.has_pool and layout.shape_only:
         return _count_cases_interval(listing)
-    indic = case_indicators(listing.options, layout)
+    indic = case_indicators(listing.options, layout).dense()
     g_of_c = [int(g > 0) for g in pool_factors(layout, listing.c_values)]
     tables: dict[tuple[int, int], np.ndarray] = {}
 

@@ -43,6 +43,48 @@ MAX_PAIRED_CELLS = 100_000_000
 _BLOCK = 512
 
 
+@dataclass(frozen=True)
+class VectorWeights:
+    """Each column's option weights (or case indicators) summed by feature
+    vector, kept over the vectors some column reaches: a handful of a feature
+    space that may hold millions (three patterned seats and a pool: 228 of
+    1,912,500).  ``used`` are those vectors' flat indices, ascending; ``pos``
+    the place of each flat index in ``used`` (-1: no column reaches it)."""
+
+    used: np.ndarray  # (n_used,) flat feature vectors
+    w: np.ndarray  # (n_cols, n_used) int64
+    pos: np.ndarray  # (zsize,) int64
+
+    @classmethod
+    def of(cls, rows: list[tuple[np.ndarray, np.ndarray]], zsize: int) -> VectorWeights:
+        """From each column's (flat vectors, weights), repeats added up; only
+        the vectors with a nonzero sum in some column are kept."""
+        every = np.unique(np.concatenate([v for v, _ in rows])) if rows else np.zeros(0, np.int64)
+        w = np.zeros((len(rows), len(every)), np.int64)
+        for k, (v, x) in enumerate(rows):
+            np.add.at(w[k], np.searchsorted(every, v), x)
+        keep = w.any(axis=0)
+        pos = np.full(zsize, -1, np.int64)
+        pos[every[keep]] = np.arange(int(keep.sum()))
+        return cls(every[keep], np.ascontiguousarray(w[:, keep]), pos)
+
+    def __getitem__(self, key: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """The weights at (columns, flat vectors), 0 where a vector is not kept."""
+        col, flat = key
+        at = self.pos[flat]
+        return np.where(at >= 0, self.w[col, np.maximum(at, 0)], 0)
+
+    def dense(self) -> np.ndarray:
+        """``(n_cols, zsize)``, as the factored listing's case count reads it."""
+        out = np.zeros((len(self.w), len(self.pos)), np.int64)
+        out[:, self.used] = self.w
+        return out
+
+    def support(self, col: int) -> np.ndarray:
+        """The flat vectors column ``col`` reaches, ascending."""
+        return self.used[np.nonzero(self.w[col])[0]]
+
+
 @dataclass
 class PairedListing:
     """What counting and :class:`~truedeal.paired_sampling.PairedSampler` read."""
@@ -51,7 +93,7 @@ class PairedListing:
     cells: np.ndarray  # (n_cells, n_patterned) pattern indices
     cell_cols: np.ndarray  # (n_cells, 4) column of each suit
     options: list[SuitOptions]  # per column
-    g: np.ndarray  # (n_cols, zsize) option weight summed by feature vector
+    g: VectorWeights  # option weight summed by column and feature vector
     z_flat: np.ndarray  # (n_z,) flat index of each vector a pair of suits reaches
     tables: np.ndarray  # (n_tables, n_z) one table per unordered pair of columns
     cell_table: np.ndarray  # (n_cells,) the table of each cell's D+C pair
@@ -102,16 +144,16 @@ class Prepared:
         layout = rank_pool.pool_layout(comp) if comp.pooled else make_layout(unclamped(comp))
         cells = enumerate_cells(layout.comp, layout)
         columns, cell_cols = suit_columns(cells, layout)
-        if len(columns) * layout.zsize > MAX_PAIRED_CELLS:  # the dense option tables alone
-            raise TooWide(f"paired tables too large ({len(columns):,} suit columns x {layout.zsize:,} feature states)")
+        if layout.zsize > MAX_PAIRED_CELLS:  # VectorWeights.pos
+            raise TooWide(f"paired tables too large ({layout.zsize:,} feature states)")
         options = [suit_options(c, layout) for c in columns]
         # the case indicators are nonzero where the weights are: the same frame
         frame = frame_of(layout, cells, cell_cols, case_indicators(options, layout))
         return cls(layout, cells, columns, cell_cols, options, frame)
 
-    def weights_table(self) -> np.ndarray:
-        """Each column's option weights summed by feature vector (dense)."""
-        return _dense(self.options, self.layout)
+    def weights_table(self) -> VectorWeights:
+        """Each column's option weights summed by feature vector."""
+        return VectorWeights.of([(o.vflat, o.weight) for o in self.options], self.layout.zsize)
 
     def listing(self, cases: int) -> PairedListing:
         """The listing, weighed here, with ``cases`` counted elsewhere."""
@@ -141,11 +183,11 @@ def paired_cases(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, optio
     return frame_of(layout, cells, cell_cols, indic).total(indic)
 
 
-def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: np.ndarray) -> _Frame:
+def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: VectorWeights) -> _Frame:
     """The groups, pair tables' keys and accepted sums of the listing of ``cells``."""
     z_flat = _reachable(g, layout)
     # A pair's table does not depend on the order of its columns.
-    n = len(g)
+    n = len(g.w)
     sh, dc = _unordered(cell_cols[:, :2], n), _unordered(cell_cols[:, 2:], n)
     pairs, which = np.unique(np.concatenate([sh, dc]), return_inverse=True)
     cell_sh, cell_dc = which[: len(cells)], which[len(cells) :]
@@ -181,7 +223,7 @@ class _Frame:
     accept_cases: list[np.ndarray]  # the same, counting the pool's holdings
     sig_keys: np.ndarray  # each signature's row (Compiled.cell_signatures)
 
-    def weigh(self, g: np.ndarray):
+    def weigh(self, g: VectorWeights):
         """Pair tables, V, Y and W for the per-column tables ``g``."""
         tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout)
         v = _group_sums(tables, self.cell_q, self.cell_dc, len(self.group_table))
@@ -192,7 +234,7 @@ class _Frame:
             weights += row_dots(tables[self.group_table[b : b + _BLOCK]], y[b : b + _BLOCK])
         return tables, v, y, weights
 
-    def total(self, g: np.ndarray) -> int:
+    def total(self, g: VectorWeights) -> int:
         """The sum of :meth:`weigh`'s weights, one block of groups at a time
         (V and Y are not kept: this is the case count's memory)."""
         tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout)
@@ -222,28 +264,22 @@ class _Frame:
         return y
 
 
-def _dense(options: list[SuitOptions], layout: Layout) -> np.ndarray:
-    g = np.zeros((len(options), layout.zsize), dtype=np.int64)
-    for k, opt in enumerate(options):
-        np.add.at(g[k], opt.vflat, opt.weight)
-    return g
-
-
-def case_indicators(options: list[SuitOptions], layout: Layout) -> np.ndarray:
+def case_indicators(options: list[SuitOptions], layout: Layout) -> VectorWeights:
     """1 per distinct (feature vector, holdings) of each column: Pavlicek's cases."""
-    indic = np.zeros((len(options), layout.zsize), dtype=np.int64)
     # with a rank pool, shape-only seats are listed by holding too; their holdings make no case
     seats = layout.pool.case_seats if layout.pool is not None else layout.rank_seats
     cols = [layout.rank_seats.index(s) for s in seats]
-    for k, opt in enumerate(options):
+    rows = []
+    for opt in options:
         full = np.concatenate([opt.vflat[:, None], opt.masks[:, cols].astype(np.int64)], axis=1)
-        np.add.at(indic[k], np.unique(full, axis=0)[:, 0], 1)
-    return indic
+        v = np.unique(full, axis=0)[:, 0]
+        rows.append((v, np.ones(len(v), np.int64)))
+    return VectorWeights.of(rows, layout.zsize)
 
 
-def _reachable(g: np.ndarray, layout: Layout) -> np.ndarray:
+def _reachable(g: VectorWeights, layout: Layout) -> np.ndarray:
     """Flat indices of every vector that two suits' options can sum to."""
-    one = layout.vectors(np.nonzero(g.any(axis=0))[0])
+    one = layout.vectors(g.used)
     if len(one) > MAX_PAIR_STATES // 2:
         raise TooWide(f"one suit reaches {len(one):,} feature vectors (at most {MAX_PAIR_STATES // 2:,} paired)")
     z, fits = layout.add(one[:, None, :], one[None, :, :])
@@ -257,13 +293,12 @@ def _check_size(n_z: int, rows: int) -> None:
         raise TooWide(f"paired tables too large ({rows:,} rows x {n_z:,} feature vectors)")
 
 
-def _pair_tables(g: np.ndarray, keys: np.ndarray, n_cols: int, z_flat: np.ndarray, layout: Layout) -> np.ndarray:
+def _pair_tables(g: VectorWeights, keys: np.ndarray, n_cols: int, z_flat: np.ndarray, layout: Layout) -> np.ndarray:
     """T[pair][z] = sum over va + vb = z of g[a][va] * g[b][vb], over the reachable z.
 
     For each first column a: M_a[z, u] = g[a][z - u], so the tables of every
     pair (a, b) are one exact product ``g[b, U] @ M_a.T``."""
-    used = np.nonzero(g.any(axis=0))[0]
-    g_used, n_z = g[:, used], len(z_flat)
+    used, g_used, n_z = g.used, g.w, len(z_flat)
     at = _sum_index(layout, used, z_flat)
     out = np.zeros((len(keys), n_z), np.int64)
     first, second = keys // n_cols, keys % n_cols

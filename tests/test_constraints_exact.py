@@ -278,25 +278,47 @@ def _predeal_with_west_on_spots(seed: int) -> dict[int, list[int]]:
 OUT_OF_THE_PACK = ir.And((ir.Compare(">=", _sum(_f(N, ir.HCP), _f(S, ir.HCP)), _c(14)), ir.Compare(">=", _f(E, ir.LENGTH, (0,)), _c(3))))
 
 
+def _out_of_the_pack(predeal: dict[int, list[int]]) -> Plan:
+    """The plan of OUT_OF_THE_PACK with West's cards out of the pack (the
+    engine takes that listing only where the plain one is too wide)."""
+    from truedeal.constraints.compile import compile_program
+    from truedeal.listing import build_listing
+
+    program = _program(OUT_OF_THE_PACK, predeal)
+    comp = compile_program(program, out_of_pack=True)
+    assert set(comp.dead) == set(predeal[W]) and W in comp.free
+    return Plan.from_listing(program, build_listing(comp))
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_cards_predealt_to_a_seat_nothing_reads_are_out_of_the_pack(seed):
     """West's predealt spot cards are not listed (``Compiled.dead``): the
-    count still equals brute force over every completion."""
-    from truedeal.constraints.compile import compile_program
-
+    count still equals brute force over every completion, and the plain
+    listing's."""
     predeal = _predeal_with_west_on_spots(seed)
-    program = _program(OUT_OF_THE_PACK, predeal)
-    assert set(compile_program(program).dead) == set(predeal[W])
     expected = sum(_cond(h, OUT_OF_THE_PACK) for h in _completions(predeal))
-    assert Plan.build(program).deals_total == expected > 0
+    assert _out_of_the_pack(predeal).deals_total == Plan.build(_program(OUT_OF_THE_PACK, predeal)).deals_total == expected > 0
 
 
 def test_draws_with_cards_out_of_the_pack_are_uniform():
     predeal = _predeal_with_west_on_spots(4)
     fits = [h for h in _completions(predeal) if _cond(h, OUT_OF_THE_PACK)]
     keys = {tuple(sorted((c, s) for s in range(4) for c in h[s])) for h in fits}
-    plan = Plan.build(_program(OUT_OF_THE_PACK, predeal))
-    rows = _observed(plan, 40 * len(fits), seed="out of the pack")
+    rows = _observed(_out_of_the_pack(predeal), 40 * len(fits), seed="out of the pack")
     counts = Counter(tuple(sorted((c, int(s)) for c, s in enumerate(row))) for row in rows)
     assert set(counts) <= keys, "a drawn deal does not fit"
     assert chisquare([counts.get(k, 0) for k in sorted(keys)]).pvalue > 1e-4
+
+
+def test_a_plan_takes_cards_out_of_the_pack_only_where_the_plain_listing_is_too_wide():
+    """West's club deuce beside three HCP seats: listing West's holdings is too
+    wide, out of the pack it lists.  With the deuce at each seat in turn, the
+    four counts add up to the count with no predeal (plain listings for the
+    other three seats)."""
+    from truedeal.constraints.dealer import parse_program
+
+    cond = "condition hcp(north) >= 18 && hcp(south) <= 2 && hcp(east) >= 12\n"
+    plans = [Plan.build(parse_program(f"predeal {seat} C2\n" + cond)) for seat in ("north", "east", "south", "west")]
+    assert all(p.exact for p in plans)
+    assert [bool(p.listed.dead) for p in plans] == [False, False, False, True]
+    assert sum(p.deals_total for p in plans) == Plan.build(parse_program(cond)).deals_total

@@ -32,14 +32,14 @@ from truedeal.spec import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_constraints_exact import CONDITIONS, OUT_OF_THE_PACK, _predeal_with_west_on_spots, _program, _random_predeal  # noqa: E402
+from test_constraints_exact import CONDITIONS, _out_of_the_pack, _predeal_with_west_on_spots, _program, _random_predeal  # noqa: E402
 from test_engine import BRUTE_SPECS  # noqa: E402
 
 FORCED = os.environ.get("TRUEDEAL_NO_KERNEL", "") not in ("", "0")
 pytestmark = pytest.mark.skipif(FORCED, reason="TRUEDEAL_NO_KERNEL is set: nothing compiled to compare")
 
 #: bench/specs builds slower than a test should wait for (seconds to a minute); bench_sampler covers them.
-SLOW_TO_BUILD = {"four", "four-wide", "fit25", "fit25j", "hcp4", "weak2"}
+SLOW_TO_BUILD = {"four", "four-wide", "three-and-pool", "fit25", "fit25j", "hcp4", "weak2"}
 SPEC_FILES = sorted(ROOT.glob("examples/*.json")) + sorted(p for p in ROOT.glob("bench/specs/*.json") if p.stem not in SLOW_TO_BUILD)
 
 
@@ -165,8 +165,7 @@ def test_programs_with_predeals_byte_identical(name):
 def test_cards_out_of_the_pack_byte_identical():
     """West's predealt spot cards, out of the pack (``Compiled.dead``): the
     compiled fill starts from them and deals West one card fewer, as numpy does."""
-    plan = Plan.build(_program(OUT_OF_THE_PACK, _predeal_with_west_on_spots(5)))
-    assert plan.listing.layout.comp.dead
+    plan = _out_of_the_pack(_predeal_with_west_on_spots(5))
     got, ref = both_paths(plan, 700, "out of the pack")
     assert got.tobytes() == ref.tobytes()
 

@@ -141,6 +141,8 @@ class Plan:
                 continue  # it relaxes no more than one that was too wide
             comp = compile_program(program if relaxation.none else relax(program, relaxation))
             listing = _any_listing(comp, progress, wide)
+            if listing is None and relaxation.none and (narrow := compile_program(program, out_of_pack=True)).dead:
+                comp, listing = narrow, _any_listing(narrow, progress, wide)
             if listing is None and relaxation.none and split:
                 parts = cls._build_card_split(spec, program, progress, t0)
                 if parts is not None:

@@ -611,8 +611,13 @@ def _flatten(kind: str, items: list[Tree], absorbing: bool) -> Tree:
 # ------------------------------------------------------------------ assembling
 
 
-def compile_program(program: ir.Program) -> Compiled:
-    """The listing's view of ``program`` (see the module doc)."""
+def compile_program(program: ir.Program, out_of_pack: bool = False) -> Compiled:
+    """The listing's view of ``program`` (see the module doc).  With
+    ``out_of_pack``, predealt cards that nothing reads, held by seats that
+    nothing reads, are out of the pack (:attr:`Compiled.dead`) instead of
+    making their seat's holdings a coordinate: narrower, but other draws, so
+    plans take it only where the plain listing is too wide (a seed's deals
+    stay those of the plain listing wherever it lists)."""
     comp = _Compiler()
     tree = _shared(comp.cond(program.condition), {}, {})
     owners = [c for _, cards in program.predeal for c in cards]
@@ -623,7 +628,7 @@ def compile_program(program: ir.Program) -> Compiled:
     forms = [Form(t) for t in comp.forms]
     patterned = sorted({s for a in atoms for _, s, _ in a.lengths} | {s.seat for s in shapes}
                        | {t.seat for f in forms for t in f.terms if t.fn.reads_length})
-    dead = _dead_cards(program, forms, set(patterned))
+    dead = _dead_cards(program, forms, set(patterned)) if out_of_pack else {}
     forced = {(c % 4, c // 4): seat for seat, cards in program.predeal for c in cards if c not in dead}
     rank_seats = sorted({t.seat for f in forms for t in f.terms} | set(forced.values()))
     tracked = _tracked(forms, forced)

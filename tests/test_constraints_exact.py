@@ -316,9 +316,11 @@ def test_a_plan_takes_cards_out_of_the_pack_only_where_the_plain_listing_is_too_
     four counts add up to the count with no predeal (plain listings for the
     other three seats)."""
     from truedeal.constraints.dealer import parse_program
+    from truedeal.explain import explanation
 
     cond = "condition hcp(north) >= 18 && hcp(south) <= 2 && hcp(east) >= 12\n"
     plans = [Plan.build(parse_program(f"predeal {seat} C2\n" + cond)) for seat in ("north", "east", "south", "west")]
     assert all(p.exact for p in plans)
     assert [bool(p.listed.dead) for p in plans] == [False, False, False, True]
+    assert explanation(plans[3])["out of the pack"] == ["west: C2"]
     assert sum(p.deals_total for p in plans) == Plan.build(parse_program(cond)).deals_total

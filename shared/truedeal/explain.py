@@ -27,6 +27,7 @@ def explanation(plan: Plan) -> dict[str, Any]:
         "listed by pattern": [SEAT_NAMES[s] for s in comp.patterned],
         "listed by card": [SEAT_NAMES[s] for s in comp.rank_seats if s not in pool],
         "weighed by rank counts": [SEAT_NAMES[s] for s in pool],
+        "out of the pack": [f"{SEAT_NAMES[s]}: " + "SHDC"[c % 4] + _RANKS[c // 4] for c, s in sorted(comp.dead.items())],
         "tracked ranks": [f"{SUIT_NAMES[k]}: {''.join(_RANKS[r] for r in comp.tracked[k]) or '-'}" for k in range(4)],
         "forms": [_form(f) for f in comp.forms],
         "cells": info.sizes.cells,

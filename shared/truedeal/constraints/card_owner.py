@@ -19,9 +19,9 @@ from typing import Any
 from ..cards import card
 from . import ir
 
-#: Most cards to split on: 4**2 programs to list.  Each is a whole plan (a
-#: script's 1NT definition takes 1.6-3.6 s), so the practice library's
-#: four-card ladder (256 plans) is left to rejection.
+#: Most cards to split on: 4**2 programs to list.  Each is a whole plan (the
+#: practice library's 1NT definition takes about 1 s), so that library's
+#: four-card ladder (256 plans, minutes) is left to rejection.
 MAX_SPLIT_CARDS = 2
 
 

@@ -46,16 +46,18 @@ def load_slice(data: bytes) -> Slice | PairedSlice:
     return PairedSlice.from_bytes(data) if slice_form(data) == PAIRED_FORM else Slice.from_bytes(data)
 
 
-def merge_slices(spec: Spec | ir.Program, slices: list) -> Listing:
+def merge_slices(spec: Spec | ir.Program, slices: list, cut: Cut | PairedCut | None = None) -> Listing:
     """The whole listing from all the slices :func:`cut_listing`'s cut made
     (TooWide or ValueError as :func:`~.listing.slices.merge` and
-    :func:`~.listing.paired_slices.merge_paired`)."""
+    :func:`~.listing.paired_slices.merge_paired`); a paired merge reuses
+    ``cut``'s prepared tables when given."""
     source = exact_source(spec)
     if source is None:
         raise ValueError("this spec's plan is not one listing made of slices")
     if slices and all(isinstance(s, PairedSlice) for s in slices):
+        prepared = cut.prepared if isinstance(cut, PairedCut) else None
         # a Plan reads both kinds alike (through make_sampler), as Plan.build stores either
-        return cast(Listing, merge_paired(_compiled(spec, source), slices))
+        return cast(Listing, merge_paired(_compiled(spec, source), slices, prepared))
     return merge(source, slices)
 
 

@@ -211,9 +211,13 @@ def _merged_plan(store: JobStore, job: Job) -> Plan:
     stored = store.slices(job.id)
     if len(stored) < job.parts:  # gone (expired, Redis restarted): the same plan, built here
         return Plan.build(spec)
-    _cut.cache_clear()  # the slices are built: drop the cut before the merged listing, the peak
     slices = [load_slice(b) for b in stored.values()]
-    plan = Plan.from_listing(spec, merge_slices(spec, slices), time.perf_counter() - t0)
+    # A paired merge starts from the cut's prepared tables (this process's, or
+    # built now: the merge needs them anyway); a factored one rebuilds its
+    # tables from the cells, so its cut goes first (the merged listing is the peak).
+    cut = _cut(job.spec_json, job.parts) if all(isinstance(s, PairedSlice) for s in slices) else None
+    _cut.cache_clear()
+    plan = Plan.from_listing(spec, merge_slices(spec, slices, cut), time.perf_counter() - t0)
     recorded = None if job.summary is None else job.summary.sizes.side_total
     if recorded is not None and plan.listing.total != recorded:
         raise ValueError(f"the merged slices give side total {plan.listing.total}, the reduce recorded {recorded}")

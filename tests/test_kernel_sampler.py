@@ -39,7 +39,7 @@ FORCED = os.environ.get("TRUEDEAL_NO_KERNEL", "") not in ("", "0")
 pytestmark = pytest.mark.skipif(FORCED, reason="TRUEDEAL_NO_KERNEL is set: nothing compiled to compare")
 
 #: bench/specs builds slower than a test should wait for (seconds to a minute); bench_sampler covers them.
-SLOW_TO_BUILD = {"four", "four-wide", "three-and-pool", "fit25", "fit25j", "hcp4", "weak2"}
+SLOW_TO_BUILD = {"four", "four-wide", "four-pool", "three-and-pool", "fit25", "fit25j", "hcp4", "weak2"}
 SPEC_FILES = sorted(ROOT.glob("examples/*.json")) + sorted(p for p in ROOT.glob("bench/specs/*.json") if p.stem not in SLOW_TO_BUILD)
 
 

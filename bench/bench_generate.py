@@ -66,6 +66,9 @@ SPECS = {
         "south": {"hcp": [6, 9], "spades": [4, 13]},
         "west": {"hcp": [0, 10], "hearts": [3, 13]},
     },
+    "four.json with West on HCP alone (three seats and a pool)": {
+        "north": {"hcp": [15, 17], "shape": BAL}, "east": {"hcp": [8, 16], "shape": "x5xx + xx5x + xxx5"},
+        "south": {"hcp": [6, 9], "spades": [4, 13]}, "west": {"hcp": [0, 10]}},
     "1NT, E overcall 10-16 5+S, S 0-7 5+H, W 0-10 (pool)": {
         "north": {"hcp": [15, 17], "shape": BAL}, "east": {"hcp": [10, 16], "spades": [5, 13]},
         "south": {"hcp": [0, 7], "hearts": [5, 13]}, "west": {"hcp": [0, 10]}},

@@ -41,6 +41,8 @@ MAX_PAIR_STATES = 6_144
 #: each, three such arrays (tables, V, Y): four.json with West on HCP alone,
 #: 162M, builds in 18.5 s and 1.8 GB on the 2-core development machine.
 MAX_PAIRED_CELLS = 200_000_000
+#: Most feature states a paired layout may span (VectorWeights.pos, 8 bytes each).
+MAX_FEATURE_STATES = 1 << 25
 #: Rows per block when products are carried as limbs (bounds the temporaries).
 _BLOCK = 512
 
@@ -146,7 +148,7 @@ class Prepared:
         layout = rank_pool.pool_layout(comp) if comp.pooled else make_layout(unclamped(comp))
         cells = enumerate_cells(layout.comp, layout)
         columns, cell_cols = suit_columns(cells, layout)
-        if layout.zsize > MAX_PAIRED_CELLS:  # VectorWeights.pos
+        if layout.zsize > MAX_FEATURE_STATES:  # VectorWeights.pos
             raise TooWide(f"paired tables too large ({layout.zsize:,} feature states)")
         options = [suit_options(c, layout) for c in columns]
         # the case indicators are nonzero where the weights are: the same frame

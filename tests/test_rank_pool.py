@@ -30,6 +30,12 @@ BOTH = [
                   " && controls(east) <= 2"},
 ]
 
+#: Three patterned seats and West on HCP alone: the option tables are kept
+#: over the vectors one suit reaches (paired.VectorWeights), not the whole
+#: feature space, which three seats' forms and rank counts make wide.
+THREE = {"north": {"hcp": [20, 21], "shape": "any 4333"}, "east": {"hcp": [0, 4], "hearts": [6, 13]},
+         "south": {"hcp": [0, 3], "spades": [5, 13]}}
+
 #: A shape-only seat beside the pool: the same deals as the factored listing
 #: (its cases differ: here the shape-only seat's honours make a case too).
 SHAPE_ONLY = {"north": {"hcp": [15, 17], "shape": "4333"}, "south": {"shape": "5xxx"}, "east": {"hcp": [8, 12]}}
@@ -64,10 +70,11 @@ def test_narrowing_a_pool_seat_partitions_the_count():
     assert sum(parts) == whole
 
 
-def test_rank_pool_deals_fit_and_are_the_same_without_the_kernel():
-    listing = build_paired(_comp(NT_INVITE))
+@pytest.mark.parametrize("spec", [NT_INVITE, {**THREE, "west": {"hcp": [16, 17]}}], ids=["two patterned", "three patterned"])
+def test_rank_pool_deals_fit_and_are_the_same_without_the_kernel(spec):
+    listing = build_paired(_comp(spec))
     owners = listing.make_sampler().draw(4000, chunk_rng("rank pool", 0))
-    assert fits(owners, load_spec(NT_INVITE).program()).all()
+    assert fits(owners, load_spec(spec).program()).all()
     assert (np.sort(owners, axis=1) == np.repeat(np.arange(4), 13)).all()
     with kernel.numpy_only():
         again = listing.make_sampler().draw(4000, chunk_rng("rank pool", 0))
@@ -117,13 +124,6 @@ def test_a_pool_of_two_hcp_only_seats_with_wide_weights_deals_alike_without_the_
     assert ((ns >= 18) & (ns <= 22)).all()
 
 
-#: Three patterned seats and West on HCP alone: the option tables are kept
-#: over the vectors one suit reaches (paired.VectorWeights), not the whole
-#: feature space, which three seats' forms and rank counts make wide.
-THREE = {"north": {"hcp": [20, 21], "shape": "any 4333"}, "east": {"hcp": [0, 4], "hearts": [6, 13]},
-         "south": {"hcp": [0, 3], "spades": [5, 13]}}
-
-
 def test_three_patterned_seats_and_a_pool_partition_the_count_without_it():
     """West's HCP ranges, each a rank pool beside three patterned seats, add
     up to the count with West free: a paired listing with no pool at all."""
@@ -134,13 +134,3 @@ def test_three_patterned_seats_and_a_pool_partition_the_count_without_it():
         assert applicable(comp) and len(comp.patterned) == 3
         parts.append(build_paired(comp).deals)
     assert all(parts) and sum(parts) == whole
-
-
-def test_three_patterned_seats_and_a_pool_deal_the_same_without_the_kernel():
-    spec = {**THREE, "west": {"hcp": [16, 17]}}
-    listing = build_paired(_comp(spec))
-    owners = listing.make_sampler().draw(3000, chunk_rng("three and a pool", 0))
-    assert fits(owners, load_spec(spec).program()).all()
-    with kernel.numpy_only():
-        again = listing.make_sampler().draw(3000, chunk_rng("three and a pool", 0))
-    assert (owners == again).all()

@@ -32,7 +32,7 @@ from ..constraints.compile import Compiled, unclamped
 from . import rank_pool
 from .cells import enumerate_cells, suit_columns
 from .exact_ops import exact_matmul, row_dots
-from .layout import Layout, TooWide, make_layout
+from .layout import Layout, TooWide, make_layout, small_vectors
 from .options import SuitOptions, suit_options
 
 #: Most feature vectors a pair of suits may reach (the tables' width).
@@ -344,7 +344,7 @@ def _group_sums(tables: np.ndarray, cell_q: np.ndarray, cell_dc: np.ndarray, gro
 
 def _accept(layout: Layout, z_flat: np.ndarray, boxes: list) -> np.ndarray:
     """A[z1, z2] = 1 when z1 + z2 fits and lies in one of ``boxes``."""
-    zv = layout.vectors(z_flat)
+    zv = small_vectors(layout, z_flat)
     out = np.zeros((len(z_flat), len(z_flat)), bool)
     for b in range(0, len(z_flat), 256):
         z, fits = layout.add(zv[b : b + 256, None, :], zv[None, :, :])

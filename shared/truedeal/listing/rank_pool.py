@@ -31,7 +31,7 @@ import numpy as np
 
 from ..constraints.compile import Compiled, Form, unclamped
 from ..randomness import Rng
-from .layout import Layout, TooWide, strides_of
+from .layout import Layout, TooWide, small_vectors, strides_of
 
 #: Bytes the accept matrices (weights and cases, per cell signature) may take.
 MAX_ACCEPT_BYTES = 1 << 30
@@ -163,7 +163,7 @@ class RankPool:
         n_z = len(z_flat)
         if 16 * len(keys) * n_z * n_z > MAX_ACCEPT_BYTES:
             raise TooWide(f"pool accept matrices too large ({len(keys):,} signatures x {n_z:,}**2 feature vectors)")
-        zv = layout.vectors(z_flat)
+        zv = small_vectors(layout, z_flat)
         out: tuple[list, list] = ([], [])
         for boxes in self.source.boxes_of(keys):
             ways, cases = np.zeros((n_z, n_z), np.int64), np.zeros((n_z, n_z), np.int64)

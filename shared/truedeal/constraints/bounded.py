@@ -82,10 +82,6 @@ def plus(lin: ir.Linear, const: int) -> ir.Linear:
     return ir.Linear(lin.terms, lin.const + const)
 
 
-def scaled(lin: ir.Linear, factor: int) -> ir.Linear:
-    return ir.Linear(tuple((c * factor, f) for c, f in lin.terms), lin.const * factor)
-
-
 def remainder(lin: ir.Linear, divisor: int, quotient: int) -> ir.Linear:
     """``lin % divisor`` where ``lin / divisor`` is ``quotient`` (0 for a zero divisor)."""
     return plus(lin, -divisor * quotient) if divisor else ir.Linear((), 0)

@@ -76,8 +76,12 @@ def _slow_pool(worker: subprocess.Popen, deadline: float) -> psutil.Process:
     """The pool process of the slow lane's worker (a child of the split worker)."""
     while time.monotonic() < deadline:
         for node in _slow_nodes(worker):
-            if node.children():
-                return node.children()[0]
+            try:
+                children = node.children()  # once: a pool process may come and go between two calls
+            except psutil.Error:
+                continue
+            if children:
+                return children[0]
         time.sleep(0.1)
     raise AssertionError("the slow lane's worker did not start")
 
@@ -95,9 +99,9 @@ def test_a_small_job_finishes_while_a_slow_one_runs(ns, split_worker):
     worker, log = split_worker
     store, dispatcher = _store_and_dispatcher(ns)
     deadline = time.monotonic() + 120
-    pool = _slow_pool(worker, deadline)
     slow = jobs.submit(store, dispatcher, SLOW_SPEC, 1000, seed="slow", lane=jobs.SLOW_LANE)
     _wait_state(store, slow.id, {"enumerating"}, deadline, log)
+    pool = _slow_pool(worker, deadline)  # the process that runs the slow job, now that it runs
     pool.send_signal(signal.SIGSTOP)  # the slow job now cannot finish
     try:
         small = jobs.submit(store, dispatcher, SMALL_SPEC, 100, seed="small", lane=jobs.FAST_LANE)

@@ -135,9 +135,9 @@ def test_cli_v2_numbers_and_pbn_are_the_same_deals_and_the_reference():
 
 
 def test_an_unknown_stream_is_one_line_and_exit_2():
-    res = run("generate", "{}", "-n", "5", "--stream", "v3")
+    res = run("generate", "{}", "-n", "5", "--stream", "v4")
     assert res.returncode == 2 and res.out == ""
-    assert len(res.err.strip().splitlines()) == 1 and "v3" in res.err and "v2" in res.err
+    assert len(res.err.strip().splitlines()) == 1 and "v4" in res.err and "v3" in res.err
 
 
 @pytest.mark.parametrize("stream", ["v0", "", "V2"])

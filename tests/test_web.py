@@ -363,7 +363,7 @@ def test_responses_match_the_openapi_schemas(client):
         ({"constraints": NT, "count": 10, "seed": ""}, 422, "invalid-request"),
         ({"constraints": NT, "count": 10, "format": "docx"}, 422, "invalid-request"),
         ({"constraints": NT, "count": 10, "first_board": 0}, 422, "invalid-request"),
-        ({"constraints": NT, "count": 10, "stream": "v3"}, 422, "invalid-request"),
+        ({"constraints": NT, "count": 10, "stream": "v4"}, 422, "invalid-request"),
         ({"constraints": NT, "count": 10, "colour": "red"}, 422, "invalid-request"),
         ({"constraints": {"north": {"hcp": [17, 15]}}, "count": 10}, 422, "invalid-spec"),
         ({"constraints": "examples/strong-nt.json", "count": 10}, 422, "invalid-spec"),

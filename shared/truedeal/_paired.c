@@ -216,7 +216,10 @@ static inline int64_t weight_at(const Splits *S, int64_t col, int64_t flat) {
  * and the rest in column cb (0 when the rest has a negative coordinate). */
 static inline int64_t split_weight(const Splits *S, int64_t ca, int64_t cb, int64_t z, size_t j, int64_t *vb) {
     int64_t va = S->support[(size_t)ca * S->width + j];
-    if (va < 0 || ((S->z_packed[z] - S->support_packed[(size_t)ca * S->width + j]) & S->guard) != S->guard) return 0;
+    /* -1 pads a column's support; a value past zsize (never made) weighs 0 too, so a malformed call ends in
+     * "not the sum of its splits" instead of reading out of bounds, without a scan of the table per call */
+    if (va < 0 || (size_t)va >= S->zsize) return 0;
+    if (((S->z_packed[z] - S->support_packed[(size_t)ca * S->width + j]) & S->guard) != S->guard) return 0;
     *vb = S->z_flat[z] - va;
     if (*vb < 0 || (size_t)*vb >= S->zsize) return 0;
     return weight_at(S, ca, va) * weight_at(S, cb, *vb);
@@ -390,9 +393,6 @@ static PyObject *p_split(PyObject *self, PyObject *args) {
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_cols, "column");
     if (!rc) rc = in_range(b[1].buf, n, (int64_t)n_cols, "column");
     if (!rc) rc = in_range(b[2].buf, n, (int64_t)n_z, "pair vector");
-    const int64_t *sup = b[3].buf;
-    for (size_t i = 0; !rc && i < n_cols * S.width; i++)
-        if (sup[i] < -1 || sup[i] >= (int64_t)zsize) rc = (PyErr_SetString(PyExc_IndexError, "paired: support out of range"), -1);
     if (!rc) rc = draw_split(bits, &S, b[0].buf, b[1].buf, b[2].buf, b[10].buf, n, b[8].buf, b[9].buf);
     release(b, 12);
     if (rc) return NULL;

@@ -9,7 +9,8 @@
  * The bytes are SHAKE-256's (FIPS 202), tested against hashlib.
  *
  * blocks(prefix, first, out) fills out (8 blocks of len(out) / 8 bytes, a
- * multiple of 8 up to 65536) with blocks first .. first + 7.  available() says whether this CPU has AVX-512F; when
+ * multiple of 8 up to 65536) with blocks first .. first + 7.  Stream(prefix,
+ * block_bytes) reads the blocks 0, 1, ... in order (readinto, read).  available() says whether this CPU has AVX-512F; when
  * it does not, the caller keeps using hashlib (the module still imports).
  */
 #define PY_SSIZE_T_CLEAN
@@ -163,6 +164,119 @@ static PyObject *sh_blocks(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------------ Stream */
+
+/* Stream(prefix, block_bytes): the bytes of SeededBits' stream (blocks 0, 1,
+ * ... of SHAKE-256(prefix || be64(b)), each block_bytes long), read with
+ * readinto(buffer).  The same bytes as SeededBits.readinto's Python loop,
+ * without its per-call cost: the kernel reads a chunk's bits in hundreds of
+ * small calls when a chunk is drawn shard by shard (stream v3). */
+typedef struct {
+    PyObject_HEAD
+    uint8_t *prefix, *buf;
+    size_t plen, block, have, pos;
+    uint64_t next;
+} Stream;
+
+static void stream_dealloc(Stream *self) {
+    PyMem_Free(self->prefix);
+    PyMem_Free(self->buf);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int stream_init(Stream *self, PyObject *args, PyObject *kwds) {
+    Py_buffer prefix;
+    Py_ssize_t block;
+    if (!PyArg_ParseTuple(args, "y*n", &prefix, &block)) return -1;
+    const char *err = !has_avx512() ? "Stream: this CPU has no AVX-512F"
+                      : prefix.len > PREFIX_MAX ? "Stream: prefix too long"
+                      : block <= 0 || block % 8 || block > BLOCK_MAX ? "Stream: block_bytes must be a multiple of 8, at most 65536"
+                                                                       : NULL;
+    if (!err) {
+        PyMem_Free(self->prefix);
+        PyMem_Free(self->buf);
+        self->prefix = PyMem_Malloc((size_t)prefix.len + 1);
+        self->buf = PyMem_Malloc((size_t)block * LANES);
+        if (!self->prefix || !self->buf) err = "";
+    }
+    if (!err) {
+        memcpy(self->prefix, prefix.buf, (size_t)prefix.len);
+        self->plen = (size_t)prefix.len;
+        self->block = (size_t)block;
+        self->have = self->pos = 0;
+        self->next = 0;
+    }
+    PyBuffer_Release(&prefix);
+    if (err && !*err) PyErr_NoMemory();
+    else if (err) PyErr_SetString(PyExc_ValueError, err);
+    return err ? -1 : 0;
+}
+
+static void stream_fill(Stream *self, uint8_t *dst, size_t n) {
+    while (n) {
+        if (self->pos == self->have) {
+#if HAVE_X86
+            Py_BEGIN_ALLOW_THREADS /* 8 blocks of 64 KiB take a millisecond: let a job's writer thread run */
+            eight_blocks(self->prefix, self->plen, self->next, self->buf, self->block);
+            Py_END_ALLOW_THREADS
+#endif
+            self->next += LANES;
+            self->have = self->block * LANES;
+            self->pos = 0;
+        }
+        size_t take = self->have - self->pos < n ? self->have - self->pos : n;
+        memcpy(dst, self->buf + self->pos, take);
+        self->pos += take;
+        dst += take;
+        n -= take;
+    }
+}
+
+static PyObject *stream_readinto(Stream *self, PyObject *arg) {
+    Py_buffer out;
+    if (PyObject_GetBuffer(arg, &out, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    Py_ssize_t n = out.len;
+    if (self->buf == NULL) {
+        PyBuffer_Release(&out);
+        PyErr_SetString(PyExc_ValueError, "Stream: not initialised");
+        return NULL;
+    }
+    stream_fill(self, out.buf, (size_t)n);
+    PyBuffer_Release(&out);
+    return PyLong_FromSsize_t(n);
+}
+
+static PyObject *stream_read(Stream *self, PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "Stream.read: a negative size");
+        return NULL;
+    }
+    if (self->buf == NULL) {
+        PyErr_SetString(PyExc_ValueError, "Stream: not initialised");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n);
+    if (out) stream_fill(self, (uint8_t *)PyBytes_AS_STRING(out), (size_t)n);
+    return out;
+}
+
+static PyMethodDef stream_methods[] = {
+    {"readinto", (PyCFunction)stream_readinto, METH_O, "readinto(buffer): fill it with the next len(buffer) bytes; returns that length."},
+    {"read", (PyCFunction)stream_read, METH_O, "read(n): the next n bytes."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject StreamType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "truedeal._shake.Stream",
+    .tp_basicsize = sizeof(Stream),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Stream(prefix, block_bytes): SHAKE-256(prefix || be64(b)) blocks, read in order.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)stream_init,
+    .tp_dealloc = (destructor)stream_dealloc,
+    .tp_methods = stream_methods,
+};
+
 static PyMethodDef methods[] = {
     {"available", sh_available, METH_NOARGS, "Whether blocks() can run on this CPU (AVX-512F)."},
     {"blocks", sh_blocks, METH_VARARGS,
@@ -172,5 +286,14 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_shake", "eight SHAKE-256 blocks at once", -1, methods};
 
 PyMODINIT_FUNC PyInit__shake(void) {
-    return PyModule_Create(&moddef);
+    if (PyType_Ready(&StreamType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&moddef);
+    if (!m) return NULL;
+    Py_INCREF(&StreamType);
+    if (PyModule_AddObject(m, "Stream", (PyObject *)&StreamType) < 0) {
+        Py_DECREF(&StreamType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

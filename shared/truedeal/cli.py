@@ -227,7 +227,9 @@ def _echo_exact(summary: CountSummary, odds: str) -> None:
 @click.option("--seed", default=None, help="Reproducible stream: same seed and spec give the same deals.")
 @click.option("--stream", type=click.Choice(STREAMS), default=DEFAULT_STREAM, show_default=True,
               help="Seeded stream version: v2 differs from v1 only for specs that every deal fits, "
-                   "whose deal numbers it reads straight off the stream (5x faster with --format numbers).")
+                   "whose deal numbers it reads straight off the stream (5x faster with --format numbers); "
+                   "v3 draws a listing in 16 shards, each from a stream of its own (what a job's workers "
+                   "that hold only some shards draw), and every other spec as v2.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="pbn", show_default=True,
               help="Output: pbn (PBN 2.1), numbers (deal numbers), json (JSON Lines), text (diagrams), lin (BBO).")
 @click.option("--first-board", type=int, default=1, show_default=True, help="Board number of the first deal.")

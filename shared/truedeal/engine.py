@@ -77,13 +77,19 @@ class Plan:
     relaxed: tuple[str, ...] = ()  # what rejection checks, when ``program`` is set
     union: Union | None = None  # an either/or across seats, listed branch by branch
     check_seconds: float = 0.0  # per listed deal, measured by the pilot: what rejection costs besides drawing
+    _twin: tuple = ()  # (the plan in shards, or None) once stream v3 has been asked of a plan built whole
 
     @classmethod
-    def build(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None) -> Plan:
+    def build(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None,
+              stream: str = DEFAULT_STREAM) -> Plan:
         """List ``spec`` exactly, or as many of its seats as fit (see module doc).
+        For ``stream`` v3, a listing that can be cut is built in shards
+        (:mod:`truedeal.shards`): such a plan draws stream v3 only.
 
         Raises :class:`TooWide` if even the rejection fallback cannot work.
         """
+        if check_stream(stream) == "v3" and (routed := cls.build_routed(spec)) is not None:
+            return routed
         if isinstance(spec, ir.Program) or not spec.is_simple():
             return cls._build_program(spec, progress)
         t0 = time.perf_counter()
@@ -106,6 +112,21 @@ class Plan:
             plan.build_seconds = time.perf_counter() - t0
             return plan
         raise wide
+
+    @classmethod
+    def build_routed(cls, spec: Spec | ir.Program) -> Plan | None:
+        """The plan of ``spec`` in shards, which draws stream v3; None when its
+        listing cannot be cut, or every deal fits (v3 then draws it as v2 does)."""
+        from .shards import build_shards
+
+        t0 = time.perf_counter()
+        try:
+            sharded = build_shards(spec)
+        except TooWide:
+            return None
+        if sharded is None or sharded.deals == D:
+            return None
+        return cls.from_listing(spec, sharded, time.perf_counter() - t0)  # type: ignore[arg-type]
 
     @classmethod
     def from_listing(cls, spec: Spec | ir.Program, listing: Listing, build_seconds: float = 0.0) -> Plan:
@@ -356,10 +377,16 @@ class Plan:
 
         return evaluate_cond(owners, self.program.condition, np.random.default_rng(rng.words64(4)))
 
+    @property
+    def routed(self) -> bool:
+        """Whether this plan is built in shards: it draws stream v3 alone."""
+        return type(self.listing).__name__ == "ShardedListing"  # the class is imported only for v3
+
     def chunk(self, index: int, seed: str | None, size: int = CHUNK_DEALS) -> np.ndarray:
-        """Deals of chunk ``index``: when seeded, the first ``size`` deals of
-        the full chunk (so that they are reproducible), else ``size`` fresh deals."""
-        rng = chunk_rng(seed, index)
+        """Deals of chunk ``index`` (of stream v1, or v3 for a routed plan):
+        when seeded, the first ``size`` deals of the full chunk (so that they
+        are reproducible), else ``size`` fresh deals."""
+        rng = chunk_rng(seed, index, "v3" if self.routed else "v1")
         return self._draw(CHUNK_DEALS if seed is not None else size, rng, size)[:size]
 
     def numbered_chunk(self, index: int, seed: str | None, size: int = CHUNK_DEALS, stream: str = DEFAULT_STREAM,
@@ -368,12 +395,26 @@ class Plan:
         their numbers (:func:`~truedeal.dealnumber.encode_batch`'s limbs).
         In stream v2 a spec that every deal fits reads the numbers off the
         stream, and deals their cards only when ``cards`` (else ``owners`` is
-        None); every other chunk is :meth:`chunk`'s deals, in either stream."""
-        if check_stream(stream) == "v2" and self.every_deal:
-            limbs = deal_numbers(chunk_rng(seed, index, stream).bits, size)  # a prefix of the whole chunk's
+        None); every other chunk is :meth:`chunk`'s deals, in either stream.
+        In stream v3 a plan that can be routed draws through its shards, and
+        every other plan as in v2."""
+        if (stream == "v3") != self.routed:
+            if self.routed:
+                raise ValueError(f"this plan is built in shards: it draws stream v3, not {stream}")
+            if check_stream(stream) == "v3" and (routed := self._routed_twin()) is not None:
+                return routed.numbered_chunk(index, seed, size, stream, cards)
+        if stream in ("v2", "v3") and self.every_deal:
+            limbs = deal_numbers(chunk_rng(seed, index, "v2").bits, size)  # a prefix of the whole chunk's
             return (decode_batch(limbs) if cards else None), limbs
         owners = self.chunk(index, seed, size)
         return owners, encode_batch(owners)
+
+    def _routed_twin(self) -> Plan | None:
+        """This plan's spec built in shards (once), None when it cannot be."""
+        if not self._twin:
+            spec = self.spec if self.spec is not None else self.source_program()
+            self._twin = (Plan.build_routed(spec) if self.exact and self.union is None else None,)
+        return self._twin[0]
 
     def deals(self, n: int, seed: str | None = None, start_chunk: int = 0) -> Iterator[np.ndarray]:
         """``n`` uniform deals of stream v1 as (k, 52) owners batches, in constant memory."""

@@ -155,6 +155,16 @@ class Prepared:
         frame = frame_of(layout, cells, cell_cols, case_indicators(options, layout))
         return cls(layout, cells, columns, cell_cols, options, frame)
 
+    def restricted(self, groups: np.ndarray) -> Prepared:
+        """The part of ``groups`` (sorted indices) alone: its listing draws
+        exactly those groups' deals, with their weights in the whole."""
+        cells = np.isin(self.frame.cell_q, groups)
+        return replace(self, cells=self.cells[cells], cell_cols=self.cell_cols[cells], frame=self.frame.restricted(groups))
+
+    def cases(self) -> int:
+        """Pavlicek's number of cases of this listing (a case-count build: no V or Y kept)."""
+        return self.frame.total(case_indicators(self.options, self.layout))
+
     def weights_table(self) -> VectorWeights:
         """Each column's option weights summed by feature vector."""
         return VectorWeights.of([(o.vflat, o.weight) for o in self.options], self.layout.zsize)
@@ -177,7 +187,7 @@ def build_paired(comp: Compiled) -> PairedListing:
     """The paired listing of ``comp`` (exact; TooWide past the limits)."""
     prepared = Prepared.of(comp)
     # the cases' tables go before the weights' tables, which are the peak
-    return prepared.listing(prepared.frame.total(case_indicators(prepared.options, prepared.layout)))
+    return prepared.listing(prepared.cases())
 
 
 def paired_cases(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, options: list[SuitOptions]) -> int:

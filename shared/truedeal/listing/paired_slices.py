@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..constraints.compile import Compiled
-from .paired import PairedListing, Prepared, case_indicators
+from .paired import PairedListing, Prepared
 from .slices import SliceTotals, check_complete, pack_slice, unpack_slice
 
 FORMAT = "truedeal-paired-slice/1"
@@ -75,14 +75,16 @@ class PairedCut:
 
     def build(self, index: int, progress=None) -> PairedSlice:
         """List slice ``index`` alone: its groups' weights and cases."""
+        groups = self.groups_of(index)
+        part = self.prepared.restricted(groups)
+        weights = part.frame.weigh(part.weights_table())[3] if len(groups) else []
+        return PairedSlice(index, self.parts, part.cases(), groups, weights)
+
+    def groups_of(self, index: int) -> np.ndarray:
+        """The groups (sorted indices in the whole listing) of slice ``index``."""
         if not 0 <= index < self.parts:
             raise ValueError(f"slice {index} out of range 0..{self.parts - 1}")
-        p = self.prepared
-        groups = np.nonzero(self.group_slice == index)[0]
-        frame = p.frame.restricted(groups)
-        cases = frame.total(case_indicators(p.options, p.layout))
-        weights = frame.weigh(p.weights_table())[3] if len(groups) else []
-        return PairedSlice(index, self.parts, cases, groups, weights)
+        return np.nonzero(self.group_slice == index)[0]
 
 
 def merge_paired(comp: Compiled, slices: list[PairedSlice], prepared: Prepared | None = None) -> PairedListing:

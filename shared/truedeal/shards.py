@@ -1,0 +1,121 @@
+"""A listing in :data:`SHARDS` fixed shards: what stream v3 draws through.
+
+The shards are the slices of :func:`truedeal.cuts.cut_listing` with
+``parts = SHARDS``: whole cells (the factored listing) or whole groups (the
+paired listing), fixed by the spec alone.  Each shard is a listing of its own
+that draws exactly its own deals, so the shards' totals add up to the whole
+listing's, and a process that holds some shards draws their deals without the
+others (:mod:`truedeal.routing`).  A job's partition is a union of shards
+(:func:`shards_of_part`), so its deals do not depend on the number of
+partitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .constraints import ir
+from .listing import Listing, TooWide, count_cases
+from .listing.build import list_cells
+from .listing.layout import MAX_ENTRIES, Layout
+from .listing.paired import PairedListing, Prepared
+from .listing.paired_slices import PairedCut
+from .listing.slices import Cut
+from .spec import Spec
+
+#: Shards of a routed listing.  Changing it changes every v3 stream.
+SHARDS = 16
+
+
+@dataclass
+class ShardedListing:
+    """Some or all shards of one listing, and every shard's side total.
+
+    ``shards[k]`` is shard ``k``'s listing where it was built here and holds a
+    deal; ``built`` is every shard built here, empty ones included; ``totals``
+    are all shards' side totals (from elsewhere for the others)."""
+
+    layout: Layout
+    cells: np.ndarray  # the whole listing's cells
+    shards: dict[int, Listing | PairedListing] = field(repr=False)
+    built: tuple[int, ...]
+    totals: list[int]
+    _parts: dict[int, Prepared] = field(repr=False, default_factory=dict)  # paired: what each shard was weighed from
+
+    @property
+    def total(self) -> int:
+        return sum(self.totals)
+
+    @property
+    def deals(self) -> int:
+        return self.total * self.layout.free_ways()
+
+    @property
+    def e_weight(self) -> list[int]:
+        """The built shards' level-0 weights, shard after shard."""
+        return [w for k in sorted(self.shards) for w in self.shards[k].e_weight]
+
+    @property
+    def cases(self) -> int:
+        """Pavlicek's cases of the whole listing (every shard must be here)."""
+        if len(self.built) != SHARDS:
+            raise ValueError("the cases of a listing need all its shards")
+        if self._parts:
+            return sum(p.cases() for p in self._parts.values())
+        return sum(count_cases(s) for s in self.shards.values() if isinstance(s, Listing))
+
+    def make_sampler(self):
+        from .routing import RoutedSampler
+
+        return RoutedSampler(self)
+
+
+def build_shards(spec: Spec | ir.Program, which: Iterable[int] | None = None,
+                 totals: list[int] | None = None) -> ShardedListing | None:
+    """Shards ``which`` (default: all) of ``spec``'s listing; None when its
+    plan is not one listing that can be cut (it is then drawn as in v2).
+    ``totals``: all shards' side totals, needed when ``which`` is not all of
+    them.  Raises TooWide when the shards' entries add up past the limit."""
+    from .cuts import cut_listing  # cuts reads the engine, which reads this module lazily
+
+    cut = cut_listing(spec, SHARDS)
+    if cut is None:
+        return None
+    which = tuple(range(SHARDS)) if which is None else tuple(sorted(set(which)))
+    shards: dict[int, Listing | PairedListing] = {}
+    parts: dict[int, Prepared] = {}
+    mine = [0] * SHARDS
+    for k in which:
+        listing, part = _shard(cut, k)
+        if part is not None and len(part.cells):
+            parts[k] = part
+        if listing is not None and listing.total:
+            shards[k], mine[k] = listing, listing.total
+    if sum(len(s.e_weight) for s in shards.values()) > MAX_ENTRIES:
+        raise TooWide(f"more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
+    if totals is None:
+        if len(which) != SHARDS:
+            raise ValueError("give every shard's total when building only some shards")
+        totals = mine
+    elif len(totals) != SHARDS or any(mine[k] != totals[k] for k in which):
+        raise ValueError("the shards' totals differ from the ones given")
+    return ShardedListing(cut.layout, cut.cells, shards, which, list(totals), parts)
+
+
+def shards_of_part(part: int, parts: int) -> list[int]:
+    """The shards of partition ``part`` of ``parts`` (at most :data:`SHARDS`)."""
+    if not 1 <= parts <= SHARDS or not 0 <= part < parts:
+        raise ValueError(f"partition {part} of {parts}: a routed listing has 1 to {SHARDS} partitions")
+    return list(range(part, SHARDS, parts))
+
+
+def _shard(cut: Cut | PairedCut, k: int) -> tuple[Listing | PairedListing | None, Prepared | None]:
+    """Shard ``k``'s listing, None when it has no cell (and, paired, the part it is weighed from)."""
+    if isinstance(cut, Cut):
+        index = np.nonzero(cut.slice_of == k)[0]
+        return (list_cells(cut.layout, cut.cells, index) if len(index) else None), None
+    part = cut.prepared.restricted(cut.groups_of(k))
+    return (part.listing(0) if len(part.cells) else None), part  # cases: counted only when asked

@@ -31,19 +31,65 @@ SHARDS = 16
 
 
 @dataclass
-class ShardedListing:
-    """Some or all shards of one listing, and every shard's side total.
+class ShardPart:
+    """The shards of one listing built in this process.
 
-    ``shards[k]`` is shard ``k``'s listing where it was built here and holds a
-    deal; ``built`` is every shard built here, empty ones included; ``totals``
-    are all shards' side totals (from elsewhere for the others)."""
+    ``shards[k]`` is shard ``k``'s listing where it holds a deal; ``built``
+    is every shard built here, empty ones included, and ``own`` their side
+    totals."""
 
     layout: Layout
     cells: np.ndarray  # the whole listing's cells
     shards: dict[int, Listing | PairedListing] = field(repr=False)
     built: tuple[int, ...]
-    totals: list[int]
     _parts: dict[int, Prepared] = field(repr=False, default_factory=dict)  # paired: what each shard was weighed from
+
+    @property
+    def own(self) -> dict[int, int]:
+        return {k: self.shards[k].total if k in self.shards else 0 for k in self.built}
+
+    @property
+    def entries(self) -> int:
+        """Level-0 entries of the shards built here."""
+        return sum(len(s.e_weight) for s in self.shards.values())
+
+    def cases(self) -> int:
+        """Pavlicek's cases of the shards built here (counted once asked: drawing does not need them)."""
+        if self._parts:
+            return sum(p.cases() for p in self._parts.values())
+        return sum(count_cases(s) for s in self.shards.values() if isinstance(s, Listing))
+
+    def routed(self, totals: list[int] | None = None) -> ShardedListing:
+        """These shards with every shard's side total (``totals``; None when all were built here)."""
+        own = self.own
+        if totals is None:
+            if len(own) != SHARDS:
+                raise ValueError("give every shard's total when only some shards were built")
+            totals = [own[k] for k in range(SHARDS)]
+        if len(totals) != SHARDS or any(totals[k] != t for k, t in own.items()):
+            raise ValueError("the shards' totals differ from the ones given")
+        return ShardedListing(self, list(totals))
+
+
+@dataclass
+class ShardedListing:
+    """A :class:`ShardPart` and every shard's side total: what the draws of
+    stream v3 read (:class:`~truedeal.routing.RoutedSampler`)."""
+
+    part: ShardPart
+    totals: list[int]
+
+    @property
+    def layout(self) -> Layout:
+        return self.part.layout
+
+    @property
+    def cells(self) -> np.ndarray:
+        return self.part.cells
+
+    @property
+    def shards(self) -> dict[int, Listing | PairedListing]:
+        return self.part.shards
 
     @property
     def total(self) -> int:
@@ -61,11 +107,9 @@ class ShardedListing:
     @property
     def cases(self) -> int:
         """Pavlicek's cases of the whole listing (every shard must be here)."""
-        if len(self.built) != SHARDS:
+        if len(self.part.built) != SHARDS:
             raise ValueError("the cases of a listing need all its shards")
-        if self._parts:
-            return sum(p.cases() for p in self._parts.values())
-        return sum(count_cases(s) for s in self.shards.values() if isinstance(s, Listing))
+        return self.part.cases()
 
     def make_sampler(self):
         from .routing import RoutedSampler
@@ -73,36 +117,35 @@ class ShardedListing:
         return RoutedSampler(self)
 
 
-def build_shards(spec: Spec | ir.Program, which: Iterable[int] | None = None,
-                 totals: list[int] | None = None) -> ShardedListing | None:
+def build_part(spec: Spec | ir.Program, which: Iterable[int] | None = None) -> ShardPart | None:
     """Shards ``which`` (default: all) of ``spec``'s listing; None when its
     plan is not one listing that can be cut (it is then drawn as in v2).
-    ``totals``: all shards' side totals, needed when ``which`` is not all of
-    them.  Raises TooWide when the shards' entries add up past the limit."""
+    Raises TooWide when their entries add up past the limit."""
     from .cuts import cut_listing  # cuts reads the engine, which reads this module lazily
 
     cut = cut_listing(spec, SHARDS)
     if cut is None:
         return None
-    which = tuple(range(SHARDS)) if which is None else tuple(sorted(set(which)))
+    built = tuple(range(SHARDS)) if which is None else tuple(sorted(set(which)))
     shards: dict[int, Listing | PairedListing] = {}
     parts: dict[int, Prepared] = {}
-    mine = [0] * SHARDS
-    for k in which:
+    for k in built:
         listing, part = _shard(cut, k)
         if part is not None and len(part.cells):
             parts[k] = part
         if listing is not None and listing.total:
-            shards[k], mine[k] = listing, listing.total
+            shards[k] = listing
     if sum(len(s.e_weight) for s in shards.values()) > MAX_ENTRIES:
         raise TooWide(f"more than {MAX_ENTRIES:,} level-0 entries; narrow the constraints")
-    if totals is None:
-        if len(which) != SHARDS:
-            raise ValueError("give every shard's total when building only some shards")
-        totals = mine
-    elif len(totals) != SHARDS or any(mine[k] != totals[k] for k in which):
-        raise ValueError("the shards' totals differ from the ones given")
-    return ShardedListing(cut.layout, cut.cells, shards, which, list(totals), parts)
+    return ShardPart(cut.layout, cut.cells, shards, built, parts)
+
+
+def build_shards(spec: Spec | ir.Program, which: Iterable[int] | None = None,
+                 totals: list[int] | None = None) -> ShardedListing | None:
+    """:func:`build_part` with every shard's total (``totals``, needed when
+    ``which`` is not all of them): a listing that draws."""
+    part = build_part(spec, which)
+    return None if part is None else part.routed(totals)
 
 
 def shards_of_part(part: int, parts: int) -> list[int]:

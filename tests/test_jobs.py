@@ -426,7 +426,7 @@ class RecordingDispatcher:
         self.calls.append(("reduce", job_id))
         return "r"
 
-    def draw_chunks(self, job_id, indices, lane="fast"):
+    def draw_chunks(self, job_id, indices, lane="fast", longest=None):
         self.lanes.add(lane)
         self.calls += [("c", job_id, i) for i in indices]
         return [f"c{i}" for i in indices]
@@ -745,3 +745,86 @@ def test_a_paired_listing_job_is_listed_in_slices_with_the_same_deals(unit_store
     assert counted.sliced and counted.summary.deals == want_count and counted.summary.cases == want_cases
     assert _draw_all(st, disp, plans, job) == expected
     st.delete(job.id)
+
+
+# --------------------------------------------------------------------------- routed jobs (stream v3)
+
+NT_INVITE = '{"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}, "south": {"hcp": [8, 9], "hearts": [5, 13]}}'
+
+
+def _v3_bytes(spec_text: str, n: int, seed: str) -> bytes:
+    """What ``truedeal generate --stream v3 --seed`` deals, as 12-byte numbers."""
+    plan = Plan.build(load_constraints(spec_text), stream="v3")
+    return b"".join(limbs_to_bytes(limbs) for _, limbs in plan.numbered_deals(n, seed, "v3", cards=False))
+
+
+def _routed_job(rclient, parts: int, n: int, seed: str):
+    st = jobs.JobStore(jobs.connect(REDIS_URL), jobs.JobSettings(prefix=UNIT_PREFIX, partitions=parts, stale_after=0.2))
+    disp = RecordingDispatcher()
+    job = jobs.submit(st, disp, NT_INVITE, n, seed=seed, stream="v3")
+    return st, disp, job
+
+
+@pytest.mark.memory_mb(900)  # the CLI's v3 plan holds all sixteen shards' samplers beside the partitions'
+@pytest.mark.parametrize("parts", [3, 16])
+def test_a_routed_job_s_partitions_hold_only_their_shards_and_deal_the_cli_s_bytes(rclient, parts):
+    """Each partition is drawn in a process of its own (a PlanCache each) that
+    holds only its shards; the chunks they put together are the CLI's."""
+    from truedeal.shards import shards_of_part
+
+    n, seed = 2 * CHUNK_DEALS + 700, "routed"
+    st, disp, job = _routed_job(rclient, parts, n, seed)
+    assert job.parts == parts
+    assert _enumerate(st, disp, jobs.PlanCache(), job) == "ok"
+    counted = st.get(job.id)
+    whole = Plan.build(load_constraints(NT_INVITE))
+    assert counted.routed and not counted.sliced
+    assert counted.summary.deals == whole.deals_total and counted.summary.cases == count_cases(whole.listing)
+    assert sum(counted.shard_totals) == whole.listing.total
+    items = sorted(c[2] for c in disp.calls if c[0] == "c")
+    assert items == list(range(parts * job.chunks))  # every partition's piece of every chunk
+    for k in reversed(range(parts)):
+        plans = jobs.PlanCache()  # this partition's own worker process
+        for item in range(k * job.chunks, (k + 1) * job.chunks):
+            assert jobs.run_chunk(st, disp, job.id, item, plans) == "ok"
+        (plan,) = plans._plans.values()
+        assert plan.listing.part.built == tuple(shards_of_part(k, parts))
+    assert st.get(job.id).state == "done"
+    assert b"".join(st.iter_chunk_bytes(job.id)) == _v3_bytes(NT_INVITE, n, seed)
+    assert not list(rclient.scan_iter(match=st.key(job.id, "piece:*")))  # put together and deleted
+    st.delete(job.id)
+
+
+@pytest.mark.memory_mb(900)
+def test_a_routed_job_s_pieces_are_idempotent_and_the_watchdog_resends_the_missing_ones(rclient):
+    n, seed = CHUNK_DEALS + 5, "routed twice"
+    st, disp, job = _routed_job(rclient, 2, n, seed)
+    assert _enumerate(st, disp, jobs.PlanCache(), job) == "ok"
+    plans = jobs.PlanCache()
+    assert jobs.run_chunks(st, disp, job.id, 0, 2, plans) == "ok"  # partition 0's pieces of both chunks
+    assert jobs.run_chunks(st, disp, job.id, 0, 2, plans) == "duplicate"
+    assert st.pieces_present(job.id, [0, 1]) == [{0}, {0}]
+    disp.calls.clear()
+    time.sleep(0.3)
+    report = jobs.watchdog_scan(st, disp)
+    assert report.requeued[job.id] == ["c:2", "c:3"]  # partition 1's pieces of chunks 0 and 1
+    assert [c[2] for c in disp.calls if c[0] == "c"] == [2, 3]
+    assert jobs.run_chunks(st, disp, job.id, 2, 2, jobs.PlanCache()) == "ok"
+    assert st.get(job.id).state == "done"
+    assert b"".join(st.iter_chunk_bytes(job.id)) == _v3_bytes(NT_INVITE, n, seed)
+    assert jobs.run_chunks(st, disp, job.id, 2, 2, plans) == "skipped"  # done: nothing is drawn again
+    st.delete(job.id)
+
+
+def test_a_routed_job_on_real_workers_matches_generate(store, workers, group):
+    n, seed = 3 * CHUNK_DEALS + 11, "routed workers"
+    res = _invoke(group, ["submit", NT_INVITE, "-n", str(n), "--seed", seed, "--stream", "v3"])
+    assert res.exit_code == 0, res.output
+    s = _wait(store, res.stdout.strip(), timeout=90)
+    assert s["state"] == "done", s
+    assert s["progress"]["enumeration"]["total"] == 8
+    assert b"".join(store.iter_chunk_bytes(s["id"])) == _v3_bytes(NT_INVITE, n, seed)
+    fetched = _invoke(group, ["fetch", s["id"], "--format", "pbn"])
+    generated = CliRunner().invoke(truedeal_cli, ["generate", NT_INVITE, "-n", str(n), "--seed", seed, "--stream", "v3"])
+    assert fetched.exit_code == 0 and generated.exit_code == 0
+    assert fetched.stdout == generated.stdout

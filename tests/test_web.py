@@ -728,7 +728,7 @@ def test_count_answers_odds_for_players(client):
     ({"count": 3, "first_board": 0}, "first_board: the first board is a whole number from 1 to 1,000,000,000"),
     ({"count": 3, "first_board": int("9" * 4300)}, "first_board"),
     ({"count": 3, "seed": ""}, "seed"),
-    ({"count": 3, "stream": "v9"}, "stream: choose from v1 or v2"),
+    ({"count": 3, "stream": "v9"}, "stream: choose from v1, v2 or v3"),
     ({"count": 3, "seed": True}, "seed"),
 ])
 def test_request_errors_read_like_a_person(client, body, needle):

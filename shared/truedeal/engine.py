@@ -409,6 +409,16 @@ class Plan:
         owners = self.chunk(index, seed, size)
         return owners, encode_batch(owners)
 
+    def numbered_part(self, index: int, seed: str, size: int, shards: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Of seeded chunk ``index`` of stream v3 (the first ``size`` deals),
+        those in ``shards``, all held by this routed plan: their rows
+        (ascending, as :func:`~truedeal.routing.part_rows`) and their numbers' limbs."""
+        if not self.routed:
+            raise ValueError("only a plan built in shards draws parts of a chunk")
+        rows, owners = self.sampler.draw_part(CHUNK_DEALS, chunk_rng(seed, index, "v3"), shards)  # type: ignore[attr-defined]
+        keep = rows < size
+        return rows[keep], encode_batch(owners[keep])
+
     def _routed_twin(self) -> Plan | None:
         """This plan's spec built in shards (once), None when it cannot be."""
         if not self._twin:

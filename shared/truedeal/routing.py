@@ -22,12 +22,30 @@ from collections.abc import Iterable
 import numpy as np
 
 from .listing import Listing
-from .randomness import Rng, SeededBits
+from .randomness import CHUNK_DEALS, Rng, SeededBits, chunk_rng
 from .sampling import Sampler, WideCategorical
 from .shards import SHARDS, ShardedListing
 
 #: Bytes of each shard's key.
 KEY_BYTES = 32
+
+
+def route(totals: WideCategorical, n: int, rng: Rng) -> tuple[np.ndarray, bytes]:
+    """The first draws of a chunk of ``n`` deals: each deal's shard, and the shards' keys."""
+    return totals.draw(n, rng), rng.bits.read(KEY_BYTES * SHARDS)
+
+
+def shard_stream(keys: bytes, k: int) -> Rng:
+    """Shard ``k``'s stream in a chunk whose keys are ``keys``."""
+    return Rng(SeededBits(keys[KEY_BYTES * k : KEY_BYTES * (k + 1)], 0, "v3"))
+
+
+def part_rows(totals: list[int], seed: str, index: int, size: int, shards: Iterable[int]) -> np.ndarray:
+    """The rows (below ``size``, ascending) of chunk ``index`` of the seeded
+    stream whose deals fall in ``shards``: what a partition holding them
+    draws (:meth:`~truedeal.engine.Plan.numbered_part`), from the totals alone."""
+    shard = WideCategorical(totals).draw(CHUNK_DEALS, chunk_rng(seed, index, "v3"))[:size]
+    return np.nonzero(np.isin(shard, list(shards)))[0]
 
 
 class RoutedSampler:
@@ -50,15 +68,13 @@ class RoutedSampler:
     def draw_part(self, n: int, rng: Rng, shards: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
         """Of the ``n`` deals that :meth:`draw` makes from ``rng``, those in
         ``shards``: their rows (ascending) and their owners arrays."""
-        shard = self.route.draw(n, rng)
-        keys = rng.bits.read(KEY_BYTES * SHARDS)
+        shard, keys = route(self.route, n, rng)
         rows, parts = [], []
         for k in sorted(set(shards)):
             mine = np.nonzero(shard == k)[0]
             if len(mine):
-                sub = Rng(SeededBits(keys[KEY_BYTES * k : KEY_BYTES * (k + 1)], 0, "v3"))
                 rows.append(mine)
-                parts.append(self._sampler(k).draw(len(mine), sub))
+                parts.append(self._sampler(k).draw(len(mine), shard_stream(keys, k)))
         if not rows:
             return np.zeros(0, np.int64), np.zeros((0, 52), np.uint8)
         rows_all = np.concatenate(rows)

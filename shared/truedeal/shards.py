@@ -23,11 +23,13 @@ from .listing.build import list_cells
 from .listing.layout import MAX_ENTRIES, Layout
 from .listing.paired import PairedListing, Prepared
 from .listing.paired_slices import PairedCut
-from .listing.slices import Cut
+from .listing.slices import Cut, pack_slice, stored_totals, unpack_slice
 from .spec import Spec
 
 #: Shards of a routed listing.  Changing it changes every v3 stream.
 SHARDS = 16
+#: The compact form of a partition's shard totals.
+FORMAT = "truedeal-shards/1"
 
 
 @dataclass
@@ -146,6 +148,58 @@ def build_shards(spec: Spec | ir.Program, which: Iterable[int] | None = None,
     ``which`` is not all of them): a listing that draws."""
     part = build_part(spec, which)
     return None if part is None else part.routed(totals)
+
+
+@dataclass(frozen=True)
+class ShardTotals:
+    """What a job's partition stores of its shards: their side totals
+    (``weights``, one per shard of ``shards``), cases and level-0 entries,
+    and the whole listing's cells and free ways (for the count)."""
+
+    index: int
+    parts: int
+    cases: int
+    entries: int
+    shards: tuple[int, ...]
+    weights: list[int]
+    cells: int
+    free_ways: int
+
+    @property
+    def total(self) -> int:
+        return sum(self.weights)
+
+    @classmethod
+    def of(cls, part: ShardPart, index: int, parts: int) -> ShardTotals:
+        own = part.own
+        return cls(index, parts, part.cases(), part.entries, part.built, [own[k] for k in part.built], len(part.cells),
+                   part.layout.free_ways())
+
+    def to_bytes(self) -> bytes:
+        """The compact form (:func:`~truedeal.listing.slices.pack_slice`'s, form ``truedeal-shards/1``)."""
+        return pack_slice(FORMAT, self.index, self.parts, self.cases, self.weights, self.entries,
+                          shards=np.array(self.shards, np.int64), sizes=np.array([str(self.cells), str(self.free_ways)]))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> ShardTotals:
+        """Read :meth:`to_bytes`; ValueError on anything else."""
+        (index, parts, cases), arrays, weights = unpack_slice(data, FORMAT)
+        entries = stored_totals(data)[2]
+        cells, free = (int(x) for x in arrays["sizes"])
+        return cls(index, parts, cases, entries, tuple(int(k) for k in arrays["shards"]), weights, cells, free)
+
+
+def all_totals(partitions: Iterable[ShardTotals]) -> list[int]:
+    """Every shard's side total from all of a listing's partitions; ValueError
+    unless they are one complete set of partitions of the same shards."""
+    totals: dict[int, int] = {}
+    for p in partitions:
+        if set(p.shards) != set(shards_of_part(p.index, p.parts)) or totals.keys() & set(p.shards):
+            raise ValueError(f"partition {p.index} of {p.parts} does not hold its shards")
+        totals.update(zip(p.shards, p.weights))
+    if sorted(totals) != list(range(SHARDS)):
+        raise ValueError(f"the partitions hold shards {sorted(totals)}, not all {SHARDS}")
+    return [totals[k] for k in range(SHARDS)]
 
 
 def shards_of_part(part: int, parts: int) -> list[int]:

@@ -131,8 +131,8 @@ class CeleryDispatcher:
     def reduce(self, job_id: str, lane: str = FAST_LANE) -> str:
         return self._send_many(REDUCE, [(job_id,)], lane)[0]
 
-    def draw_chunks(self, job_id: str, indices: Sequence[int], lane: str = FAST_LANE) -> list[str]:
-        return self._send_many(DRAW, [(job_id, first, count) for first, count in chunk_runs(indices)], lane)
+    def draw_chunks(self, job_id: str, indices: Sequence[int], lane: str = FAST_LANE, longest: int | None = None) -> list[str]:
+        return self._send_many(DRAW, [(job_id, first, count) for first, count in chunk_runs(indices, longest)], lane)
 
     def revoke(self, task_ids: Sequence[str]) -> None:
         if task_ids:
@@ -147,14 +147,15 @@ class CeleryDispatcher:
             return None
 
 
-def chunk_runs(indices: Sequence[int]) -> list[tuple[int, int]]:
+def chunk_runs(indices: Sequence[int], longest: int | None = None) -> list[tuple[int, int]]:
     """``indices`` as runs ``(first, count)`` of consecutive chunks, one draw
     task each.  A task costs a worker ~2 ms of Celery and Redis, about what
     a 4,096-deal chunk costs to draw, so a long job's chunks go out in runs
     of up to :data:`LONGEST_RUN`; a run stays short enough that the job still
     makes >= 32 tasks for the workers to share (and a few chunks, e.g. the
-    watchdog's re-sends, go one by one)."""
-    longest = max(1, min(LONGEST_RUN, len(indices) // 32))
+    watchdog's re-sends, go one by one).  ``longest``: runs of up to that
+    many instead (a routed job's pieces, which a partition draws best in long runs)."""
+    longest = longest or max(1, min(LONGEST_RUN, len(indices) // 32))
     runs: list[tuple[int, int]] = []
     for i in sorted({int(i) for i in indices}):
         first, count = runs[-1] if runs else (-2, 0)

@@ -72,6 +72,19 @@ redis.call('HSET', KEYS[1], 'progress_at', ARGV[4], 'updated', ARGV[4])
 return redis.call('SCARD', KEYS[3])
 """)
 
+# A routed job's partition ARGV[2] stores its piece ARGV[1] of chunk ARGV[5]
+# (hash KEYS[2]) while the job draws and the chunk (in the set KEYS[3]) is not
+# stored yet.  Returns the number of pieces of the chunk present, 0 when the
+# chunk is stored already, or -1 if the job no longer takes chunks.
+WRITE_PIECE = _states("""
+if redis.call('HGET', KEYS[1], 'state') ~= '{DRAWING}' then return -1 end
+if redis.call('SISMEMBER', KEYS[3], ARGV[5]) == 1 then return 0 end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[1])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+redis.call('HSET', KEYS[1], 'progress_at', ARGV[4], 'updated', ARGV[4])
+return redis.call('HLEN', KEYS[2])
+""")
+
 # drawing -> done when all ARGV[1] chunks are present.  Returns 1 for the one winner.
 FINISH = _states("""
 if redis.call('HGET', KEYS[1], 'state') ~= '{DRAWING}' then return 0 end

@@ -105,6 +105,12 @@ class Job:
     error: str | None = None
     summary: CountSummary | None = None
     sliced: bool = False  # its listing is merged from the partitions' slices
+    shard_totals: list[int] | None = None  # a routed job's (stream v3): every shard's side total, once reduced
+
+    @property
+    def routed(self) -> bool:
+        """Whether its partitions draw their own shards' deals (stream v3, once reduced)."""
+        return self.shard_totals is not None
 
     @property
     def final(self) -> bool:
@@ -172,9 +178,10 @@ class Dispatcher(Protocol):
     def reduce(self, job_id: str, lane: str = FAST_LANE) -> str:
         """Queue ``reduce(job_id)`` on ``lane``'s queue."""
 
-    def draw_chunks(self, job_id: str, indices: Sequence[int], lane: str = FAST_LANE) -> list[str]:
+    def draw_chunks(self, job_id: str, indices: Sequence[int], lane: str = FAST_LANE, longest: int | None = None) -> list[str]:
         """Queue ``draw_chunk`` tasks that draw every chunk ``i`` of ``indices``
-        on ``lane``'s queue (runs of consecutive chunks may share a task)."""
+        on ``lane``'s queue (runs of consecutive chunks may share a task, up
+        to ``longest`` of them when given)."""
 
     def revoke(self, task_ids: Sequence[str]) -> None:
         """Ask workers to discard these queued tasks (best effort)."""

@@ -25,6 +25,7 @@ from truedeal.resources import resident_bytes
 from truedeal.spec import Spec, load_spec
 from truedeal.summary import CountSummary, ListingSizes
 
+from . import routed
 from .models import DRAWING, ENUMERATING, FAST_LANE, QUEUED, Dispatcher, Job, JobNotFound, Partial
 from .settings import JobSettings
 from .store import JobStore
@@ -173,7 +174,7 @@ def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, 
         store.fail(job_id, reason, dispatcher)
         return "failed"
     try:
-        piece = _slice_of(job, k, _stopper(store, job_id))
+        piece = routed.partition_totals(job, k) if job.stream == "v3" else _slice_of(job, k, _stopper(store, job_id))
     except JobStopped:
         return "stopped"
     if piece is None:
@@ -247,11 +248,14 @@ def run_reduce(store: JobStore, dispatcher: Dispatcher, job_id: str, plans: Plan
         store.fail(job_id, f"partition totals do not add up: partitions {bad} disagree with their stored slices", dispatcher)
         return "failed"
     try:
-        fields = _sliced_fields(job, partials)
+        fields = _routed_fields(store, job, partials) if job.stream == "v3" else _sliced_fields(job, partials)
         if fields is None:
             fields = _whole_fields(store, dispatcher, job, plans)
     except JobStopped:
         return "stopped"
+    except ValueError as exc:  # a routed job's partitions that are not one complete set
+        store.fail(job_id, f"the job's partitions are inconsistent: {exc}", dispatcher)
+        return "failed"
     if fields is None:
         return "failed"
     if fields.get("deals") == "0":
@@ -259,13 +263,25 @@ def run_reduce(store: JobStore, dispatcher: Dispatcher, job_id: str, plans: Plan
         return "failed"
     if not store.complete_enumeration(job_id, fields):
         return "skipped"
-    for lo in range(0, job.chunks, 500):
-        if store.stop_requested(job_id):
-            return "stopped"
-        idx = list(range(lo, min(job.chunks, lo + 500)))
-        ids = dispatcher.draw_chunks(job_id, idx, lane=job.lane)
-        store.remember_tasks(job_id, {f"c:{i}": t for i, t in zip(idx, ids)})
+    job = store.get(job_id)
+    for k in range(job.parts if job.routed else 1):
+        for lo in range(0, job.chunks, 500):
+            if store.stop_requested(job_id):
+                return "stopped"
+            idx = list(range(lo, min(job.chunks, lo + 500)))
+            _queue_draws(store, dispatcher, job, routed.partition_items(job, k, idx) if job.routed else idx)
     return "ok"
+
+
+def _queue_draws(store: JobStore, dispatcher: Dispatcher, job: Job, items: list[int]) -> list[str]:
+    """Queue draw tasks for ``items`` (chunks, or a routed job's pieces, one
+    partition's in long runs); returns their labels."""
+    if job.routed:
+        ids = dispatcher.draw_chunks(job.id, items, lane=job.lane, longest=routed.ROUTED_RUN)
+    else:
+        ids = dispatcher.draw_chunks(job.id, items, lane=job.lane)
+    store.remember_tasks(job.id, {f"c:{i}": t for i, t in zip(items, ids)})
+    return [f"c:{i}" for i in items]
 
 
 def _mismatched_slices(store: JobStore, job: Job, partials: dict[int, Partial]) -> list[int]:
@@ -290,6 +306,15 @@ def _sliced_fields(job: Job, partials: dict[int, Partial]) -> dict[str, str] | N
     summary = CountSummary.exact(total * free, cases, sizes, slices=len(found))
     cumulative = list(itertools.accumulate(p.total for p in found))
     return {**_count_fields(summary), "sliced": "1", "slice_totals": json.dumps([str(c) for c in cumulative])}
+
+
+def _routed_fields(store: JobStore, job: Job, partials: dict[int, Partial]) -> dict[str, str] | None:
+    """The count of a routed job and its shards' totals, from the partitions'
+    stored totals alone; None when the job must be built whole."""
+    if any(p.whole for p in partials.values()):
+        return None
+    summary, totals = routed.count(job, store.slices(job.id))
+    return {**_count_fields(summary), "shard_totals": json.dumps([str(t) for t in totals])}
 
 
 def _whole_fields(store: JobStore, dispatcher: Dispatcher, job: Job, plans: PlanCache) -> dict[str, str] | None:
@@ -355,6 +380,8 @@ def run_chunks(store: JobStore, dispatcher: Dispatcher, job_id: str, first: int,
     run was stored already).  Each chunk is
     stored, counted and idempotent on its own."""
     job = store.get(job_id)
+    if job.routed:
+        return _run_pieces(store, dispatcher, job, first, count, plans)
     if job.state != DRAWING or not 0 <= first < job.chunks:
         return "skipped"
     run = range(first, min(first + max(count, 1), job.chunks))
@@ -371,6 +398,62 @@ def run_chunks(store: JobStore, dispatcher: Dispatcher, job_id: str, first: int,
     if plan is None:
         return "failed"
     return _draw_and_store(store, dispatcher, job, plan, todo)
+
+
+def _run_pieces(store: JobStore, dispatcher: Dispatcher, job: Job, first: int, count: int, plans: PlanCache) -> str:
+    """:func:`run_chunks` for a routed job: items ``first ..`` are partition
+    ``k``'s pieces of a run of chunks (see :mod:`.routed`)."""
+    if job.state != DRAWING or not 0 <= first < job.parts * job.chunks:
+        return "skipped"
+    k, lo = routed.item_of(job, first)
+    run = list(range(lo, min(lo + max(count, 1), job.chunks)))  # a run never leaves its partition
+    todo = [i for i, done, have in zip(run, store.chunks_done(job.id, run), store.pieces_present(job.id, run))
+            if not done and k not in have]
+    if not todo:
+        for i in run:  # a re-delivered run: finish what its first delivery may have left
+            if len(store.pieces(job.id, i)) >= job.parts:
+                _assemble(store, job, i)
+        store.finish(job.id)
+        return "duplicate"
+    if store.stop_requested(job.id):
+        return "stopped"
+    try:
+        plan = plans.get(f"{job.spec_json}\0v3 {k}/{job.parts}", _stopper(store, job.id),
+                         functools.partial(routed.partition_plan, job, k))
+    except JobStopped:
+        return "stopped"
+    return _draw_pieces(store, dispatcher, job, plan, k, todo)
+
+
+def _draw_pieces(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Plan, k: int, todo: list[int]) -> str:
+    """Partition ``k``'s pieces of the chunks ``todo``; the piece that
+    completes a chunk puts it together (:func:`_assemble`)."""
+    items = routed.partition_items(job, k, todo)
+    over = [(i, a) for i, a in zip(items, store.count_attempts(job.id, [f"c:{i}" for i in items]))
+            if a > store.settings.max_attempts]
+    if over:
+        store.fail(job.id, f"partition {k}'s draw of chunk {routed.item_of(job, over[0][0])[1]} started "
+                           f"{over[0][1] - 1} times without finishing (its worker crashed, was killed or timed out "
+                           "each time)", dispatcher)
+        return "failed"
+    for i in todo:
+        present = store.write_piece(job.id, i, k, routed.piece(plan, job, k, i))
+        if present < 0:
+            return "stopped"
+        if present >= job.parts and (outcome := _assemble(store, job, i)) != "ok":
+            return outcome
+    return "ok"
+
+
+def _assemble(store: JobStore, job: Job, i: int) -> str:
+    """Chunk ``i`` of a routed job from all its pieces, stored as any chunk
+    (idempotent: two pieces that both see the set complete store the same bytes)."""
+    pieces = store.pieces(job.id, i)
+    if len(pieces) < job.parts:
+        return "ok"  # put together already (and its pieces deleted)
+    outcome = _stored(store, job, store.write_chunk(job.id, i, routed.assemble(job, i, pieces)))
+    store.delete_pieces(job.id, i)
+    return outcome
 
 
 def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Plan, todo: list[int]) -> str:
@@ -482,6 +565,11 @@ def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = N
             if not items:  # every partition is in: the reduce went missing
                 dispatcher.reduce(job_id, lane=job.lane)
                 items = ["reduce"]
+        elif job.state == DRAWING and job.routed:
+            items = _requeue_pieces(store, dispatcher, job, st.requeue_batch)
+            if not items:  # every chunk is in: finishing went missing
+                store.finish(job_id)
+                items = ["finish"]
         elif job.state == DRAWING:
             items = _requeue(store, job_id, "c", job.chunks, store.done_chunks(job_id), st.requeue_batch,
                              functools.partial(dispatcher.draw_chunks, lane=job.lane))
@@ -502,3 +590,25 @@ def _requeue(store: JobStore, job_id: str, tag: str, total: int, have: set[int],
     ids = send(job_id, missing)
     store.remember_tasks(job_id, {f"{tag}:{i}": t for i, t in zip(missing, ids)})
     return [f"{tag}:{i}" for i in missing]
+
+
+def _requeue_pieces(store: JobStore, dispatcher: Dispatcher, job: Job, batch: int) -> list[str]:
+    """Re-queue the first ``batch`` missing pieces of a routed job's chunks
+    (a chunk whose pieces are all in is put together here); returns their labels."""
+    done = store.done_chunks(job.id)
+    missing: dict[int, list[int]] = {}
+    for lo in range(0, job.chunks, 1000):
+        todo = [i for i in range(lo, min(job.chunks, lo + 1000)) if i not in done]
+        for i, have in zip(todo, store.pieces_present(job.id, todo)):
+            if len(have) >= job.parts:
+                _assemble(store, job, i)
+            for k in sorted(set(range(job.parts)) - have):
+                missing.setdefault(k, []).append(i)
+        if sum(map(len, missing.values())) >= batch:
+            break
+    labels: list[str] = []
+    for k in sorted(missing):
+        take = missing[k][: max(0, batch - len(labels))]
+        if take:
+            labels += _queue_draws(store, dispatcher, job, routed.partition_items(job, k, take))
+    return labels

@@ -84,6 +84,7 @@ def _job_from_hash(job_id: str, h: dict[bytes, bytes]) -> Job:
         error=_s(h.get(b"error")),
         summary=CountSummary.from_json(json.loads(h[b"summary"])) if h.get(b"summary") else None,
         sliced=h.get(b"sliced") == b"1",
+        shard_totals=[int(t) for t in json.loads(h[b"shard_totals"])] if h.get(b"shard_totals") else None,
     )
 
 
@@ -111,6 +112,7 @@ class JobStore:
         self._write_partial = client.register_script(lua.WRITE_PARTIAL)
         self._complete_enumeration = client.register_script(lua.COMPLETE_ENUMERATION)
         self._write_chunk = client.register_script(lua.WRITE_CHUNK)
+        self._write_piece = client.register_script(lua.WRITE_PIECE)
         self._finish = client.register_script(lua.FINISH)
         self._sets = SetStore(client, self.settings.prefix)
 
@@ -136,6 +138,9 @@ class JobStore:
 
     def chunk_key(self, job_id: str, i: int) -> str:
         return self.key(job_id, f"chunk:{i}")
+
+    def piece_key(self, job_id: str, i: int) -> str:
+        return self.key(job_id, f"piece:{i}")
 
     @property
     def active_key(self) -> str:
@@ -168,7 +173,7 @@ class JobStore:
         """
         spec = load_spec(spec)
         seed, generated = check_submission(n, seed, fmt, first_board, self.settings.max_deals, stream)
-        parts = partition_count(spec, self.settings.partitions)
+        parts = partition_count(spec, self.settings.partitions, stream)
         job_id = uuid.uuid4().hex
         now = time.time()
         record: dict[Any, str] = {  # Any: redis-py's mapping type is invariant in its keys
@@ -360,6 +365,26 @@ class JobStore:
             args=[data, i, self.settings.ttl, repr(time.time())],
         ))
 
+    def write_piece(self, job_id: str, i: int, k: int, data: bytes) -> int:
+        """Store partition ``k``'s piece of chunk ``i`` of a routed job
+        (overwriting); returns the number of the chunk's pieces present, 0
+        when the chunk is stored already, or -1 if the job no longer draws."""
+        return int(self._write_piece(
+            keys=[self.key(job_id), self.piece_key(job_id, i), self.key(job_id, "chunks")],
+            args=[data, k, self.settings.ttl, repr(time.time()), i],
+        ))
+
+    def pieces(self, job_id: str, i: int) -> dict[int, bytes]:
+        """Partition -> its stored piece of chunk ``i`` (a routed job)."""
+        return {int(k): v for k, v in self._hash(self.piece_key(job_id, i)).items()}
+
+    def pieces_present(self, job_id: str, indices: Sequence[int]) -> list[set[int]]:
+        """The partitions whose pieces of each chunk of ``indices`` are stored, in one round trip."""
+        pipe = self.r.pipeline(transaction=False)
+        for i in indices:
+            pipe.hkeys(self.piece_key(job_id, i))
+        return [{int(k) for k in keys} for keys in pipe.execute()]
+
     def finish(self, job_id: str) -> bool:
         """drawing -> done if every chunk is present (idempotent); True for the
         call that made the move, which also refreshes every key's expiry."""
@@ -425,8 +450,13 @@ class JobStore:
         return self._end(job_id, FAILED, reason, dispatcher)
 
     def delete_chunks(self, job_id: str, chunks: int) -> None:
-        for lo in range(0, chunks, 2000):
-            self.r.delete(*(self.chunk_key(job_id, i) for i in range(lo, min(chunks, lo + 2000))))
+        """Delete the chunks and the pieces of chunks (a routed job's) of the job."""
+        for lo in range(0, chunks, 1000):
+            self.r.delete(*(key for i in range(lo, min(chunks, lo + 1000))
+                            for key in (self.chunk_key(job_id, i), self.piece_key(job_id, i))))
+
+    def delete_pieces(self, job_id: str, i: int) -> None:
+        self.r.delete(self.piece_key(job_id, i))
 
     def delete(self, job_id: str) -> None:
         """Remove every key of the job (for tests and administration)."""

@@ -10,6 +10,7 @@ from truedeal.engine import TooWide, check_count, exact_source
 from truedeal.formats import FORMATS
 from truedeal.listing import make_layout
 from truedeal.randomness import DEFAULT_STREAM, check_stream
+from truedeal.shards import SHARDS
 from truedeal.spec import Spec
 
 from .models import MAX_FIRST_BOARD, JobInputError
@@ -65,9 +66,10 @@ def _check_first_board(first_board: object) -> None:
         raise JobInputError(f"the first board must be an integer from 1 to {MAX_FIRST_BOARD:,}, got {shown}")
 
 
-def partition_count(spec: Spec, wanted: int) -> int:
+def partition_count(spec: Spec, wanted: int, stream: str = DEFAULT_STREAM) -> int:
     """Partitions for ``spec``, decided without listing anything (this runs
-    in the web request): ``min(wanted, 64)`` slices of the cells, or 1 when
+    in the web request): ``min(wanted, 64)`` slices of the cells (in stream
+    v3 at most 16, unions of its shards), or 1 when
     the plan is not one listing that can be cut (see
     :func:`truedeal.engine.exact_source`) or has a single cell (no seat
     whose shape is constrained).  Compiling the spec is cheap; a spec that
@@ -79,4 +81,4 @@ def partition_count(spec: Spec, wanted: int) -> int:
             return 1
     except (TooWide, ValueError):
         pass
-    return max(1, min(wanted, MAX_PARTITIONS))
+    return max(1, min(wanted, SHARDS if stream == "v3" else MAX_PARTITIONS))

@@ -73,12 +73,14 @@ class Slice(SliceTotals):
         return cls(index, parts, cases, z["e_cell"].astype(np.int64), z["e_c"].astype(np.int64), z["e_z1"], weights)
 
 
-def pack_slice(form: str, index: int, parts: int, cases: int, weights: list[int], **arrays: np.ndarray) -> bytes:
+def pack_slice(form: str, index: int, parts: int, cases: int, weights: list[int], entries: int | None = None,
+               **arrays: np.ndarray) -> bytes:
     """A slice's compact form: ``form``, its numbers and ``arrays`` in an
-    ``.npz``, the weights as fixed-width little-endian bytes."""
+    ``.npz``, the weights as fixed-width little-endian bytes; ``entries``:
+    its level-0 entries (default: one per weight)."""
     width = max(1, (max(weights, default=0).bit_length() + 7) // 8)
     raw = b"".join(w.to_bytes(width, "little") for w in weights)
-    meta = [form, index, parts, cases, width, sum(weights), len(weights)]
+    meta = [form, index, parts, cases, width, sum(weights), len(weights) if entries is None else entries]
     buf = io.BytesIO()
     contents: dict[str, Any] = {"meta": np.array([str(x) for x in meta]), "weights": np.frombuffer(raw, np.uint8), **arrays}
     np.savez(buf, **contents)

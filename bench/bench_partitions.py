@@ -42,6 +42,7 @@ from truedeal.engine import Plan
 from truedeal.spec import load_spec
 t0 = time.perf_counter()
 plan = Plan.build(load_spec(sys.argv[1]))
+plan.chunk(0, "bench")  # the sampler's tables too: what drawing holds
 print(json.dumps({"seconds": time.perf_counter() - t0, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                   "exact": plan.exact, "entries": len(plan.listing.e_weight)}))
 """
@@ -73,14 +74,14 @@ class EnumerationPeak:
             time.sleep(0.05)
 
 
-def one_config(k: int, store, dispatcher, spec: str, n: int, seed: str, env, tmp: Path) -> dict:
+def one_config(k: int, store, dispatcher, spec: str, n: int, seed: str, stream: str, env, tmp: Path) -> dict:
     w = Workers(k, env, tmp / f"worker{k}.log")
     try:
         w.pool_ready()
         time.sleep(2.0)  # let the pool processes finish importing
         sampler = EnumerationPeak(w)
         t0 = time.perf_counter()
-        job = jobs.submit(store, dispatcher, spec, n, seed=seed)
+        job = jobs.submit(store, dispatcher, spec, n, seed=seed, stream=stream)
         while store.get(job.id).state in (jobs.QUEUED, jobs.ENUMERATING):
             time.sleep(0.02)
         enumeration = time.perf_counter() - t0
@@ -103,6 +104,8 @@ def main() -> None:
     ap.add_argument("--parts", type=int, default=8, help="TRUEDEAL_PARTITIONS of the job")
     ap.add_argument("--deals", type=int, default=8192)
     ap.add_argument("--seed", default="bench partitions")
+    ap.add_argument("--stream", default="v1", choices=("v1", "v2", "v3"),
+                    help="v3: routed jobs, whose workers hold only their partitions' shards while drawing")
     args = ap.parse_args()
     spec = Path(args.spec).read_text()
 
@@ -114,26 +117,29 @@ def main() -> None:
     try:
         base = single_build(args.spec)
         print(f"machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; spec {Path(args.spec).name}; "
-              f"{args.parts} partitions; {args.deals:,} deals")
-        print(f"single-process Plan.build: {base['seconds']:.2f} s, peak RSS {mb(base['rss'])} "
+              f"{args.parts} partitions; {args.deals:,} deals; stream {args.stream}")
+        print(f"single-process Plan.build and a chunk (stream v1): {base['seconds']:.2f} s, peak RSS {mb(base['rss'])} "
               f"(exact {base['exact']}, {base['entries']:,} level-0 entries)")
         runs = {}
         for k in (1, 2):
-            r = runs[k] = one_config(k, store, dispatcher, spec, args.deals, args.seed, env, tmp)
+            r = runs[k] = one_config(k, store, dispatcher, spec, args.deals, args.seed, args.stream, env, tmp)
             print(f"job on {k} worker process{'es' if k > 1 else ''}: enumeration {r['enumeration']:.2f} s, "
                   f"whole job {r['total']:.2f} s; pool peak RSS while enumerating {mb(r['enum_peak'])}, "
                   f"over the job {mb(r['job_peak'])}; sliced: {r['slices'] or 'no (built whole)'}")
         cli = subprocess.run([PY, "-m", "truedeal.cli", "generate", args.spec, "-n", str(args.deals), "--seed",
-                              args.seed, "--format", "numbers"], capture_output=True, check=True).stdout
+                              args.seed, "--stream", args.stream, "--format", "numbers"], capture_output=True, check=True).stdout
         from truedeal.dealnumber import bytes_to_limbs, limbs_to_ints
 
         job_numbers = "".join(f"{x}\n" for x in limbs_to_ints(bytes_to_limbs(runs[2]["data"]))).encode()
         print(f"\nenumeration, 2 workers / 1 worker: {runs[2]['enumeration'] / runs[1]['enumeration']:.2f}x (target <= 0.6)")
         print(f"pool peak while enumerating, 2 workers / single build: {runs[2]['enum_peak'] / base['rss']:.2f}x (target <= 0.6)")
-        print(f"pool peak over the whole job (drawing holds the merged listing) / single build: "
-              f"{runs[2]['job_peak'] / base['rss']:.2f}x")
+        held = "its partitions' shards" if args.stream == "v3" else "the merged listing"
+        print(f"pool peak over the whole job (drawing holds {held}) / single build: "
+              f"{runs[2]['job_peak'] / base['rss']:.2f}x (1 worker: {runs[1]['job_peak'] / base['rss']:.2f}x)")
+        print(f"whole job, 2 workers / 1 worker: {runs[2]['total'] / runs[1]['total']:.2f}x")
         same = runs[1]["data"] == runs[2]["data"]
-        print(f"deals: 1 worker == 2 workers: {same}; == truedeal generate --format numbers: {job_numbers == cli}")
+        print(f"deals: 1 worker == 2 workers: {same}; == truedeal generate --stream {args.stream} --format numbers: "
+              f"{job_numbers == cli}")
     finally:
         server.stop()
 

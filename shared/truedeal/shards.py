@@ -21,7 +21,7 @@ from .constraints import ir
 from .listing import Listing, TooWide, count_cases
 from .listing.build import list_cells
 from .listing.layout import MAX_ENTRIES, Layout
-from .listing.paired import PairedListing, Prepared
+from .listing.paired import PairedListing, Prepared, VectorWeights
 from .listing.paired_slices import PairedCut
 from .listing.slices import Cut, pack_slice, stored_totals, unpack_slice
 from .spec import Spec
@@ -119,20 +119,29 @@ class ShardedListing:
         return RoutedSampler(self)
 
 
-def build_part(spec: Spec | ir.Program, which: Iterable[int] | None = None) -> ShardPart | None:
-    """Shards ``which`` (default: all) of ``spec``'s listing; None when its
-    plan is not one listing that can be cut (it is then drawn as in v2).
-    Raises TooWide when their entries add up past the limit."""
+def shard_cut(spec: Spec | ir.Program) -> Cut | PairedCut | None:
+    """The cut of ``spec``'s listing into its shards (None: it cannot be cut);
+    keep it to build several parts of one listing."""
     from .cuts import cut_listing  # cuts reads the engine, which reads this module lazily
 
-    cut = cut_listing(spec, SHARDS)
+    return cut_listing(spec, SHARDS)
+
+
+def build_part(spec: Spec | ir.Program, which: Iterable[int] | None = None,
+               cut: Cut | PairedCut | None = None) -> ShardPart | None:
+    """Shards ``which`` (default: all) of ``spec``'s listing, from ``cut``
+    (:func:`shard_cut`'s, made here when not given); None when its plan is
+    not one listing that can be cut (it is then drawn as in v2).  Raises
+    TooWide when their entries add up past the limit."""
+    cut = shard_cut(spec) if cut is None else cut
     if cut is None:
         return None
     built = tuple(range(SHARDS)) if which is None else tuple(sorted(set(which)))
     shards: dict[int, Listing | PairedListing] = {}
     parts: dict[int, Prepared] = {}
+    g = cut.prepared.weights_table() if isinstance(cut, PairedCut) else None  # one for all the shards
     for k in built:
-        listing, part = _shard(cut, k)
+        listing, part = _shard(cut, k, g)
         if part is not None and len(part.cells):
             parts[k] = part
         if listing is not None and listing.total:
@@ -209,10 +218,11 @@ def shards_of_part(part: int, parts: int) -> list[int]:
     return list(range(part, SHARDS, parts))
 
 
-def _shard(cut: Cut | PairedCut, k: int) -> tuple[Listing | PairedListing | None, Prepared | None]:
-    """Shard ``k``'s listing, None when it has no cell (and, paired, the part it is weighed from)."""
+def _shard(cut: Cut | PairedCut, k: int, g: VectorWeights | None) -> tuple[Listing | PairedListing | None, Prepared | None]:
+    """Shard ``k``'s listing, None when it has no cell (and, paired, the part
+    it is weighed from, with the weights table ``g``)."""
     if isinstance(cut, Cut):
         index = np.nonzero(cut.slice_of == k)[0]
         return (list_cells(cut.layout, cut.cells, index) if len(index) else None), None
     part = cut.prepared.restricted(cut.groups_of(k))
-    return (part.listing(0) if len(part.cells) else None), part  # cases: counted only when asked
+    return (part.listing(0, g) if len(part.cells) else None), part  # cases: counted only when asked

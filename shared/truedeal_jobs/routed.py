@@ -20,14 +20,17 @@ for many chunks.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 
 import numpy as np
 
 from truedeal.dealnumber import limbs_to_bytes
 from truedeal.engine import Plan, TooWide
+from truedeal.listing.paired_slices import PairedCut
+from truedeal.listing.slices import Cut
 from truedeal.routing import part_rows
-from truedeal.shards import ShardPart, ShardTotals, all_totals, build_part, shards_of_part
+from truedeal.shards import ShardPart, ShardTotals, all_totals, build_part, shard_cut, shards_of_part
 from truedeal.spec import load_spec
 from truedeal.summary import CountSummary, ListingSizes
 
@@ -38,7 +41,7 @@ ROUTED_RUN = 256
 #: Bytes of one deal number in a chunk.
 RECORD = 12
 #: Shard parts kept in this process from its enumeration for its draws (by spec, partition, partitions).
-_KEPT = 2
+_KEPT = 1
 _built: OrderedDict[tuple[str, int, int], ShardPart] = OrderedDict()
 
 
@@ -106,9 +109,16 @@ def _part(job: Job, k: int, keep: bool = True) -> ShardPart | None:
     if key in _built:
         _built.move_to_end(key)
         return _built[key]
-    part = build_part(load_spec(job.spec_json), shards_of_part(k, job.parts))
+    part = build_part(load_spec(job.spec_json), shards_of_part(k, job.parts), _cut(job.spec_json))
     if part is not None and keep:
         _built[key] = part
         while len(_built) > _KEPT:
             _built.popitem(last=False)
     return part
+
+
+@functools.lru_cache(maxsize=1)
+def _cut(spec_json: str) -> Cut | PairedCut | None:
+    """A job's shard cut, kept for its other partitions in this process (the
+    cells, options and frame: seconds for a wide spec, the same for every partition)."""
+    return shard_cut(load_spec(spec_json))

@@ -169,9 +169,10 @@ class Prepared:
         """Each column's option weights summed by feature vector."""
         return VectorWeights.of([(o.vflat, o.weight) for o in self.options], self.layout.zsize)
 
-    def listing(self, cases: int) -> PairedListing:
-        """The listing, weighed here, with ``cases`` counted elsewhere."""
-        g = self.weights_table()
+    def listing(self, cases: int, g: VectorWeights | None = None) -> PairedListing:
+        """The listing, weighed here, with ``cases`` counted elsewhere; ``g``:
+        :meth:`weights_table`, when the caller keeps one for several parts."""
+        g = self.weights_table() if g is None else g
         tables, v, y, weights = self.frame.weigh(g)
         frame = self.frame
         order = np.argsort(frame.cell_q, kind="stable")

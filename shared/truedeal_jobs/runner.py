@@ -310,8 +310,10 @@ def _sliced_fields(job: Job, partials: dict[int, Partial]) -> dict[str, str] | N
 
 def _routed_fields(store: JobStore, job: Job, partials: dict[int, Partial]) -> dict[str, str] | None:
     """The count of a routed job and its shards' totals, from the partitions'
-    stored totals alone; None when the job must be built whole."""
-    if any(p.whole for p in partials.values()):
+    stored totals alone; None when the job must be built whole (a partition
+    said so, or the shards' entries add up past the limit, where
+    ``truedeal generate --stream v3`` does not route the listing either)."""
+    if any(p.whole for p in partials.values()) or sum(p.entries for p in partials.values()) > MAX_ENTRIES:
         return None
     summary, totals = routed.count(job, store.slices(job.id))
     return {**_count_fields(summary), "shard_totals": json.dumps([str(t) for t in totals])}

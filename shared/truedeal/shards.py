@@ -12,7 +12,7 @@ partitions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -127,12 +127,14 @@ def shard_cut(spec: Spec | ir.Program) -> Cut | PairedCut | None:
     return cut_listing(spec, SHARDS)
 
 
-def build_part(spec: Spec | ir.Program, which: Iterable[int] | None = None,
-               cut: Cut | PairedCut | None = None) -> ShardPart | None:
+def build_part(spec: Spec | ir.Program, which: Iterable[int] | None = None, cut: Cut | PairedCut | None = None,
+               progress: Callable[[int, int], None] | None = None) -> ShardPart | None:
     """Shards ``which`` (default: all) of ``spec``'s listing, from ``cut``
     (:func:`shard_cut`'s, made here when not given); None when its plan is
     not one listing that can be cut (it is then drawn as in v2).  Raises
-    TooWide when their entries add up past the limit."""
+    TooWide when their entries add up past the limit.  ``progress`` is called
+    between shards (``(shards done, shards)``), and within a factored one;
+    what it raises propagates (a job's cancellation)."""
     cut = shard_cut(spec) if cut is None else cut
     if cut is None:
         return None
@@ -140,8 +142,10 @@ def build_part(spec: Spec | ir.Program, which: Iterable[int] | None = None,
     shards: dict[int, Listing | PairedListing] = {}
     parts: dict[int, Prepared] = {}
     g = cut.prepared.weights_table() if isinstance(cut, PairedCut) else None  # one for all the shards
-    for k in built:
-        listing, part = _shard(cut, k, g)
+    for done, k in enumerate(built):
+        if progress is not None:
+            progress(done, len(built))
+        listing, part = _shard(cut, k, g, progress)
         if part is not None and len(part.cells):
             parts[k] = part
         if listing is not None and listing.total:
@@ -218,11 +222,11 @@ def shards_of_part(part: int, parts: int) -> list[int]:
     return list(range(part, SHARDS, parts))
 
 
-def _shard(cut: Cut | PairedCut, k: int, g: VectorWeights | None) -> tuple[Listing | PairedListing | None, Prepared | None]:
+def _shard(cut: Cut | PairedCut, k: int, g: VectorWeights | None, progress) -> tuple[Listing | PairedListing | None, Prepared | None]:
     """Shard ``k``'s listing, None when it has no cell (and, paired, the part
     it is weighed from, with the weights table ``g``)."""
     if isinstance(cut, Cut):
         index = np.nonzero(cut.slice_of == k)[0]
-        return (list_cells(cut.layout, cut.cells, index) if len(index) else None), None
+        return (list_cells(cut.layout, cut.cells, index, progress) if len(index) else None), None
     part = cut.prepared.restricted(cut.groups_of(k))
     return (part.listing(0, g) if len(part.cells) else None), part  # cases: counted only when asked

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 from collections import OrderedDict
+from collections.abc import Callable
 
 import numpy as np
 
@@ -45,12 +46,13 @@ _KEPT = 1
 _built: OrderedDict[tuple[str, int, int], ShardPart] = OrderedDict()
 
 
-def partition_totals(job: Job, k: int) -> ShardTotals | None:
+def partition_totals(job: Job, k: int, stop: Callable[[int, int], None] | None = None) -> ShardTotals | None:
     """Build partition ``k``'s shards (kept here for its draws) and return
     their totals; None when the job's plan cannot be routed (too wide, or
-    not one listing that can be cut: the reduce then builds it whole)."""
+    not one listing that can be cut: the reduce then builds it whole).
+    ``stop`` is called as the build goes (what it raises propagates)."""
     try:
-        part = _part(job, k)
+        part = _part(job, k, stop=stop)
     except TooWide:
         return None
     return None if part is None else ShardTotals.of(part, k, job.parts)
@@ -76,10 +78,11 @@ def item_of(job: Job, item: int) -> tuple[int, int]:
     return divmod(item, job.chunks)
 
 
-def partition_plan(job: Job, k: int) -> Plan:
+def partition_plan(job: Job, k: int, stop: Callable[[int, int], None] | None = None) -> Plan:
     """Partition ``k``'s plan: its shards (from this process's enumeration,
-    or built now) with every shard's total; it draws their parts of chunks."""
-    part = _built.pop((job.spec_json, k, job.parts), None) or _part(job, k, keep=False)  # the plan keeps it now
+    or built now, calling ``stop`` as it goes) with every shard's total; it
+    draws their parts of chunks."""
+    part = _built.pop((job.spec_json, k, job.parts), None) or _part(job, k, False, stop)  # the plan keeps it now
     if part is None or job.shard_totals is None:
         raise ValueError("this job's plan is not routed")
     spec = load_spec(job.spec_json)
@@ -104,12 +107,12 @@ def assemble(job: Job, i: int, pieces: dict[int, bytes]) -> bytes:
     return out.tobytes()
 
 
-def _part(job: Job, k: int, keep: bool = True) -> ShardPart | None:
+def _part(job: Job, k: int, keep: bool = True, stop: Callable[[int, int], None] | None = None) -> ShardPart | None:
     key = (job.spec_json, k, job.parts)
     if key in _built:
         _built.move_to_end(key)
         return _built[key]
-    part = build_part(load_spec(job.spec_json), shards_of_part(k, job.parts), _cut(job.spec_json))
+    part = build_part(load_spec(job.spec_json), shards_of_part(k, job.parts), _cut(job.spec_json), stop)
     if part is not None and keep:
         _built[key] = part
         while len(_built) > _KEPT:

@@ -174,7 +174,8 @@ def run_partition(store: JobStore, dispatcher: Dispatcher, job_id: str, k: int, 
         store.fail(job_id, reason, dispatcher)
         return "failed"
     try:
-        piece = routed.partition_totals(job, k) if job.stream == "v3" else _slice_of(job, k, _stopper(store, job_id))
+        stop = _stopper(store, job_id)
+        piece = routed.partition_totals(job, k, stop) if job.stream == "v3" else _slice_of(job, k, stop)
     except JobStopped:
         return "stopped"
     if piece is None:
@@ -419,9 +420,9 @@ def _run_pieces(store: JobStore, dispatcher: Dispatcher, job: Job, first: int, c
         return "duplicate"
     if store.stop_requested(job.id):
         return "stopped"
+    stop = _stopper(store, job.id)
     try:
-        plan = plans.get(f"{job.spec_json}\0v3 {k}/{job.parts}", _stopper(store, job.id),
-                         functools.partial(routed.partition_plan, job, k))
+        plan = plans.get(f"{job.spec_json}\0v3 {k}/{job.parts}", stop, functools.partial(routed.partition_plan, job, k, stop))
     except JobStopped:
         return "stopped"
     return _draw_pieces(store, dispatcher, job, plan, k, todo)

@@ -95,7 +95,9 @@ class JobRequest(BaseModel):
     stream: Stream = Field(
         "v1",
         description="Seeded stream version. v2 differs from v1 only for a spec that every deal fits, whose deal "
-                    "numbers it reads straight off the stream (several times faster); v1 stays reproducible.",
+                    "numbers it reads straight off the stream (several times faster). v3 draws a listing that can be "
+                    "cut in 16 shards, each from a stream of its own, so that each worker holds only its partition's "
+                    "shards (other specs as v2); v1 and v2 stay reproducible.",
     )
     format: Format = Field("pbn", description="Default format of the deals endpoint for this job.")
     first_board: int = Field(1, strict=True, ge=1, le=MAX_FIRST_BOARD, description="Board number of the first deal.")

@@ -828,3 +828,30 @@ def test_a_routed_job_on_real_workers_matches_generate(store, workers, group):
     generated = CliRunner().invoke(truedeal_cli, ["generate", NT_INVITE, "-n", str(n), "--seed", seed, "--stream", "v3"])
     assert fetched.exit_code == 0 and generated.exit_code == 0
     assert fetched.stdout == generated.stdout
+
+
+def test_a_routed_job_survives_a_killed_worker_with_the_cli_s_bytes(store, dispatcher, workers, tmp_path):
+    """A worker drawing a routed job's pieces is killed (SIGKILL, no clean-up):
+    the watchdog re-sends its partition's missing pieces, another worker
+    builds that partition's shards, and the job ends with the CLI's bytes,
+    nothing missing or twice."""
+    n, seed = 200 * CHUNK_DEALS, "routed kill -9"
+    victim = Worker("routed-victim", _env(), tmp_path, concurrency=2)
+    try:
+        victim.wait_ready()
+        job = jobs.submit(store, dispatcher, NT_INVITE, n, seed=seed, stream="v3")
+        deadline = time.monotonic() + 90
+        while store.status(job.id)["progress"]["drawing"]["done"] < 5:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        os.kill(victim.busy_child(), signal.SIGKILL)  # a pool process dies mid-run of pieces
+        victim.kill()
+        assert store.status(job.id)["state"] == "drawing"  # the kill really lands mid-job
+    finally:
+        victim.stop()
+    s = _wait(store, job.id, timeout=120)
+    assert s["state"] == "done", s
+    assert b"".join(store.iter_chunk_bytes(job.id)) == _v3_bytes(NT_INVITE, n, seed)
+    attempts = store.attempts(job.id)
+    print("pieces started twice:", sum(v > 1 for v in attempts.values()), "watchdog rounds:", s["requeues"])
+    assert max(attempts.values()) >= 2 or s["requeues"] >= 1, (attempts, s)  # work was really redone

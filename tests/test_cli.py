@@ -314,9 +314,23 @@ def test_explain_an_exact_spec(spec, side, free, cases):
 
 
 def test_explain_says_when_stream_v2_reads_numbers_off_the_stream():
-    assert "v2 reads deal numbers straight off the stream" in json.loads(ok("explain", "{}", "--json"))["streams"]
+    assert "v2 and v3 read deal numbers straight off the stream" in json.loads(ok("explain", "{}", "--json"))["streams"]
     spec = '{"north": {"hcp": [0, 37], "spades": [0, 13]}}'  # restricts nothing: every deal fits
-    assert "v2 reads deal numbers" in json.loads(ok("explain", spec, "--json"))["streams"]
+    assert "v2 and v3 read deal numbers" in json.loads(ok("explain", spec, "--json"))["streams"]
+
+
+@pytest.mark.parametrize("spec", ['{"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}}',
+                                  '{"any_of": [{"north": {"hcp": [20, 21]}}, {"south": {"hcp": [20, 21]}}]}',
+                                  '{"condition": "hcp(north) >= 12 && rnd(2) == 0"}'],
+                         ids=["one listing", "either-or", "rejection"])
+def test_explain_says_whether_stream_v3_deals_in_shards(spec):
+    from truedeal.engine import Plan
+    from truedeal.spec import load_spec
+
+    routed = Plan.build(load_spec(spec), stream="v3").routed
+    said = json.loads(ok("explain", spec, "--json"))["streams"]
+    assert ("v3 deals it in 16 shards" in said) == routed
+    assert said.startswith("v1 and v2 deal alike" if routed else "v1, v2 and v3 deal alike")
 
 
 def test_explain_says_what_goes_to_rejection(tmp_path):

@@ -8,6 +8,7 @@ from .cards import SEAT_NAMES, SUIT_NAMES
 from .constraints.compile import compile_program
 from .constraints.describe import cond, feature
 from .engine import Plan
+from .listing import MAX_ENTRIES
 
 _RANKS = "AKQJT98765432"
 
@@ -54,8 +55,18 @@ def _rank_pool(plan: Plan) -> tuple[int, ...]:
 def _streams(plan: Plan) -> str:
     """How the seeded streams draw this plan's deals."""
     if plan.every_deal:
-        return "v1 deals through the listing; v2 reads deal numbers straight off the stream (every deal fits)"
-    return "v1 and v2 deal alike, through the listing"
+        return "v1 deals through the listing; v2 and v3 read deal numbers straight off the stream (every deal fits)"
+    if _routed(plan):
+        return "v1 and v2 deal alike, through the listing; v3 deals it in 16 shards, each from a stream of its own"
+    return "v1, v2 and v3 deal alike, through the listing"
+
+
+def _routed(plan: Plan) -> bool:
+    """Whether stream v3 routes this plan (:meth:`Plan.build_routed`), from
+    what it is: one exact factored or paired listing within the entry limit."""
+    kinds = ("Listing", "PairedListing")
+    return plan.routed or (plan.exact and plan.union is None and type(plan.listing).__name__ in kinds
+                           and len(plan.listing.e_weight) <= MAX_ENTRIES)
 
 
 def _form(form) -> str:

@@ -246,8 +246,9 @@ class _Frame:
         v = _group_sums(tables, self.cell_q, self.cell_dc, len(self.group_table))
         y = np.empty_like(v)
         weights: list[int] = []
+        floats = _LastFloat(self.accept)
         for b in range(0, len(v), _BLOCK):
-            y[b : b + _BLOCK] = self._box_sums(v[b : b + _BLOCK], self.group_sig[b : b + _BLOCK])
+            y[b : b + _BLOCK] = self._box_sums(v[b : b + _BLOCK], self.group_sig[b : b + _BLOCK], floats)
             weights += row_dots(tables[self.group_table[b : b + _BLOCK]], y[b : b + _BLOCK])
         return tables, v, y, weights
 
@@ -256,9 +257,10 @@ class _Frame:
         (V and Y are not kept: this is the case count's memory)."""
         tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout)
         out = 0
+        floats = _LastFloat(self.accept_cases)
         for b in range(0, len(self.group_table), _BLOCK):
             rows = np.arange(b, min(b + _BLOCK, len(self.group_table)))
-            y = self._box_sums(_group_sums(tables, self.cell_q, self.cell_dc, rows), self.group_sig[rows], self.accept_cases)
+            y = self._box_sums(_group_sums(tables, self.cell_q, self.cell_dc, rows), self.group_sig[rows], floats)
             out += sum(row_dots(tables[self.group_table[rows]], y))
         return out
 
@@ -271,14 +273,33 @@ class _Frame:
                        cell_q=np.searchsorted(groups, self.cell_q[cells]),
                        group_table=np.searchsorted(need, self.group_table[groups]), group_sig=self.group_sig[groups])
 
-    def _box_sums(self, v: np.ndarray, sig: np.ndarray, accept: list[np.ndarray] | None = None) -> np.ndarray:
-        """Y = V A for rows of V whose cell signatures are ``sig``."""
+    def _box_sums(self, v: np.ndarray, sig: np.ndarray, floats: _LastFloat) -> np.ndarray:
+        """Y = V A for rows of V whose cell signatures are ``sig`` (A from ``floats``)."""
         y = np.empty_like(v)
         for s in np.unique(sig):
             here = sig == s
-            a = (self.accept if accept is None else accept)[s]
-            y[here] = exact_matmul(v[here], a.astype(np.float64), reach=len(a) if a.dtype == bool else None)
+            y[here] = exact_matmul(v[here], *floats[int(s)])
         return y
+
+
+class _LastFloat:
+    """Each signature's accept matrix as float64 with its column-sum bound,
+    the last one kept: one weighing's blocks read one signature after
+    another (a pool's matrix, tens of millions of entries, was converted and
+    summed again for every block of groups)."""
+
+    def __init__(self, accept: list[np.ndarray]) -> None:
+        self.accept = accept
+        self.last: tuple[int, tuple[np.ndarray, int]] | None = None
+
+    def __getitem__(self, s: int) -> tuple[np.ndarray, int]:
+        if self.last is None or self.last[0] != s:
+            a = self.accept[s]
+            self.last = None  # the previous matrix goes before the next is made
+            as_float = a.astype(np.float64)
+            reach = len(a) if a.dtype == bool else int(as_float.sum(axis=0).max(initial=0))
+            self.last = (s, (as_float, reach))
+        return self.last[1]
 
 
 def case_indicators(options: list[SuitOptions], layout: Layout) -> VectorWeights:

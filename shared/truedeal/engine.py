@@ -43,6 +43,7 @@ from .listing import Listing, TooWide, build_listing, count_cases
 from .randomness import CHUNK_DEALS, DEFAULT_STREAM, Rng, SeededBits, check_stream, chunk_rng
 from .relaxation import Relaxation, SeatsRead, ranked, relax
 from .sampling import Sampler
+from .shards import ShardedListing, build_shards
 from .spec import SeatConstraint, Spec
 from .summary import CountSummary, ListingSizes, Rejection
 
@@ -117,8 +118,6 @@ class Plan:
     def build_routed(cls, spec: Spec | ir.Program) -> Plan | None:
         """The plan of ``spec`` in shards, which draws stream v3; None when its
         listing cannot be cut, or every deal fits (v3 then draws it as v2 does)."""
-        from .shards import build_shards
-
         t0 = time.perf_counter()
         try:
             sharded = build_shards(spec)
@@ -380,7 +379,7 @@ class Plan:
     @property
     def routed(self) -> bool:
         """Whether this plan is built in shards: it draws stream v3 alone."""
-        return type(self.listing).__name__ == "ShardedListing"  # the class is imported only for v3
+        return isinstance(self.listing, ShardedListing)
 
     def chunk(self, index: int, seed: str | None, size: int = CHUNK_DEALS) -> np.ndarray:
         """Deals of chunk ``index`` (of stream v1, or v3 for a routed plan):
@@ -412,7 +411,7 @@ class Plan:
     def numbered_part(self, index: int, seed: str, size: int, shards: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """Of seeded chunk ``index`` of stream v3 (the first ``size`` deals),
         those in ``shards``, all held by this routed plan: their rows
-        (ascending, as :func:`~truedeal.routing.part_rows`) and their numbers' limbs."""
+        (ascending: :func:`~truedeal.routing.chunk_shards` says which) and their numbers' limbs."""
         if not self.routed:
             raise ValueError("only a plan built in shards draws parts of a chunk")
         rows, owners = self.sampler.draw_part(CHUNK_DEALS, chunk_rng(seed, index, "v3"), shards)  # type: ignore[attr-defined]

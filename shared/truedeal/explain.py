@@ -8,7 +8,8 @@ from .cards import SEAT_NAMES, SUIT_NAMES
 from .constraints.compile import compile_program
 from .constraints.describe import cond, feature
 from .engine import Plan
-from .listing import MAX_ENTRIES
+from .listing import MAX_ENTRIES, Listing
+from .listing.paired import PairedListing
 
 _RANKS = "AKQJT98765432"
 
@@ -64,8 +65,7 @@ def _streams(plan: Plan) -> str:
 def _routed(plan: Plan) -> bool:
     """Whether stream v3 routes this plan (:meth:`Plan.build_routed`), from
     what it is: one exact factored or paired listing within the entry limit."""
-    kinds = ("Listing", "PairedListing")
-    return plan.routed or (plan.exact and plan.union is None and type(plan.listing).__name__ in kinds
+    return plan.routed or (plan.exact and plan.union is None and isinstance(plan.listing, Listing | PairedListing)
                            and len(plan.listing.e_weight) <= MAX_ENTRIES)
 
 

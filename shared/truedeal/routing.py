@@ -40,12 +40,11 @@ def shard_stream(keys: bytes, k: int) -> Rng:
     return Rng(SeededBits(keys[KEY_BYTES * k : KEY_BYTES * (k + 1)], 0, "v3"))
 
 
-def part_rows(totals: list[int], seed: str, index: int, size: int, shards: Iterable[int]) -> np.ndarray:
-    """The rows (below ``size``, ascending) of chunk ``index`` of the seeded
-    stream whose deals fall in ``shards``: what a partition holding them
-    draws (:meth:`~truedeal.engine.Plan.numbered_part`), from the totals alone."""
-    shard = WideCategorical(totals).draw(CHUNK_DEALS, chunk_rng(seed, index, "v3"))[:size]
-    return np.nonzero(np.isin(shard, list(shards)))[0]
+def chunk_shards(totals: list[int], seed: str, index: int, size: int) -> np.ndarray:
+    """The shard of each of the first ``size`` deals of seeded chunk ``index``,
+    from the shards' totals alone: the rows of a shard are those that a
+    process holding it draws (:meth:`~truedeal.engine.Plan.numbered_part`)."""
+    return WideCategorical(totals).draw(CHUNK_DEALS, chunk_rng(seed, index, "v3"))[:size]
 
 
 class RoutedSampler:

@@ -30,7 +30,7 @@ from truedeal.dealnumber import limbs_to_bytes
 from truedeal.engine import Plan, TooWide
 from truedeal.listing.paired_slices import PairedCut
 from truedeal.listing.slices import Cut
-from truedeal.routing import part_rows
+from truedeal.routing import chunk_shards
 from truedeal.shards import ShardPart, ShardTotals, all_totals, build_part, shard_cut, shards_of_part
 from truedeal.spec import load_spec
 from truedeal.summary import CountSummary, ListingSizes
@@ -98,8 +98,9 @@ def assemble(job: Job, i: int, pieces: dict[int, bytes]) -> bytes:
     """Chunk ``i`` from all its pieces (ValueError when one does not fit its rows)."""
     assert job.shard_totals is not None
     out = np.zeros((job.chunk_size(i), RECORD), np.uint8)
+    shard = chunk_shards(job.shard_totals, job.seed, i, job.chunk_size(i))
     for k in range(job.parts):
-        rows = part_rows(job.shard_totals, job.seed, i, job.chunk_size(i), shards_of_part(k, job.parts))
+        rows = np.nonzero(np.isin(shard, shards_of_part(k, job.parts)))[0]
         data = np.frombuffer(pieces[k], np.uint8)
         if len(data) != RECORD * len(rows):
             raise ValueError(f"piece {k} of chunk {i} holds {len(data) // RECORD} deals, its rows {len(rows)}")

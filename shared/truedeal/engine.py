@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -43,7 +44,6 @@ from .listing import Listing, TooWide, build_listing, count_cases
 from .randomness import CHUNK_DEALS, DEFAULT_STREAM, Rng, SeededBits, check_stream, chunk_rng
 from .relaxation import Relaxation, SeatsRead, ranked, relax
 from .sampling import Sampler
-from .shards import ShardedListing, build_shards
 from .spec import SeatConstraint, Spec
 from .summary import CountSummary, ListingSizes, Rejection
 
@@ -118,6 +118,8 @@ class Plan:
     def build_routed(cls, spec: Spec | ir.Program) -> Plan | None:
         """The plan of ``spec`` in shards, which draws stream v3; None when its
         listing cannot be cut, or every deal fits (v3 then draws it as v2 does)."""
+        from .shards import build_shards  # ~10 ms of imports that no other stream needs
+
         t0 = time.perf_counter()
         try:
             sharded = build_shards(spec)
@@ -379,7 +381,8 @@ class Plan:
     @property
     def routed(self) -> bool:
         """Whether this plan is built in shards: it draws stream v3 alone."""
-        return isinstance(self.listing, ShardedListing)
+        shards = sys.modules.get(f"{__package__}.shards")  # not imported: no plan in shards exists
+        return shards is not None and isinstance(self.listing, shards.ShardedListing)
 
     def chunk(self, index: int, seed: str | None, size: int = CHUNK_DEALS) -> np.ndarray:
         """Deals of chunk ``index`` (of stream v1, or v3 for a routed plan):

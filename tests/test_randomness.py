@@ -113,6 +113,7 @@ def test_compiled_shake_is_in_use_where_the_cpu_has_it():
     out = bytearray(8 << 16)
     kernel.shake().blocks(b"x", 2**40, out)
     assert bytes(out[7 << 16 : (7 << 16) + 32]) == hashlib.shake_256(b"x" + (2**40 + 7).to_bytes(8, "big")).digest(32)
+    assert isinstance(SeededBits("s", 0).readinto.__self__, kernel.shake().Stream)  # the stream reads through it
 
 
 def test_chunks_streams_are_independent_and_unseeded_streams_are_fresh():

@@ -277,10 +277,7 @@ def run_reduce(store: JobStore, dispatcher: Dispatcher, job_id: str, plans: Plan
 def _queue_draws(store: JobStore, dispatcher: Dispatcher, job: Job, items: list[int]) -> list[str]:
     """Queue draw tasks for ``items`` (chunks, or a routed job's pieces, one
     partition's in long runs); returns their labels."""
-    if job.routed:
-        ids = dispatcher.draw_chunks(job.id, items, lane=job.lane, longest=routed.ROUTED_RUN)
-    else:
-        ids = dispatcher.draw_chunks(job.id, items, lane=job.lane)
+    ids = dispatcher.draw_chunks(job.id, items, lane=job.lane, longest=routed.ROUTED_RUN if job.routed else None)
     store.remember_tasks(job.id, {f"c:{i}": t for i, t in zip(items, ids)})
     return [f"c:{i}" for i in items]
 
@@ -410,11 +407,11 @@ def _run_pieces(store: JobStore, dispatcher: Dispatcher, job: Job, first: int, c
         return "skipped"
     k, lo = routed.item_of(job, first)
     run = list(range(lo, min(lo + max(count, 1), job.chunks)))  # a run never leaves its partition
-    todo = [i for i, done, have in zip(run, store.chunks_done(job.id, run), store.pieces_present(job.id, run))
-            if not done and k not in have]
+    state = list(zip(run, store.chunks_done(job.id, run), store.pieces_present(job.id, run)))
+    todo = [i for i, done, have in state if not done and k not in have]
     if not todo:
-        for i in run:  # a re-delivered run: finish what its first delivery may have left
-            if len(store.pieces(job.id, i)) >= job.parts:
+        for i, done, have in state:  # a re-delivered run: finish what its first delivery may have left
+            if not done and len(have) >= job.parts:
                 _assemble(store, job, i)
         store.finish(job.id)
         return "duplicate"

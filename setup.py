@@ -31,7 +31,7 @@ setup(
             extra_compile_args=["-O3"],
         ),
         Extension(
-            "truedeal._shake",  # eight SHAKE-256 blocks at once on AVX-512 (truedeal.randomness)
+            "truedeal._shake",  # SHAKE-256 blocks in parallel on AVX-512 or AVX2 (truedeal.randomness)
             sources=["shared/truedeal/_shake.c"],
             optional=True,
             extra_compile_args=["-O3"],

@@ -108,12 +108,92 @@ def test_compiled_shake_squeezes_hashlibs_bytes(seed_len):
         assert SeededBits(seed, 5).read(sum(sizes)) == got
 
 
-@pytest.mark.skipif(kernel.shake() is None, reason="no compiled SHAKE (not built, or no AVX-512 on this CPU)")
+@pytest.mark.skipif(kernel.shake() is None, reason="no compiled SHAKE (not built, or neither AVX-512F nor AVX2 on this CPU)")
 def test_compiled_shake_is_in_use_where_the_cpu_has_it():
     out = bytearray(8 << 16)
     kernel.shake().blocks(b"x", 2**40, out)
     assert bytes(out[7 << 16 : (7 << 16) + 32]) == hashlib.shake_256(b"x" + (2**40 + 7).to_bytes(8, "big")).digest(32)
-    assert isinstance(SeededBits("s", 0).readinto.__self__, kernel.shake().Stream)  # the stream reads through it
+    stream = SeededBits("s", 0).readinto.__self__
+    assert isinstance(stream, kernel.shake().Stream)  # the stream reads through it
+    assert stream.lanes == kernel.shake().lanes()[0]  # on the fastest path
+
+
+def _compiled_shake():
+    """truedeal._shake when it is built (whatever this CPU runs), else None."""
+    try:
+        from truedeal import _shake
+    except ImportError:
+        return None
+    return _shake
+
+
+_SHAKE = _compiled_shake()
+#: Each path of the compiled SHAKE by its lanes (8: AVX-512F, 4: AVX2): every
+#: path this CPU runs is tested, forced, whichever the stream would choose.
+PATHS = [pytest.param(8, id="avx512"), pytest.param(4, id="avx2")]
+
+
+def _path(lanes: int):
+    """The compiled module, or skip: not built, or this CPU lacks the path."""
+    if _SHAKE is None:
+        pytest.skip("the compiled SHAKE is not built")
+    if lanes not in _SHAKE.lanes():
+        pytest.skip(f"this CPU does not run the {lanes}-lane path")
+    return _SHAKE
+
+
+def _hashlib_blocks(prefix: bytes, first: int, count: int, block: int) -> bytes:
+    return b"".join(hashlib.shake_256(prefix + (first + b).to_bytes(8, "big")).digest(block) for b in range(count))
+
+
+@pytest.mark.parametrize("block", [1 << 11, 1 << 14, 1 << 16])  # v3's, v2's and v1's blocks
+@pytest.mark.parametrize("lanes", PATHS)
+def test_each_compiled_path_streams_hashlibs_bytes(lanes, block):
+    shake = _path(lanes)
+    for plen in [0, 1, 23, 127, 128, 135, 136, 137, 271, 272, 1000, 4096]:  # across the 136-byte rate, up to the limit
+        prefix = bytes((13 * i + plen) % 256 for i in range(plen))
+        stream = shake.Stream(prefix, block, lanes=lanes)
+        assert stream.lanes == lanes
+        passes = lanes * block  # bytes a pass computes
+        # reads that stop short of, end on, and cross block and pass edges; one spans several passes
+        sizes = [1, block - 2, 3, 0, block - 2, passes - 2 * block, 7, 2 * passes + block - 8, 1, 5, 3 * block // 2]
+        got = bytearray()
+        for k, n in enumerate(sizes):
+            if k % 2:
+                got += stream.read(n)
+            else:
+                buf = bytearray(n + 2)
+                assert stream.readinto(memoryview(buf)[1 : n + 1]) == n
+                got += buf[1 : n + 1]
+        total = sum(sizes)
+        assert bytes(got) == _hashlib_blocks(prefix, 0, -(-total // block), block)[:total], (plen, block)
+
+
+@pytest.mark.parametrize("lanes", PATHS)
+def test_each_compiled_path_computes_hashlibs_blocks_from_any_first(lanes):
+    shake = _path(lanes)
+    for plen, first in [(0, 1), (5, 9), (135, 2**40), (136, 2**63 - 3), (300, 2**64 - 8), (4096, 12345)]:
+        prefix = bytes((7 * i + 1) % 256 for i in range(plen))
+        for block in [8, 136, 144, 1 << 11, 1 << 14, 1 << 16]:  # squeezes within, on and past the rate
+            out = bytearray(8 * block)
+            shake.blocks(prefix, first, out, lanes=lanes)
+            assert bytes(out) == _hashlib_blocks(prefix, first, 8, block), (plen, first, block)
+
+
+def test_compiled_shake_refuses_what_it_cannot_run():
+    if _SHAKE is None:
+        pytest.skip("the compiled SHAKE is not built")
+    assert _SHAKE.available() == bool(_SHAKE.lanes()) and set(_SHAKE.lanes()) <= {8, 4}
+    for lanes in [1, 3, 16, -4] + [k for k in (8, 4) if k not in _SHAKE.lanes()]:
+        with pytest.raises(ValueError):
+            _SHAKE.Stream(b"x", 1 << 11, lanes=lanes)
+        with pytest.raises(ValueError):
+            _SHAKE.blocks(b"x", 0, bytearray(8 << 11), lanes=lanes)
+    if _SHAKE.available():
+        with pytest.raises(ValueError):
+            _SHAKE.Stream(b"x" * 4097, 1 << 11)
+        with pytest.raises(ValueError):
+            _SHAKE.blocks(b"x", 0, bytearray(8 * 12))  # blocks of 12 bytes
 
 
 def test_chunks_streams_are_independent_and_unseeded_streams_are_fresh():

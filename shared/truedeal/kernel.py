@@ -12,8 +12,8 @@ and the numpy path (tests/test_kernel.py):
   of :mod:`truedeal.sampling` and the deal of :mod:`truedeal.fill`, consuming
   the seeded stream byte for byte as their numpy forms do
   (tests/test_kernel_sampler.py);
-* the seeded stream's SHAKE-256, eight blocks at once on AVX-512
-  (``truedeal._shake``, see :func:`shake`), the same bytes as hashlib's;
+* the seeded stream's SHAKE-256, eight blocks at once on AVX-512 or four
+  on AVX2 (``truedeal._shake``, see :func:`shake`), the same bytes as hashlib's;
 * the paired listing's draws (``truedeal._paired``, see :func:`paired`).
 
 The kernel is built by ``pip install`` when a C compiler is present; it is
@@ -107,9 +107,11 @@ def _load_optional(name: str) -> ModuleType | None:
 
 
 def shake() -> ModuleType | None:
-    """The compiled eight-block SHAKE-256 (``truedeal._shake``), or None: not
-    built, no AVX-512 on this CPU, or the numpy path forced as for
-    :func:`sampler`.  Callers then use hashlib, which gives the same bytes."""
+    """The compiled SHAKE-256 (``truedeal._shake``: eight blocks a pass on
+    AVX-512F, else four on AVX2, chosen at run time; ``lanes()`` says which
+    this CPU runs), or None: not built, neither AVX-512F nor AVX2 on this CPU
+    (or not x86-64), or the numpy path forced as for :func:`sampler`.  Callers
+    then use hashlib, which gives the same bytes."""
     module = None if _numpy_only else _load_optional("_shake")
     return module if module is not None and module.available() else None
 

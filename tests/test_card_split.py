@@ -95,7 +95,10 @@ def test_which_cards_a_plan_splits_on():
     two = ir.Program(condition=ir.Or(tuple(_hascard(W, c) for c in deuces[:2])))
     assert card_owner.split_cards(two) == tuple(deuces[:2])
     three = ir.Program(condition=ir.Or((*two.condition.items, _hascard(E, deuces[2]))))
-    assert card_owner.split_cards(three) == ()  # 64 plans: left to the other paths
+    assert card_owner.split_cards(three) == tuple(deuces[:3])  # 64 plans
+    threes = [card(11, s) for s in range(4)]
+    five = ir.Program(condition=ir.Or((*three.condition.items, *(_hascard(E, c) for c in threes[:2]))))
+    assert card_owner.split_cards(five) == ()  # 1,024 plans: left to the other paths
     hcp = ir.Compare(">=", ir.Linear(((1, ir.Feature(N, ir.ALL_SUITS, ir.HCP)),)), ir.Linear((), 10))
     ace = ir.Program(condition=ir.And((hcp, _hascard(W, card(0, 0)), _hascard(W, deuces[0]))))
     assert card_owner.split_cards(ace) == (deuces[0],)  # HCP tracks the ace anyway
@@ -116,3 +119,61 @@ def test_a_placement_predeals_the_card_and_folds_its_hascard():
     assert [Plan.build(p).deals_total > 0 for p in parts] == [False, False, False, True]
     full = ir.Program(condition=ir.TRUE, predeal=((W, tuple(range(16, 29))),))
     assert len(list(card_owner.placements(full, (C2,)))) == 3  # West has no room for a 14th card
+
+
+# ---------------------------------------------------------------- three coins
+
+LADDER = Path(__file__).parent / "scripts" / "59_levelling_ladder.dlr"
+COINS = (C2, card(12, 2), card(11, 1))  # the club and diamond deuces, the heart three
+READS = (W, E, W)  # whose holding of each coin counts a head
+
+
+def _ladder_opener(owners: tuple[int, ...]) -> int:
+    heads = sum(o == r for o, r in zip(owners, READS))
+    return N if heads >= 2 else S
+
+
+def _ladder_deals(owners: tuple[int, ...], opener_hcp: int) -> int:
+    """Deals with the coins at ``owners`` and the opener worth ``opener_hcp``:
+    the opener's honours, its coins and 13 - size - k of the 33 other spot
+    cards; then the other 36 + k cards go to the three other seats, each
+    taking 13 cards less the coins placed with it."""
+    opener = _ladder_opener(owners)
+    k = sum(o == opener for o in owners)
+    hands = sum(n * comb(33, 13 - size - k) for size, n in _honour_sets(opener_hcp).items() if 13 - size - k >= 0)
+    rest = [13 - sum(o == s for o in owners) for s in range(4) if s != opener]
+    return hands * factorial(36 + k) // prod(factorial(r) for r in rest)
+
+
+@cache
+def _ladder_plan() -> Plan:
+    return Plan.build(load_program(LADDER))
+
+
+def test_three_coins_count_what_the_formula_gives():
+    plan = _ladder_plan()
+    assert plan.exact and plan.union is not None and plan.union.split_on == COINS
+    assert len(plan.union.plans) == 64
+    assert plan.deals_total == sum(_ladder_deals(o, v) for o in itertools.product(range(4), repeat=3) for v in (12, 13, 14))
+
+
+def test_three_coins_deal_the_exact_law_of_opener_and_points():
+    program, plan = load_program(LADDER), _ladder_plan()
+    owners = np.concatenate(list(plan.deals(12_000, seed="three coins")))
+    assert evaluate_cond(owners, program.condition).all()
+    placed = [tuple(int(x) for x in row[list(COINS)]) for row in owners]
+    opener = [_ladder_opener(p) for p in placed]
+    points = [_points(row, o) for row, o in zip(owners, opener)]
+    cells = [(o, v) for o in (N, S) for v in (12, 13, 14)]
+    observed = [sum(1 for a, b in zip(opener, points) if (a, b) == cell) for cell in cells]
+    weights = np.array([sum(_ladder_deals(p, v) for p in itertools.product(range(4), repeat=3) if _ladder_opener(p) == o)
+                        for o, v in cells], dtype=float)
+    assert chisquare(observed, weights / weights.sum() * len(owners)).pvalue > 1e-4
+
+
+def test_a_split_past_its_entry_bound_is_left_to_rejection(monkeypatch):
+    """The bound on a split's listings is a count of entries, not a time:
+    the same plan on every machine."""
+    monkeypatch.setattr(card_owner, "MAX_SPLIT_ENTRIES", 1_000)
+    plan = Plan.build(load_program(LADDER))
+    assert not plan.exact and plan.union is None

@@ -300,6 +300,14 @@ def test_count_plain_of_an_either_or_across_seats(tmp_path):
     assert f"branches:     {north:,}, {south:,} deals" in out and "either/or of 2 exact listings" in out
 
 
+def test_many_branches_print_the_first_few_and_their_number():
+    from truedeal.cli import _branch_list
+
+    assert _branch_list([1_000, 2]) == "1,000, 2 deals"
+    many = _branch_list(list(range(1, 65)))
+    assert many.startswith("1, 2, 3, 4, ... deals") and "64 branches" in many and "5" not in many
+
+
 # ---------------------------------------------------------------------------
 # explain
 

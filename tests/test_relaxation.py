@@ -80,10 +80,10 @@ def test_covers():
 
 
 def test_a_relaxed_plan_says_what_it_rejects_and_its_deals_fit():
-    """A corpus script the listing cannot hold whole (four coin cards pick the
+    """A corpus script the listing cannot hold whole (five coin cards pick the
     opener, one more than a plan splits on): the plan names what it relaxes,
     measures the acceptance, and every deal fits the whole condition."""
-    program = load_program(Path(__file__).parent / "scripts" / "59_levelling_ladder.dlr")
+    program = load_program(Path(__file__).parent / "scripts" / "60_levelling_five_coins.dlr")
     plan = Plan.build(program)
     assert not plan.exact and plan.relaxed == ("the honour conditions of west",)
     assert 0 < plan.acceptance < 1

@@ -213,7 +213,7 @@ def _echo_exact(summary: CountSummary, odds: str) -> None:
     sizes = summary.sizes
     click.echo(f"cases:        {summary.cases:,}")
     if summary.branches is not None:  # an either/or: one listing per branch
-        click.echo(f"branches:     {', '.join(f'{b:,}' for b in summary.branches)} deals")
+        click.echo(f"branches:     {_branch_list(summary.branches)}")
         click.echo(f"method:       {summary.method}")
         return
     click.echo(f"side total:   {sizes.side_total:,} x {sizes.unconstrained_ways:,} for the unconstrained seats")
@@ -278,6 +278,18 @@ def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str, 
     finally:
         if bar is not None:
             bar.close()
+
+
+#: Branches listed one by one; past that, the first few and how many.
+_BRANCHES_SHOWN = 4
+
+
+def _branch_list(branches: list[int]) -> str:
+    """Each branch's deals, or the first few of many and how many there are."""
+    shown = ", ".join(f"{b:,}" for b in branches[:_BRANCHES_SHOWN])
+    if len(branches) <= _BRANCHES_SHOWN:
+        return f"{shown} deals"
+    return f"{shown}, ... deals ({len(branches)} branches, the first {_BRANCHES_SHOWN} shown; --json lists all)"
 
 
 def _rotation(program, dealer: str | None, vulnerability: str | None) -> Rotation:

@@ -141,13 +141,15 @@ class Plan:
         return cls(spec if isinstance(spec, Spec) else None, listing, build_seconds, program=program, listed=listed)
 
     @classmethod
-    def _build_program(cls, spec: Spec | ir.Program, progress, exact_only: bool = False, split: bool = True) -> Plan:
+    def _build_program(cls, spec: Spec | ir.Program, progress, exact_only: bool = False, split: bool = True,
+                       out_of_pack: bool = False) -> Plan:
         """List a Program: exactly, split by card owners when it is too wide
         (unless not ``split``: the parts of a split or of an either/or are not
         split again, which would list thousands of them), or (unless
         ``exact_only``) a relaxed one (some parts checked by rejection,
         :mod:`truedeal.relaxation`) when it has parts the listing cannot read
-        or is too wide."""
+        or is too wide.  ``out_of_pack``: dead predealt cards out of the pack
+        first (the placements of a split on three or four cards)."""
         t0 = time.perf_counter()
         program = spec if isinstance(spec, ir.Program) else spec.program()
         branches = cross_seat_branches(program)
@@ -161,7 +163,7 @@ class Plan:
         for relaxation in _relaxations(program, exact_only):
             if any(f.covers(relaxation) for f in failed):
                 continue  # it relaxes no more than one that was too wide
-            comp = compile_program(program if relaxation.none else relax(program, relaxation))
+            comp = compile_program(program if relaxation.none else relax(program, relaxation), out_of_pack and relaxation.none)
             listing = _any_listing(comp, progress, wide)
             if listing is None and relaxation.none and (narrow := compile_program(program, out_of_pack=True)).dead:
                 comp, listing = narrow, _any_listing(narrow, progress, wide)
@@ -212,12 +214,16 @@ class Plan:
             return None
         plans: list[Plan] = []
         conds: list[ir.Cond] = []
-        for part in card_owner.placements(program, cards):
+        parts = list(card_owner.placements(program, cards))
+        entries, out_of_pack = 0, len(cards) > card_owner.PLAIN_SPLIT_CARDS
+        for built, part in enumerate(parts, 1):
             try:
-                plan = cls._build_program(part, progress, exact_only=True, split=False)
+                plan = cls._build_program(part, progress, exact_only=True, split=False, out_of_pack=out_of_pack)
             except TooWide:
                 return None
-            if not plan.exact:
+            entries += len(plan.listing.e_weight)
+            # the placements are alike: give up as soon as their entries, projected, pass the bound
+            if not plan.exact or entries * len(parts) > card_owner.MAX_SPLIT_ENTRIES * built:
                 return None
             if plan.deals_total:
                 plans.append(plan)

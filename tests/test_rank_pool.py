@@ -30,6 +30,23 @@ BOTH = [
                   " && controls(east) <= 2"},
 ]
 
+#: Pool forms that read some suits or single cards (the pool's tracked
+#: cards then fall in classes, truedeal.listing.rank_pool.card_classes): the
+#: factored listing builds these too, card by card.
+_SMALL = "shape(north, 4333 + 3433) && hcp(north) <= 2 && shape(south, 5xxx) && controls(south) <= 1"
+PER_SUIT = [
+    {"condition": _SMALL + " && top3(east, spades) >= 2"},  # 2 of the top 3 spades
+    {"condition": _SMALL + " && hascard(east, AS) && hcp(east) <= 8"},  # a single card, beside whole-hand points
+]
+
+#: North 1NT, South 8-9 with five hearts, East 8-12 with 2 of the top 3
+#: spades, West 5-12: too wide for the factored listing (it was dealt by
+#: rejection on East and West, 5.2% kept).
+NT_OVERCALL = {"condition": "hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4333 + any 4432 + any 5332)"
+                            " && hcp(south) >= 8 && hcp(south) <= 9 && hearts(south) >= 5"
+                            " && hcp(east) >= 8 && hcp(east) <= 12 && top3(east, spades) >= 2"
+                            " && hcp(west) >= 5 && hcp(west) <= 12"}
+
 #: Three patterned seats and West on HCP alone: the option tables are kept
 #: over the vectors one suit reaches (paired.VectorWeights), not the whole
 #: feature space, which three seats' forms and rank counts make wide.
@@ -51,6 +68,32 @@ def test_rank_pool_counts_equal_the_factored_pool(spec):
     assert pooled.cases == count_cases(factored)
 
 
+@pytest.mark.parametrize("spec", PER_SUIT, ids=["top3 spades", "hascard"])
+def test_pool_forms_of_some_suits_count_what_the_factored_pool_counts(spec):
+    comp = _comp(spec)
+    assert applicable(comp)
+    factored, pooled = build_listing(comp), build_paired(comp)
+    assert len(pooled.layout.pool.classes) > len(comp.tracked[0])  # the spade honours are classes of their own
+    assert pooled.deals == factored.deals and pooled.deals > 0
+    assert pooled.cases == count_cases(factored)
+
+
+def test_a_pool_seat_with_top_honours_in_one_suit_is_exact_and_deals_its_law():
+    """East's count of the top three spades, drawn, against the exact counts
+    of the spec narrowed to 2 and to 3 (which add up to the whole)."""
+    parts = [build_paired(_comp({"condition": NT_OVERCALL["condition"].replace(">= 2", f"== {k}")})).deals
+             for k in (2, 3)]  # first, each freed before the next build: the test stays within its memory bound
+    plan = Plan.build(load_spec(NT_OVERCALL))
+    assert plan.exact and plan.listing.layout.pool is not None
+    assert sum(parts) == plan.deals_total
+    owners = np.concatenate(list(plan.deals(20_000, seed="top honours pool")))
+    assert fits(owners, load_spec(NT_OVERCALL).program()).all()
+    top3 = (owners[:, [0, 4, 8]] == 1).sum(axis=1)  # the spade ace, king and queen
+    seen = [int((top3 == k).sum()) for k in (2, 3)]
+    assert seen[0] + seen[1] == len(owners)
+    assert chisquare(seen, np.array(parts, float) / sum(parts) * len(owners)).pvalue > 1e-4
+
+
 def test_a_shape_only_seat_beside_the_pool_counts_the_same_deals():
     comp = _comp(SHAPE_ONLY)
     assert build_paired(comp).deals == build_listing(comp).deals == 5_792_743_018_758_757_498_080_588
@@ -70,7 +113,8 @@ def test_narrowing_a_pool_seat_partitions_the_count():
     assert sum(parts) == whole
 
 
-@pytest.mark.parametrize("spec", [NT_INVITE, {**THREE, "west": {"hcp": [16, 17]}}], ids=["two patterned", "three patterned"])
+@pytest.mark.parametrize("spec", [NT_INVITE, {**THREE, "west": {"hcp": [16, 17]}}, NT_OVERCALL],
+                         ids=["two patterned", "three patterned", "top honours in one suit"])
 def test_rank_pool_deals_fit_and_are_the_same_without_the_kernel(spec):
     listing = build_paired(_comp(spec))
     owners = listing.make_sampler().draw(4000, chunk_rng("rank pool", 0))

@@ -50,9 +50,9 @@ def applicable(comp: Compiled) -> bool:
     return all(t == ranks for t in comp.tracked) and 0 < n <= MAX_COMBOS
 
 
-def _compositions(parts: int) -> np.ndarray:
-    """Every way to split 4 cards into ``parts`` ordered counts."""
-    rows = [c for c in itertools.product(range(5), repeat=parts) if sum(c) == 4]
+def _compositions(parts: int, cards: int = 4) -> np.ndarray:
+    """Every way to split ``cards`` cards into ``parts`` ordered counts."""
+    rows = [c for c in itertools.product(range(cards + 1), repeat=parts) if sum(c) == cards]
     return np.array(rows, dtype=np.int64).reshape(len(rows), parts)
 
 
@@ -61,9 +61,18 @@ def combos(parts: int, ranks: int) -> np.ndarray:
     how many cards of each rank go to each part, row-major like
     itertools.product (int8: 35**4 combos of four parts' four ranks take
     24 MB, where a list of tuples took hundreds)."""
-    comps = _compositions(parts).astype(np.int8)
-    grid = np.indices((len(comps),) * ranks, dtype=np.int32).reshape(ranks, -1).T
-    return comps[grid]
+    return class_combos(parts, (4,) * ranks)
+
+
+def class_combos(parts: int, sizes: tuple[int, ...]) -> np.ndarray:
+    """:func:`combos` for classes of ``sizes`` cards each (a rank's four
+    cards, or some of them): ``(n, classes, parts)`` int8, row-major."""
+    comps = [_compositions(parts, size).astype(np.int8) for size in sizes]
+    grid = np.indices(tuple(len(c) for c in comps), dtype=np.int32).reshape(len(sizes), -1)
+    out = np.empty((grid.shape[1], len(sizes), parts), np.int8)
+    for i, c in enumerate(comps):
+        out[:, i] = c[grid[i]]
+    return out
 
 
 @dataclass
@@ -155,11 +164,19 @@ def deal_ranks_and_spots(owners: np.ndarray, rng: Rng, ranks: tuple[int, ...], c
     open cards of rank ``ranks[i]`` to ``seats[k]`` (suits by a uniform
     permutation), then each seat's open spot cards up to 13, then the free
     seats share what is left.  Every completion is equally likely."""
+    deal_classes_and_spots(owners, rng, [[card(r, s) for s in range(4)] for r in ranks], counts, seats, free)
+
+
+def deal_classes_and_spots(owners: np.ndarray, rng: Rng, classes: list[list[int]], counts: np.ndarray,
+                           seats: tuple[int, ...], free: tuple[int, ...]) -> None:
+    """:func:`deal_ranks_and_spots` by classes of cards (each a list of cards
+    that the seats' features weigh alike): ``counts[:, i, k]`` open cards of
+    ``classes[i]`` to ``seats[k]``; the cards of no class are the spot cards."""
     dest = np.array(seats, np.uint8)
-    for i, r in enumerate(ranks):
-        _deal(owners, rng, np.array([card(r, s) for s in range(4)], np.int64), counts[:, i], dest)
-    tracked = set(ranks)
-    spots = np.array([card(r, s) for r in range(13) if r not in tracked for s in range(4)], dtype=np.int64)
+    for i, cards in enumerate(classes):
+        _deal(owners, rng, np.array(cards, np.int64), counts[:, i], dest)
+    held = {c for cards in classes for c in cards}
+    spots = np.array([card(r, s) for r in range(13) for s in range(4) if card(r, s) not in held], dtype=np.int64)
     _deal(owners, rng, spots, 13 - counts.sum(axis=1), dest)  # the seats hold only their tracked cards so far
     if len(free) > 1:
         _deal(owners, rng, np.arange(52), np.full((len(owners), len(free) - 1), 13, np.int64), np.array(free[:-1], np.uint8))

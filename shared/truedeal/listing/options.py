@@ -133,9 +133,9 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
             feats.append(pcs[idx][:, pool_cols] - forced)
             patterned = (pc_ph[idx] + h - layout.forced_patterned(suit))[:, None] if layout.patterned else None
             feats.append(np.zeros((len(idx), 1), np.int64) if patterned is None else patterned)
-        if layout.pool is not None:  # the rank seats' count of each tracked rank
+        if layout.pool is not None:  # the rank seats' count of each class of tracked cards
             held = np.bitwise_or.reduce(masks[idx], axis=1)
-            feats.append((held[:, None] >> np.arange(len(layout.comp.tracked[suit]))) & 1)
+            feats.append(((held[:, None] >> np.arange(len(layout.comp.tracked[suit]))) & 1) @ layout.pool.class_bits(suit))
         v = np.concatenate(feats, axis=1) if feats else np.zeros((len(idx), 0), np.int64)
         inside = (v < np.array(layout.dims)).all(axis=1) if v.shape[1] else np.ones(len(idx), bool)
         idx, w, v = idx[inside], w[inside], v[inside]

@@ -20,46 +20,80 @@ the patterned seats' forms.  A draw then picks the box and the combo in
 proportion to those ways, and deals each rank's suits and the spot cards
 uniformly (:func:`~truedeal.rank_counts.deal_ranks_and_spots`): every deal
 that fits is equally likely.
+
+A pool form may also read some suits or single cards ("2 of the top 3
+spades", ``hascard(west, AS)``, HCP in hearts).  Then "rank" above reads
+**card class** (:func:`card_classes`): the cards of one rank that every pool
+form weighs alike, e.g. the ace of spades alone and the other three aces.
+The coordinates count each class, the suit factor is ``(size - h)! /
+prod(counts!)`` per class, and a draw deals each class's cards.  With
+suit-blind pool forms the classes are the ranks, and nothing changes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from math import comb
+from math import comb, prod
 
 import numpy as np
 
+from ..cards import card
 from ..constraints.compile import Compiled, Form, unclamped
 from ..randomness import Rng
 from .layout import Layout, TooWide, small_vectors, strides_of
 
 #: Bytes the accept matrices (weights and cases, per cell signature) may take.
 MAX_ACCEPT_BYTES = 1 << 30
-#: A rank's count runs 0..4: the extra coordinates' size.
-_RANK_DIM = 5
 _FACT = np.array([1, 1, 2, 6, 24], np.int64)
 _BINOM = np.array([[comb(n, k) for k in range(53)] for n in range(53)], np.int64)
 
 
 def applicable(comp: Compiled) -> bool:
-    """Two or more patterned seats, a pool whose forms are suit-blind points
-    read from the pool alone, the same ranks tracked in every suit, and no
-    predealt cards."""
+    """Two or more patterned seats, a pool whose forms weigh the cards of the
+    tracked ranks (points, controls, top honours or single cards, in every
+    suit or in some) and read the pool alone, and no predealt cards."""
     from ..rank_counts import MAX_COMBOS, _compositions
 
     pool = set(comp.pooled)
-    if not pool or len(comp.patterned) < 2 or comp.forced or comp.dead or not comp.exact:
-        return False
-    if any(t != comp.tracked[0] for t in comp.tracked) or not comp.tracked[0]:
+    if not pool or len(comp.patterned) < 2 or comp.forced or comp.dead or not comp.exact or not any(comp.tracked):
         return False
     for f, form in enumerate(comp.forms):
         seats = {t.seat for t in form.terms}
-        if seats & pool and (not seats <= pool or any(t.fn.kind != "weights" or t.suits != (0, 1, 2, 3) for t in form.terms)):
+        if seats & pool and (not seats <= pool or any(t.fn.kind != "weights" for t in form.terms)):
             return False
         if seats & pool and any(a.form == f and a.lengths for a in comp.atoms):
             return False
     # combo parts: the patterned seats, each pool seat, the unconstrained seats
-    return len(_compositions(1 + len(comp.pooled) + (1 if comp.free else 0))) ** len(comp.tracked[0]) <= MAX_COMBOS
+    parts = 1 + len(comp.pooled) + (1 if comp.free else 0)
+    return prod(len(_compositions(parts, len(c.suits))) for c in card_classes(comp)) <= MAX_COMBOS
+
+
+@dataclass(frozen=True)
+class CardClass:
+    """Cards of one rank that every pool form weighs alike: the pool's ways
+    depend on how many of them each seat holds, not which."""
+
+    rank: int
+    suits: tuple[int, ...]
+
+    def cards(self) -> list[int]:
+        return [card(self.rank, s) for s in self.suits]
+
+
+def card_classes(comp: Compiled) -> tuple[CardClass, ...]:
+    """The tracked cards in classes, by rank: a rank's suits where it is
+    tracked, split where some pool form reads one suit and not another (top
+    honours in spades, a single card).  With suit-blind pool forms, one class
+    per tracked rank, of its four cards."""
+    pool = set(comp.pooled)
+    terms = [t for f in comp.forms for t in f.terms if t.seat in pool]
+    out = []
+    for rank in sorted({r for ranks in comp.tracked for r in ranks}):
+        suits = [s for s in range(4) if rank in comp.tracked[s]]
+        reads = {s: tuple(s in t.suits for t in terms if t.fn.weights[rank]) for s in suits}
+        for key in dict.fromkeys(reads.values()):
+            out.append(CardClass(rank, tuple(s for s in suits if reads[s] == key)))
+    return tuple(out)
 
 
 def pool_layout(comp: Compiled) -> Layout:
@@ -70,20 +104,21 @@ def pool_layout(comp: Compiled) -> Layout:
     pool = RankPool.of(source)
     forms = [Form(f.terms, 1, False) if i in pool.pool_forms else f for i, f in enumerate(source.forms)]
     listed = replace(source, rank_seats=comp.patterned, forms=forms)
-    dims = tuple(f.dim for f in forms) + (_RANK_DIM,) * len(pool.ranks)
+    dims = tuple(f.dim for f in forms) + pool.dims
     return Layout(comp=listed, patterned=comp.patterned, rank_seats=comp.patterned, pooled=(), shape_only=(),
                   free=comp.free, dims=dims, n_box=len(forms), clamp=(False,) * len(forms), pool=pool)
 
 
 @dataclass
 class PoolTable:
-    """The pool's ways within one box's pool part, by the patterned seats' rank counts ``h``."""
+    """The pool's ways within one box's pool part, by the patterned seats'
+    counts ``h`` of each card class (flat over :attr:`RankPool.dims`)."""
 
-    ways: np.ndarray  # (5**t,) int64: G(h)
-    cases: np.ndarray  # (5**t,) int64: the pool's distinct holdings
-    combo: np.ndarray  # (m, t, pool seats) accepted combos' counts, by h
+    ways: np.ndarray  # (prod(dims),) int64: G(h)
+    cases: np.ndarray  # (prod(dims),) int64: the pool's distinct holdings
+    combo: np.ndarray  # (m, classes, pool seats) accepted combos' counts, by h
     cum: np.ndarray  # (m,) running ways (int64)
-    start: np.ndarray  # (5**t + 1,) each h's run
+    start: np.ndarray  # (prod(dims) + 1,) each h's run
 
 
 @dataclass
@@ -92,7 +127,7 @@ class RankPool:
 
     source: Compiled
     seats: tuple[int, ...]
-    ranks: tuple[int, ...]
+    classes: tuple[CardClass, ...]
     pool_forms: frozenset[int]
     listed_forms: tuple[int, ...]
     case_seats: tuple[int, ...]  # patterned seats whose holdings make a case (Pavlicek: HCP seats)
@@ -105,7 +140,22 @@ class RankPool:
         pool_forms = frozenset(f for f, form in enumerate(source.forms) if form.terms[0].seat in seats)
         listed_forms = tuple(f for f in range(len(source.forms)) if f not in pool_forms)
         case_seats = tuple(s for s in source.rank_seats if s not in seats)
-        return cls(source, seats, source.tracked[0], pool_forms, listed_forms, case_seats)
+        return cls(source, seats, card_classes(source), pool_forms, listed_forms, case_seats)
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """The patterned seats' count of each class: 0..its size."""
+        return tuple(len(c.suits) + 1 for c in self.classes)
+
+    def class_bits(self, suit: int) -> np.ndarray:
+        """``(tracked ranks of suit, classes)`` 0/1: the class of each of
+        ``suit``'s tracked cards, by its place in ``tracked[suit]``."""
+        tracked = self.source.tracked[suit]
+        out = np.zeros((len(tracked), len(self.classes)), np.int64)
+        for c, cls in enumerate(self.classes):
+            if suit in cls.suits:
+                out[tracked.index(cls.rank), c] = 1
+        return out
 
     # ----------------------------------------------------------- the tables
 
@@ -118,18 +168,16 @@ class RankPool:
         return self._tables[key]
 
     def _table(self, key: tuple) -> PoolTable:
-        from ..rank_counts import form_value
-
         a, h, mult, spots = self._combo_ways()
         held = {seat: a[:, :, 1 + i] for i, seat in enumerate(self.seats)}
         ok = spots > 0
         for f, (lo, hi) in zip(sorted(self.pool_forms), key):
-            v = form_value(self.source.forms[f], self.ranks, held)
+            v = self._form_value(self.source.forms[f], held)
             ok &= (v >= lo) & (v <= hi)
         idx = np.nonzero(ok)[0]
         idx = idx[np.argsort(h[idx], kind="stable")]
         w = mult[idx] * spots[idx]  # each a count of distinct deals of the pool's cards: within int64
-        n_h = _RANK_DIM ** len(self.ranks)
+        n_h = prod(self.dims)
         if float(w.astype(np.float64).sum()) >= 2.0**62:
             raise TooWide("the pool's ways are too many for int64")
         ways, cases = np.zeros(n_h, np.int64), np.zeros(n_h, np.int64)
@@ -138,19 +186,33 @@ class RankPool:
         start = np.searchsorted(h[idx], np.arange(n_h + 1))
         return PoolTable(ways, cases, a[idx, :, 1 : 1 + len(self.seats)], np.cumsum(w), start)
 
-    def _combo_ways(self):
-        """Every combo (part 0: the patterned seats' count of each rank), its
-        flat ``h``, its suit multiplicity and its spot cards' ways (cached)."""
-        if not self._combos:
-            from ..rank_counts import combos
+    def _form_value(self, form: Form, held: dict[int, np.ndarray]) -> np.ndarray:
+        """A pool form's value per combo, from each pool seat's ``held[seat]``:
+        (n, classes) counts.  A term weighs a class by its rank's weight
+        where the class's suits are among the term's (the classes are cut so
+        that they are all in or all out)."""
+        out = np.zeros(len(next(iter(held.values()))), np.int64)
+        for t in form.terms:
+            w = np.array([t.fn.weights[c.rank] * (c.suits[0] in t.suits) for c in self.classes], np.int64)
+            v = held[t.seat] @ w
+            out += t.coef * (sum(t.fn.weights) * len(t.suits) - v if t.complement else v)
+        return out
 
-            t, k = len(self.ranks), len(self.seats)
-            a = combos(1 + k + (1 if self.source.free else 0), t)
+    def _combo_ways(self):
+        """Every combo (part 0: the patterned seats' count of each class), its
+        flat ``h``, its multiplicity (which cards of each class) and its spot
+        cards' ways (cached)."""
+        if not self._combos:
+            from ..rank_counts import class_combos
+
+            k = len(self.seats)
+            sizes = np.array([len(c.suits) for c in self.classes], np.int64)
+            a = class_combos(1 + k + (1 if self.source.free else 0), tuple(sizes.tolist()))
             a = a[(a.sum(axis=1)[:, 1:] <= 13).all(axis=1)].astype(np.int64)
-            h = a[:, :, 0] @ strides_of((_RANK_DIM,) * t)
-            mult = (_FACT[4 - a[:, :, 0]] // _FACT[a[:, :, 1:]].prod(axis=2)).prod(axis=1)
+            h = a[:, :, 0] @ strides_of(self.dims)
+            mult = (_FACT[sizes - a[:, :, 0]] // _FACT[a[:, :, 1:]].prod(axis=2)).prod(axis=1)
             listed = len(self.source.patterned)
-            left = 52 - 4 * t - 13 * listed + a[:, :, 0].sum(axis=1)  # spot cards the patterned seats leave
+            left = 52 - int(sizes.sum()) - 13 * listed + a[:, :, 0].sum(axis=1)  # spot cards the patterned seats leave
             self._combos = (a, h, mult, _spot_ways(left, 13 - a.sum(axis=1)[:, 1 : 1 + k], bool(self.source.free)))
         return self._combos
 
@@ -169,7 +231,8 @@ class RankPool:
             ways, cases = np.zeros((n_z, n_z), np.int64), np.zeros((n_z, n_z), np.int64)
             for b in range(0, n_z, 256):
                 z, fits = layout.add(zv[b : b + 256, None, :], zv[None, :, :])
-                h = z[..., layout.n_box :] @ strides_of(layout.dims[layout.n_box :])
+                # a class read in one suit can pass its size in a sum that does not fit: read h there as 0
+                h = np.where(fits, z[..., layout.n_box :] @ strides_of(layout.dims[layout.n_box :]), 0)
                 for lo, hi in boxes:
                     inside = fits & self._listed_inside(z, lo, hi)
                     tab = self.table(lo, hi)
@@ -192,7 +255,7 @@ class RankPool:
         seats are dealt (the rest open), of cell signatures ``sig`` and
         summed feature vectors ``z``: the box and the combo in proportion to
         their ways, then the cards uniformly."""
-        from ..rank_counts import deal_ranks_and_spots
+        from ..rank_counts import deal_classes_and_spots
 
         h = z[:, layout.n_box :] @ strides_of(layout.dims[layout.n_box :])
         width = max(len(b) for b in sig_boxes)
@@ -206,7 +269,7 @@ class RankPool:
         r = rng.below(cum[:, -1])
         j = (cum <= r[:, None]).sum(axis=1)
         r -= cum[np.arange(len(z)), j] - w[np.arange(len(z)), j]
-        counts = np.zeros((len(z), len(self.ranks), len(self.seats)), np.int64)
+        counts = np.zeros((len(z), len(self.classes), len(self.seats)), np.int64)
         for s in np.unique(sig).tolist():
             for jj, (lo, hi) in enumerate(sig_boxes[s]):
                 rows = np.nonzero((sig == s) & (j == jj))[0]
@@ -215,7 +278,7 @@ class RankPool:
                     first = tab.start[h[rows]]
                     base = np.where(first > 0, tab.cum[np.maximum(first - 1, 0)], 0)
                     counts[rows] = tab.combo[np.searchsorted(tab.cum, base + r[rows], side="right")]
-        deal_ranks_and_spots(owners, rng, self.ranks, counts, self.seats, self.source.free)
+        deal_classes_and_spots(owners, rng, [c.cards() for c in self.classes], counts, self.seats, self.source.free)
 
 
 def _spot_ways(left: np.ndarray, need: np.ndarray, free: bool) -> np.ndarray:

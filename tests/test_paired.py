@@ -121,18 +121,84 @@ def test_compiled_paired_draws_refuse_indices_out_of_range():
     L, k = sampler.listing, kernel.paired()
     bad = np.array([len(L.y)], np.int64)  # one group past the last
     accepted = (sampler.accept_ptr, sampler.accept_idx, sampler.accept_w)
+    no_runs = (sampler.run_ptr, np.zeros(0, np.uint64))
     with pytest.raises(IndexError):
-        k.z2(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), L.y, L.v, *accepted, L.group_sig, np.empty(1, np.int64))
+        k.z2(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), L.y, L.v, *accepted, L.group_sig, *no_runs, np.empty(1, np.int64))
     wrong = sampler.accept_idx + len(L.z_flat)  # accepted z2 past the last vector
     row = int(np.nonzero(np.diff(sampler.accept_ptr))[0][0])  # a (signature, z1) that accepts some z2
     sig, z1 = divmod(row, len(L.z_flat))
     q = np.array([np.nonzero(L.group_sig == sig)[0][0]], np.int64)
     with pytest.raises(IndexError, match="accepted z2"):
         k.z2(chunk_rng("x", 0).bits, q, np.array([z1], np.int64), L.y, L.v, sampler.accept_ptr, wrong, sampler.accept_w, L.group_sig,
+             *no_runs, np.empty(1, np.int64))
+    far = sampler.runs + np.uint64(len(L.z_flat))  # the same, as runs
+    with pytest.raises(IndexError, match="accepted z2"):
+        k.z2(chunk_rng("x", 0).bits, q, np.array([z1], np.int64), L.y, L.v, *accepted, L.group_sig, sampler.run_ptr, far,
              np.empty(1, np.int64))
+    guide = np.zeros((len(L.y), 4), np.uint64)
+    with pytest.raises(ValueError, match="not the sum"):  # W one more than its z1 weights: an error, not a draw
+        k.z1(chunk_rng("x", 0).bits, q, sampler.w_hi, sampler.w_lo + np.uint64(1), L.tables, L.group_table, L.y, guide,
+             np.empty(1, np.int64))
+    with pytest.raises(ValueError, match="guide"):
+        k.z1(chunk_rng("x", 0).bits, q, sampler.w_hi, sampler.w_lo, L.tables, L.group_table, L.y, guide[:, :3].copy(),
+             np.empty(1, np.int64))
+    cells = (L.group_start, L.cell_order, sampler.run_table, L.tables, np.full(len(L.y), -1, np.int64), np.zeros(0, np.int64))
     with pytest.raises(IndexError):
-        k.cell(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), L.v, L.group_start, L.cell_order, L.tables,
-               L.cell_table, np.empty(1, np.int64))
+        k.cell(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), L.v, *cells, np.empty(1, np.int64))
+    past = np.full_like(sampler.run_table, len(L.tables))  # every cell's table past the last
+    with pytest.raises(IndexError, match="cell table"):
+        k.cell(chunk_rng("x", 0).bits, q, L.v[q].argmax(axis=1), L.v, L.group_start, L.cell_order, past, *cells[3:],
+               np.empty(1, np.int64))
+
+
+def _no_cache(s):
+    s.split_at = s.split_list = np.zeros(0, np.uint64)  # no split lists: every split scans its column
+
+
+def _full_split_list(s):
+    s.split_at = np.zeros(len(s.support) * len(s.listing.z_flat), np.uint64)
+    s.split_list = np.zeros(1 + s.support.shape[1], np.uint64)  # room for one list, then full: the rest scan
+
+
+def _every_cell_sum(s):
+    blocks = -(-np.diff(s.listing.group_start) // kernel.paired().CELL_BLOCK)
+    s.cell_at, s.cell_sums = s._heavy(np.where(blocks > 1, 1 + blocks * len(s.listing.z_flat), 0), 1 << 40)
+
+
+def _no_cell_sum(s):
+    s.cell_at, s.cell_sums = np.full(len(s.listing.y), -1, np.int64), np.zeros(0, np.int64)
+
+
+def _guide(slots):
+    def set_guide(s):
+        s.guide = np.zeros((len(s.listing.y), 2 + 2 * slots), np.uint64)
+    return set_guide
+
+
+def _no_runs(s):
+    s.runs = np.zeros(0, np.uint64)  # the accepted entries one by one, as with a rank pool's weights
+
+
+@pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
+@pytest.mark.parametrize("spec", [SMALL_FOUR, BOTH[0], BOTH[1]], ids=["small four", "both 0", "both 1"])
+def test_compiled_paired_caches_make_the_numpy_draws(spec):
+    """The compiled steps' caches (z1 guides, split lists, cell block sums,
+    accepted runs) draw the numpy steps' deals however they are set: off,
+    full, filling up, or filled by an earlier draw."""
+    listing = build_paired(_comp(spec))
+    with kernel.numpy_only():
+        want = listing.make_sampler().draw(2000, chunk_rng("paired caches", 0))
+    variants = [[], [_no_cache, _no_cell_sum, _no_runs, _guide(1)], [_full_split_list, _every_cell_sum, _guide(1024)]]
+    for setup in variants:
+        sampler = listing.make_sampler()
+        for f in setup:
+            f(sampler)
+        for again in range(2):  # the second draw finds the caches the first one filled
+            assert (sampler.draw(2000, chunk_rng("paired caches", 0)) == want).all(), (setup, again)
+        if _every_cell_sum in setup and spec is not SMALL_FOUR:
+            assert (sampler.cell_sums[sampler.cell_at[sampler.cell_at >= 0]] == 1).any()  # some sums were built
+        if _full_split_list in setup:
+            assert sampler.split_list[0] > 0 and (sampler.split_at == 0).any()
 
 
 def test_four_patterned_seats_deal_uniformly_over_the_hcp_vectors():

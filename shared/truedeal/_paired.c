@@ -7,21 +7,52 @@
  * T1[z1] * Y[z1]) are below the number of deals, 2**96, so they are exact in
  * unsigned __int128.
  *
- *   z1(bits, q, w_hi u8, w_lo u8, d0, d1, d2, k, width, tables, group_table, y, out)
+ * Each step draws every deal's r first, then looks, deal by deal, for the
+ * first index whose running sum of weights exceeds r.  Any search that finds
+ * that index makes the same draw, so the searches skip ahead where they can:
+ * z1 starts from a guide slot (the answer for a round r just below it); z2
+ * reads the accepted row as runs of consecutive z2; the cell of a heavy
+ * group skips whole blocks of cells by their sums; split scans a list of the
+ * splits that can weigh anything instead of a column's whole support.  The
+ * guides, block sums and lists are caches the sampler owns (zeroed numpy
+ * arrays, filled in here the first time an entry is needed, for that
+ * sampler's tables only; their sizes and bounds are in paired_sampling.py).
+ * The tables behind these steps are far larger than the CPU caches and each
+ * deal reads a few lines at random in them, so every loop also prefetches
+ * what the deals AHEAD and 2 * AHEAD rows on will read.
+ *
+ *   z1(bits, q, w_hi u8, w_lo u8, tables, group_table, y, guide u8, out)
  *                                          PairedSampler._z1
- *   z2(bits, q, z1, y, v, accept_ptr, accept_idx, accept_w, group_sig, out)
+ *   z2(bits, q, z1, y, v, accept_ptr, accept_idx, accept_w, group_sig, run_ptr, runs u8, out)
  *                                          PairedSampler._z2
- *   cell(bits, q, z2, v, group_start, cell_order, tables, cell_table, out)
+ *   cell(bits, q, z2, v, group_start, cell_order, run_table i4, tables, cell_at, cell_sums, out)
  *                                          PairedSampler._cell
- *   split(bits, ca, cb, z, total, support, support_packed, z_packed, guard, z_flat, g, n_used, pos, va, vb)
+ *   split(bits, ca, cb, z, total, support, support_packed, z_packed, guard, z_flat, g, n_used, pos,
+ *         split_at u8, split_list u8, va, vb)
  *                                          PairedSampler._split
  *
  * All arrays are C-contiguous int64 unless said otherwise; indices are
- * checked, so a malformed call raises instead of reading out of bounds.
+ * checked (the large index tables as they are read), so a malformed call
+ * raises instead of reading out of bounds.
  */
 #include "_draws.h"
 
 typedef unsigned __int128 u128;
+
+/* Deals ahead whose second-level lines are prefetched (their first-level
+ * lines: twice as far ahead). */
+#define AHEAD 8
+/* Of a run scanned in order, the entries prefetched ahead of the scan: about
+ * what a scan reads on the bench specs (more costs bandwidth for lines the
+ * scan stops before). */
+#define PREFETCH_RUN 16
+
+static inline void pf(const void *p) { __builtin_prefetch(p, 0, 3); }
+
+static inline int bitlen128(u128 x) {
+    uint64_t hi = (uint64_t)(x >> 64), lo = (uint64_t)x;
+    return hi ? 128 - __builtin_clzll(hi) : lo ? 64 - __builtin_clzll(lo) : 0;
+}
 
 /* ------------------------------------------------------------ big draws */
 
@@ -32,49 +63,45 @@ typedef unsigned __int128 u128;
  * which is never more than they do take. */
 static int below_int128(PyObject *bits, const u128 *bound, size_t n, u128 *out) {
     size_t need = 0;
-    int *nb = grab(S_P_DRAW, (n + 1) * sizeof *nb);
-    if (!nb) goto nomem;
+    int *kb = grab(S_P_DRAW, (n + 1) * sizeof *kb); /* each row's k */
+    if (!kb) goto nomem;
     for (size_t r = 0; r < n; r++) {
-        u128 m = bound[r] - 1;
-        int k = 0;
-        while (m >> k) k++;
-        nb[r] = (k + 7) / 8;
-        need += (size_t)nb[r];
+        kb[r] = bitlen128(bound[r] - 1);
+        need += (size_t)(kb[r] + 7) / 8;
     }
     uint8_t *buf = grab(S_P_BUF, need + 1);
     if (!buf) goto nomem;
     size_t have = 0, at = 0;
     for (size_t r = 0; r < n; r++) {
-        int k = 0;
-        while ((bound[r] - 1) >> k) k++;
+        int k = kb[r], nb = (k + 7) / 8;
         for (;;) {
-            if (at + (size_t)nb[r] > have) { /* rejections used up the bytes: keep the rest, read what is left */
+            if (at + (size_t)nb > have) { /* rejections used up the bytes: keep the rest, read what is left */
                 memmove(buf, buf + at, have - at);
                 have -= at;
                 at = 0;
                 if (read_bits(bits, need - have, buf + have) < 0) {
                     drop(S_P_BUF, buf);
-                    drop(S_P_DRAW, nb);
+                    drop(S_P_DRAW, kb);
                     return -1;
                 }
                 have = need;
             }
             u128 x = 0;
-            for (int i = 0; i < nb[r]; i++) x = x << 8 | buf[at + i];
-            at += (size_t)nb[r];
-            x >>= 8 * nb[r] - k;
+            for (int i = 0; i < nb; i++) x = x << 8 | buf[at + i];
+            at += (size_t)nb;
+            x >>= 8 * nb - k;
             if (x < bound[r]) {
                 out[r] = x;
                 break;
             }
         }
-        need -= (size_t)nb[r];
+        need -= (size_t)nb;
     }
     drop(S_P_BUF, buf);
-    drop(S_P_DRAW, nb);
+    drop(S_P_DRAW, kb);
     return 0;
 nomem:
-    drop(S_P_DRAW, nb);
+    drop(S_P_DRAW, kb);
     PyErr_NoMemory();
     return -1;
 }
@@ -85,41 +112,104 @@ typedef struct {
     size_t n_q, n_z, n_t;
 } Dims;
 
-/* z1: r below W_q; the first block (of `width` vectors) whose running sum
- * of block sums exceeds r, then the first vector inside it whose running
- * sum of T1[z1] * Y_q[z1] exceeds what is left of r. */
-static int draw_z1(PyObject *bits, const Dims *D, const int64_t *q, size_t n, const u128 *w, const int64_t *const d[3],
-                   int k, size_t width, const int64_t *tables, const int64_t *group_table, const int64_t *y, int64_t *out) {
-    size_t n_blocks = (D->n_z + width - 1) / width;
+/* z1's guide, per group q (a row of 2 + 2m words, m = 2**m_log slots): word 0
+ * says the row is built; slot s (words 2 + 2s, 2 + 2s + 1) holds, for
+ * r0 = s << shift, the first z whose running sum of T1[z] * Y_q[z] exceeds
+ * r0 and the running sum before that z (low 64 bits, then the high 32 bits
+ * with z in the top 32), where shift makes (W_q - 1) >> shift < m.  A draw
+ * r >= r0 has its z at or after slot r >> shift's, so its scan starts there
+ * and reads about n_z / m products, not n_z / 2.  An unbuilt row is zeros,
+ * which read as "start at z = 0 with nothing summed": right, only slow (the
+ * prefetch reads it so). */
+static inline int guide_shift(u128 w, int m_log) {
+    int shift = bitlen128(w - 1) - m_log;
+    return shift > 0 ? shift : 0;
+}
+
+static int build_guide(size_t n_z, const int64_t *t1, const int64_t *yq, u128 w, int m_log, uint64_t *row) {
+    int shift = guide_shift(w, m_log);
+    size_t slots = (size_t)((w - 1) >> shift) + 1, s = 0;
+    uint64_t *slot = row + 2;
+    u128 cum = 0;
+    for (size_t z = 0; z < n_z; z++) {
+        if (t1[z] < 0 || yq[z] < 0) goto bad;
+        u128 next = cum + (u128)t1[z] * (u128)yq[z]; /* < 2**96 + 2**126: no wrap */
+        if (next >> 96) goto bad;
+        for (; s < slots && next > (u128)s << shift; s++) {
+            slot[2 * s] = (uint64_t)cum;
+            slot[2 * s + 1] = (uint64_t)(cum >> 64) | (uint64_t)z << 32;
+        }
+        cum = next;
+    }
+    if (cum != w) goto bad; /* then every slot is set, and every scan ends before n_z */
+    row[0] = 1;
+    return 0;
+bad:
+    PyErr_SetString(PyExc_ValueError, "paired: a group's weight is not the sum of its z1 weights");
+    return -1;
+}
+
+/* z1: r below W_q, then the first z1 whose running sum of T1[z1] * Y_q[z1]
+ * exceeds r, scanned from r's guide slot. */
+static int draw_z1(PyObject *bits, const Dims *D, const int64_t *q, size_t n, const uint64_t *w_hi, const uint64_t *w_lo,
+                   const int64_t *tables, const int64_t *group_table, const int64_t *y, uint64_t *guide, int m_log,
+                   int64_t *out) {
+    size_t rw = 2 + ((size_t)2 << m_log);
     u128 *bound = grab(S_P_BND, (n + 1) * sizeof *bound), *r = grab(S_P_R, (n + 1) * sizeof *r);
+    uint64_t *slot = grab(S_P_AUX, (n + 1) * sizeof *slot); /* each deal's guide slot */
     int rc = -1;
-    if (!bound || !r) {
+    if (!bound || !r || !slot) {
         PyErr_NoMemory();
         goto out;
     }
-    for (size_t i = 0; i < n; i++) bound[i] = w[q[i]];
-    if (below_int128(bits, bound, n, r) < 0) goto out;
     for (size_t i = 0; i < n; i++) {
-        size_t row = (size_t)q[i] * n_blocks, b = 0;
-        u128 cum = 0;
-        for (; b < n_blocks; b++) {
-            u128 s = (u128)d[0][row + b] + ((u128)d[1][row + b] << k) + ((u128)d[2][row + b] << 2 * k);
-            if (cum + s > r[i]) break;
-            cum += s;
+        bound[i] = (u128)w_hi[q[i]] << 64 | w_lo[q[i]];
+        if (!bound[i]) {
+            PyErr_SetString(PyExc_ValueError, "paired: a group of weight 0");
+            goto out;
         }
-        if (b == n_blocks) b = 0; /* not reached for r below W; numpy's argmax gives 0 */
+        int64_t t = group_table[q[i]];
+        if (t < 0 || (size_t)t >= D->n_t) {
+            PyErr_SetString(PyExc_IndexError, "paired: group table out of range");
+            goto out;
+        }
+    }
+    if (below_int128(bits, bound, n, r) < 0) goto out;
+    for (size_t i = 0; i < n; i++) slot[i] = (uint64_t)(r[i] >> guide_shift(bound[i], m_log));
+    for (size_t i = 0; i < n; i++) {
+        if (i + 2 * AHEAD < n) { /* the guide row's flag and the slot */
+            const uint64_t *row = guide + (size_t)q[i + 2 * AHEAD] * rw;
+            pf(row);
+            pf(row + 2 + 2 * slot[i + 2 * AHEAD]);
+        }
+        if (i + AHEAD < n) { /* where its scan starts in T1 and Y_q */
+            size_t k = i + AHEAD, z = guide[(size_t)q[k] * rw + 3 + 2 * slot[k]] >> 32;
+            if (z < D->n_z) {
+                pf(tables + (size_t)group_table[q[k]] * D->n_z + z);
+                pf(y + (size_t)q[k] * D->n_z + z);
+            }
+        }
+        uint64_t *row = guide + (size_t)q[i] * rw;
         const int64_t *t1 = tables + (size_t)group_table[q[i]] * D->n_z, *yq = y + (size_t)q[i] * D->n_z;
-        size_t z = b * width, end = z + width < D->n_z ? z + width : D->n_z, first = z;
-        for (; z < end; z++) {
+        if (!row[0] && build_guide(D->n_z, t1, yq, bound[i], m_log, row) < 0) goto out;
+        const uint64_t *s = row + 2 + 2 * slot[i];
+        u128 cum = (u128)(uint32_t)s[1] << 64 | s[0];
+        size_t z = s[1] >> 32;
+        for (; z < D->n_z; z++) {
             cum += (u128)t1[z] * (u128)yq[z];
             if (cum > r[i]) break;
         }
-        out[i] = (int64_t)(z < end ? z : first);
+        if (z == D->n_z) { /* not reached: a built row sums to W_q > r */
+            PyErr_SetString(PyExc_ValueError, "paired: a group's weight is not the sum of its z1 weights");
+            goto out;
+        }
+        out[i] = (int64_t)z;
     }
     rc = 0;
 out:
     drop(S_P_BND, bound);
     drop(S_P_R, r);
+    drop(S_P_AUX, slot);
     return rc;
 }
 
@@ -146,64 +236,258 @@ static int64_t *below_entries(PyObject *bits, const int64_t *table, const int64_
 /* The accepted z2 of each (signature, z1), ascending: row k = sig * n_z + z1
  * holds idx[ptr[k] .. ptr[k + 1]) and their weights w (the accept matrix in
  * compressed rows: a few percent of it is set, so a scan reads those entries
- * alone; the weights are 1, or a rank pool's ways). */
+ * alone; the weights are 1, or a rank pool's ways).
+ *
+ * The accepted z2 of a row come in runs of consecutive vectors (3 to 11 long
+ * on the bench specs).  When every weight is 1 the sampler also passes the
+ * rows as runs, z0 | length << 32 in runs[rptr[k] .. rptr[k + 1]): a scan then
+ * reads one word per run instead of two per entry, and V_q's entries of a
+ * run side by side; with no runs (empty arrays) it reads the entries.  (The
+ * runs ignore w: passing them is the caller's word that w is all 1s, which
+ * a check here would pay for with a read of all of w at every call.) */
 typedef struct {
-    const int64_t *ptr, *idx, *w;
-    size_t rows, nnz;
+    const int64_t *ptr, *idx, *w, *rptr;
+    const uint64_t *runs;
+    size_t rows, nnz, n_sig, n_runs;
 } Accepted;
+
+/* The compressed row of (q's signature, z1), or 0 (and from = to) when the
+ * signature or the row's bounds are out of range.  In runs when there are. */
+static inline int accepted_row(const Accepted *A, const Dims *D, const int64_t *sig, int64_t q, int64_t z1, int64_t *from,
+                               int64_t *to) {
+    int64_t s = sig[q];
+    *from = *to = 0;
+    if (s < 0 || (size_t)s >= A->n_sig) return 0;
+    size_t row = (size_t)s * D->n_z + (size_t)z1;
+    const int64_t *p = A->runs ? A->rptr : A->ptr;
+    *from = p[row];
+    *to = p[row + 1];
+    if (*from < 0 || *to < *from || (size_t)*to > (A->runs ? A->n_runs : A->nnz)) return (*from = *to = 0), 0;
+    return 1;
+}
 
 /* z2: r below Y_q[z1], then the first z2 whose running sum of
  * V_q[z2] * accept[sig_q][z1][z2] (below Y, so within int64) exceeds r: the same z2 as a scan of every
- * z2, since the sum grows only at accepted ones. */
+ * z2, since the sum grows only at accepted ones.  The row is prefetched
+ * 2 * AHEAD deals ahead, the V_q its scan starts on AHEAD ahead. */
 static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z1, size_t n, const int64_t *y,
                    const int64_t *v, const Accepted *A, const int64_t *sig, int64_t *out) {
     int64_t *r = below_entries(bits, y, q, z1, D->n_z, n);
     if (!r) return -1;
-    int bad = 0;
+    const char *bad = NULL;
     for (size_t i = 0; i < n && !bad; i++) {
-        const int64_t *vq = v + (size_t)q[i] * D->n_z;
-        size_t row = (size_t)sig[q[i]] * D->n_z + (size_t)z1[i];
-        int64_t from = A->ptr[row], to = A->ptr[row + 1], sum = 0, j = from;
-        bad = from < 0 || to < from || (size_t)to > A->nnz;
-        for (; !bad && j < to; j++) {
-            int64_t z = A->idx[j];
-            if ((bad = z < 0 || (size_t)z >= D->n_z)) break;
-            sum += vq[z] * A->w[j];
-            if (sum > r[i]) break;
+        int64_t from, to;
+        if (i + 2 * AHEAD < n && accepted_row(A, D, sig, q[i + 2 * AHEAD], z1[i + 2 * AHEAD], &from, &to) && from < to) {
+            if (A->runs) pf(A->runs + from);
+            else pf(A->idx + from), pf(A->w + from);
         }
-        out[i] = j < to ? A->idx[j] : (int64_t)D->n_z; /* n_z: not reached for r below Y_q[z1] */
+        if (i + AHEAD < n && accepted_row(A, D, sig, q[i + AHEAD], z1[i + AHEAD], &from, &to)) {
+            const int64_t *vq = v + (size_t)q[i + AHEAD] * D->n_z;
+            int64_t last = -1, end = to - from > PREFETCH_RUN ? from + PREFETCH_RUN : to;
+            for (int64_t j = from; j < end; j++) {
+                uint64_t z = A->runs ? (uint32_t)A->runs[j] : (uint64_t)A->idx[j];
+                if (z < D->n_z && (int64_t)z >> 3 != last) pf(vq + z), last = (int64_t)z >> 3; /* ascending: a line once */
+            }
+        }
+        if (sig[q[i]] < 0 || (size_t)sig[q[i]] >= A->n_sig) {
+            bad = "paired: signature out of range";
+            break;
+        }
+        if (!accepted_row(A, D, sig, q[i], z1[i], &from, &to)) {
+            bad = "paired: accepted z2 out of range";
+            break;
+        }
+        const int64_t *vq = v + (size_t)q[i] * D->n_z;
+        int64_t sum = 0, j = from, found = -1;
+        if (A->runs) {
+            for (; j < to && found < 0; j++) {
+                uint64_t z = (uint32_t)A->runs[j], end = z + (A->runs[j] >> 32);
+                if (end > D->n_z) {
+                    bad = "paired: accepted z2 out of range";
+                    break;
+                }
+                for (; z < end; z++)
+                    if ((sum += vq[z]) > r[i]) {
+                        found = (int64_t)z;
+                        break;
+                    }
+            }
+        } else {
+            for (; j < to; j++) {
+                int64_t z = A->idx[j];
+                if (z < 0 || (size_t)z >= D->n_z) {
+                    bad = "paired: accepted z2 out of range";
+                    break;
+                }
+                sum += vq[z] * A->w[j];
+                if (sum > r[i]) {
+                    found = z;
+                    break;
+                }
+            }
+        }
+        out[i] = found >= 0 ? found : (int64_t)D->n_z; /* n_z: not reached for r below Y_q[z1] */
     }
     drop(S_P_DRAW, r);
-    if (bad) PyErr_SetString(PyExc_IndexError, "paired: accepted z2 out of range");
+    if (bad) PyErr_SetString(PyExc_IndexError, bad);
     return bad ? -1 : 0;
 }
 
 /* The cell: r below V_q[z2], then the first cell of the group's run whose
- * running sum of T2[its D+C table][z2] exceeds r. */
-static int draw_cell(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z2, size_t n, const int64_t *v,
-                     const int64_t *start, const int64_t *order, const int64_t *tables, const int64_t *cell_table,
-                     int64_t *out) {
-    int64_t *r = below_entries(bits, v, q, z2, D->n_z, n);
-    if (!r) return -1;
-    for (size_t i = 0; i < n; i++) {
-        const int64_t *run = order + start[q[i]];
-        size_t size = (size_t)(start[q[i] + 1] - start[q[i]]), j = 0;
-        int64_t sum = 0;
-        for (; j < size; j++) {
-            sum += tables[(size_t)cell_table[run[j]] * D->n_z + (size_t)z2[i]];
-            if (sum > r[i]) break;
-        }
-        out[i] = run[j < size ? j : 0]; /* j == size is not reached for r below V_q[z2] */
-    }
-    drop(S_P_DRAW, r);
-    return 0;
-}
+ * running sum of T2[its D+C table][z2] exceeds r.  run_table is
+ * cell_table[cell_order] (int32): a run's tables side by side.
+ *
+ * Each deal reads one line of T2 per cell it passes (a few dozen: the
+ * heavy groups have long runs), so the heaviest groups (the sampler picks
+ * them by weight, within a bound) keep block sums: group q's segment of
+ * `sums`, at word at[q] (-1: none), is a flag word (0 unbuilt, 1 built, 2
+ * not kept: a negative weight would make the running sum go down), then
+ * for each z2 the sums of its run's cells in blocks of CELL_BLOCK.  A draw then
+ * reads a line of block sums and the cells of one block (CELL_BLOCK: a
+ * constant, so that finding a block is a shift). */
+#define CELL_BLOCK 8 /* exported as CELL_BLOCK: the sampler sizes the segments with it */
 
 typedef struct {
+    const int64_t *start, *order, *tables, *at;
+    const int32_t *run; /* run_table */
+    int64_t *sums;
+    size_t n_cells, n_sums;
+} Cells;
+
+/* Whether group q keeps block sums, in a segment that fits in `sums`. */
+static inline int has_sums(const Cells *C, const Dims *D, int64_t q, size_t size) {
+    int64_t off = C->at[q];
+    return off >= 0 && (size_t)off < C->n_sums && C->n_sums - (size_t)off >= 1 + (size + CELL_BLOCK - 1) / CELL_BLOCK * D->n_z;
+}
+
+/* Group q's block sums (built on first use), or NULL to scan its run. */
+static const int64_t *cell_sums(const Cells *C, const Dims *D, int64_t q, size_t a, size_t size, const char **bad) {
+    int64_t off = C->at[q];
+    size_t nb = (size + CELL_BLOCK - 1) / CELL_BLOCK;
+    if (off < 0) return NULL;
+    if (!has_sums(C, D, q, size)) {
+        *bad = "paired: cell sums out of range";
+        return NULL;
+    }
+    int64_t *seg = C->sums + off;
+    if (seg[0] == 0) {
+        memset(seg + 1, 0, nb * D->n_z * sizeof *seg);
+        seg[0] = 1;
+        for (size_t j = 0; j < size && seg[0] == 1; j++) {
+            int32_t t = C->run[a + j];
+            if (t < 0 || (size_t)t >= D->n_t) {
+                *bad = "paired: cell table out of range";
+                seg[0] = 0;
+                return NULL;
+            }
+            const int64_t *row = C->tables + (size_t)t * D->n_z;
+            int64_t *out = seg + 1 + j / CELL_BLOCK;
+            for (size_t z = 0; z < D->n_z; z++) {
+                if (row[z] < 0) seg[0] = 2;
+                out[z * nb] += row[z];
+            }
+        }
+    }
+    return seg[0] == 1 ? seg + 1 : NULL;
+}
+
+static int draw_cell(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z2, size_t n, const int64_t *v,
+                     const Cells *C, int64_t *out) {
+    int64_t *r = below_entries(bits, v, q, z2, D->n_z, n);
+    if (!r) return -1;
+    const char *bad = NULL;
+    for (size_t i = 0; i < n && !bad; i++) {
+        if (i + 2 * AHEAD < n) { /* the run, or the line of block sums */
+            size_t k = i + 2 * AHEAD;
+            int64_t a = C->start[q[k]], b = C->start[q[k] + 1];
+            if (a >= 0 && a <= b && has_sums(C, D, q[k], (size_t)(b - a)))
+                pf(C->sums + C->at[q[k]] + 1 + (size_t)z2[k] * (((size_t)(b - a) + CELL_BLOCK - 1) / CELL_BLOCK));
+            else if (a >= 0 && (size_t)a < C->n_cells)
+                pf(C->run + a);
+        }
+        if (i + AHEAD < n) { /* the T2 lines its scan starts on */
+            size_t k = i + AHEAD;
+            int64_t a = C->start[q[k]], b = C->start[q[k] + 1];
+            if (a >= 0 && a <= b && (size_t)b <= C->n_cells) {
+                size_t size = (size_t)(b - a), from = 0, to = size < PREFETCH_RUN ? size : PREFETCH_RUN;
+                size_t nb = (size + CELL_BLOCK - 1) / CELL_BLOCK;
+                if (has_sums(C, D, q[k], size) && C->sums[C->at[q[k]]] == 1) { /* the block its r falls in */
+                    const int64_t *bs = C->sums + C->at[q[k]] + 1 + (size_t)z2[k] * nb;
+                    int64_t cum = 0;
+                    size_t blk = 0;
+                    for (; blk + 1 < nb && cum + bs[blk] <= r[k]; blk++) cum += bs[blk];
+                    from = blk * CELL_BLOCK;
+                    to = from + CELL_BLOCK < size ? from + CELL_BLOCK : size;
+                }
+                pf(C->order + a + from); /* where the cell's number is read (for a long run not kept, a guess) */
+                for (size_t j = a + from; j < (size_t)a + to; j++)
+                    if (C->run[j] >= 0 && (size_t)C->run[j] < D->n_t)
+                        pf(C->tables + (size_t)C->run[j] * D->n_z + (size_t)z2[k]);
+            }
+        }
+        int64_t a = C->start[q[i]], b = C->start[q[i] + 1];
+        if (a < 0 || b < a || (size_t)b > C->n_cells) {
+            bad = "paired: group start out of range";
+            break;
+        }
+        size_t size = (size_t)(b - a), j = 0, end = size;
+        const int32_t *run = C->run + a;
+        int64_t sum = 0;
+        const int64_t *sums = cell_sums(C, D, q[i], (size_t)a, size, &bad);
+        if (bad) break;
+        if (sums) { /* skip the blocks whose sum keeps the running sum at or below r */
+            size_t nb = (size + CELL_BLOCK - 1) / CELL_BLOCK, blk = 0;
+            const int64_t *bs = sums + (size_t)z2[i] * nb;
+            for (; blk < nb && sum + bs[blk] <= r[i]; blk++) sum += bs[blk];
+            if (blk == nb) j = size; /* not reached for r below V_q[z2] */
+            else j = blk * CELL_BLOCK, end = j + CELL_BLOCK < size ? j + CELL_BLOCK : size;
+        }
+        for (; j < end; j++) {
+            if (run[j] < 0 || (size_t)run[j] >= D->n_t) {
+                bad = "paired: cell table out of range";
+                break;
+            }
+            sum += C->tables[(size_t)run[j] * D->n_z + (size_t)z2[i]];
+            if (sum > r[i]) break;
+        }
+        if (bad) break;
+        if (!size) {
+            bad = "paired: a group with no cells";
+            break;
+        }
+        if (j >= end) j = 0; /* j == size is not reached for r below V_q[z2] */
+        int64_t cell = C->order[a + (int64_t)j];
+        if (cell < 0 || (size_t)cell >= C->n_cells) {
+            bad = "paired: cell out of range";
+            break;
+        }
+        out[i] = cell;
+    }
+    drop(S_P_DRAW, r);
+    if (bad) PyErr_SetString(PyExc_IndexError, bad);
+    return bad ? -1 : 0;
+}
+
+/* The splits of (column, pair vector) that can weigh anything, listed the
+ * first time a draw needs them: split_at[col * n_z + z] is 0, or
+ * start << 20 | count << 1 | 1 for the entries list[1 + start ..][0 .. count)
+ * (list[0] counts the entries used); an entry packs a support index j (16
+ * bits) and the places of the two suits' vectors in g (24 bits each).  A
+ * column's support is some hundred vectors, of which a pair vector admits
+ * one in ten or so, and each is random reads in pos: the list turns a split
+ * into a scan of those few, reading g (a few hundred kB) alone.  A full list
+ * (or a shape too large to pack) scans the support as before. */
+typedef struct {
     const int64_t *support, *support_packed, *z_packed, *z_flat, *g, *pos;
-    size_t width, zsize, n_used; /* g is (n_cols, n_used); pos maps a flat vector to its column of g, or -1 */
+    size_t width, zsize, n_used, n_z; /* g is (n_cols, n_used); pos maps a flat vector to its column of g, or -1 */
     int64_t guard;
+    uint64_t *at, *list; /* NULL: no list */
+    size_t cap;          /* entries list can hold */
 } Splits;
+
+#define LIST_BUILT 1
+#define LIST_COUNT(w) ((size_t)((w) >> 1) & 0x7FFFF)
+#define LIST_START(w) ((size_t)((w) >> 20))
 
 /* g at (col, flat vector); 0 where no column reaches it.  A pos out of range
  * reads 0 too: the split's weights then miss their table, which is an error. */
@@ -212,17 +496,47 @@ static inline int64_t weight_at(const Splits *S, int64_t col, int64_t flat) {
     return at < 0 || (size_t)at >= S->n_used ? 0 : S->g[(size_t)col * S->n_used + (size_t)at];
 }
 
-/* The weight of splitting pair vector z into support entry j of column ca
- * and the rest in column cb (0 when the rest has a negative coordinate). */
-static inline int64_t split_weight(const Splits *S, int64_t ca, int64_t cb, int64_t z, size_t j, int64_t *vb) {
-    int64_t va = S->support[(size_t)ca * S->width + j];
+/* Whether support entry j of column ca fits inside pair vector z; then *va,
+ * *vb are the two suits' flat vectors (a rest with a negative coordinate
+ * does not fit). */
+static inline int split_fits(const Splits *S, int64_t ca, int64_t z, size_t j, int64_t *va, int64_t *vb) {
+    *va = S->support[(size_t)ca * S->width + j];
     /* -1 pads a column's support; a value past zsize (never made) weighs 0 too, so a malformed call ends in
      * "not the sum of its splits" instead of reading out of bounds, without a scan of the table per call */
-    if (va < 0 || (size_t)va >= S->zsize) return 0;
+    if (*va < 0 || (size_t)*va >= S->zsize) return 0;
     if (((S->z_packed[z] - S->support_packed[(size_t)ca * S->width + j]) & S->guard) != S->guard) return 0;
-    *vb = S->z_flat[z] - va;
-    if (*vb < 0 || (size_t)*vb >= S->zsize) return 0;
-    return weight_at(S, ca, va) * weight_at(S, cb, *vb);
+    *vb = S->z_flat[z] - *va;
+    return *vb >= 0 && (size_t)*vb < S->zsize;
+}
+
+/* List the splits of (ca, z) whose suits' vectors are both in g and whose
+ * first weight is not 0 (the others weigh 0 with any cb); 0 when the list has
+ * no room left for a whole support. */
+static int list_splits(const Splits *S, int64_t ca, int64_t z) {
+    size_t used = (size_t)S->list[0], c = 0, end = S->width, fit = 0;
+    if (S->cap - used < S->width) return 0;
+    uint64_t *e = S->list + 1 + used;
+    const int64_t *sup = S->support + (size_t)ca * S->width;
+    while (end && sup[end - 1] < 0) end--; /* the -1 padding at the end of a column's support */
+    /* the support entries that fit inside z first, their pos entries prefetched (random reads in a table of
+     * every flat vector), then those that are in g: the entries, kept in j order in the list's own room */
+    for (size_t j = 0; j < end; j++) {
+        int64_t va, vb;
+        if (!split_fits(S, ca, z, j, &va, &vb)) continue;
+        pf(S->pos + va);
+        pf(S->pos + vb);
+        e[fit++] = (uint64_t)j;
+    }
+    for (size_t k = 0; k < fit; k++) {
+        size_t j = (size_t)e[k];
+        int64_t va = sup[j], vb = S->z_flat[z] - va, pa = S->pos[va], pb = S->pos[vb];
+        if (pa < 0 || (size_t)pa >= S->n_used || pb < 0 || (size_t)pb >= S->n_used) continue;
+        if (!S->g[(size_t)ca * S->n_used + (size_t)pa]) continue;
+        e[c++] = (uint64_t)j | (uint64_t)pa << 16 | (uint64_t)pb << 40; /* c <= k: the pass reads ahead of its writes */
+    }
+    S->list[0] = used + c;
+    S->at[(size_t)ca * S->n_z + (size_t)z] = (uint64_t)used << 20 | (uint64_t)c << 1 | LIST_BUILT;
+    return 1;
 }
 
 /* Each pair vector z into its two suits' flat vectors: r below the pair's
@@ -231,7 +545,7 @@ static inline int64_t split_weight(const Splits *S, int64_t ca, int64_t cb, int6
  * error, not a wrong draw. */
 static int draw_split(PyObject *bits, const Splits *S, const int64_t *ca, const int64_t *cb, const int64_t *z,
                       const int64_t *total, size_t n, int64_t *va, int64_t *vb) {
-    int64_t *r = grab(S_P_DRAW, (n + 1) * 8), rest;
+    int64_t *r = grab(S_P_DRAW, (n + 1) * 8);
     int rc = -1;
     if (!r) {
         PyErr_NoMemory();
@@ -239,18 +553,55 @@ static int draw_split(PyObject *bits, const Splits *S, const int64_t *ca, const 
     }
     if (below(bits, total, r, n) < 0) goto out;
     for (size_t i = 0; i < n; i++) {
-        int64_t acc = 0;
-        size_t j = 0;
-        for (; j < S->width; j++) {
-            acc += split_weight(S, ca[i], cb[i], z[i], j, &rest);
-            if (acc > r[i]) break;
+        if (S->list && i + 2 * AHEAD < n) pf(S->at + (size_t)ca[i + 2 * AHEAD] * S->n_z + (size_t)z[i + 2 * AHEAD]);
+        if (S->list && i + AHEAD < n) {
+            uint64_t w = S->at[(size_t)ca[i + AHEAD] * S->n_z + (size_t)z[i + AHEAD]];
+            if (w & LIST_BUILT) { /* the list's first lines (a dozen entries or so, mostly) */
+                pf(S->list + 1 + LIST_START(w));
+                if (LIST_COUNT(w) > 4) pf(S->list + 9 + LIST_START(w));
+            }
         }
-        if (j == S->width) {
+        uint64_t w = S->list ? S->at[(size_t)ca[i] * S->n_z + (size_t)z[i]] : 0;
+        if (S->list && !(w & LIST_BUILT) && list_splits(S, ca[i], z[i]))
+            w = S->at[(size_t)ca[i] * S->n_z + (size_t)z[i]];
+        int64_t acc = 0, a = -1, b = -1;
+        if (w & LIST_BUILT) { /* the list's entries, checked as read (the list is the caller's array) */
+            if (LIST_START(w) + LIST_COUNT(w) > S->list[0]) {
+                PyErr_SetString(PyExc_IndexError, "paired: split list out of range");
+                goto out;
+            }
+            const uint64_t *e = S->list + 1 + LIST_START(w);
+            const int64_t *ga = S->g + (size_t)ca[i] * S->n_used, *gb = S->g + (size_t)cb[i] * S->n_used;
+            for (size_t k = 0, c = LIST_COUNT(w); k < c; k++) {
+                size_t j = e[k] & 0xFFFF, pa = e[k] >> 16 & 0xFFFFFF, pb = e[k] >> 40;
+                if (j >= S->width || pa >= S->n_used || pb >= S->n_used) {
+                    PyErr_SetString(PyExc_IndexError, "paired: split list out of range");
+                    goto out;
+                }
+                acc += ga[pa] * gb[pb];
+                if (acc > r[i]) {
+                    a = S->support[(size_t)ca[i] * S->width + j];
+                    b = S->z_flat[z[i]] - a;
+                    break;
+                }
+            }
+        } else {
+            for (size_t j = 0; j < S->width; j++) {
+                int64_t x, y;
+                if (!split_fits(S, ca[i], z[i], j, &x, &y)) continue;
+                acc += weight_at(S, ca[i], x) * weight_at(S, cb[i], y);
+                if (acc > r[i]) {
+                    a = x, b = y;
+                    break;
+                }
+            }
+        }
+        if (a < 0) {
             PyErr_SetString(PyExc_ValueError, "paired: a pair table is not the sum of its splits");
             goto out;
         }
-        va[i] = S->support[(size_t)ca[i] * S->width + j];
-        vb[i] = rest;
+        va[i] = a;
+        vb[i] = b;
     }
     rc = 0;
 out:
@@ -285,103 +636,94 @@ static int shaped(const Py_buffer *v, size_t rows, size_t cols, size_t item, con
 
 static PyObject *p_z1(PyObject *self, PyObject *args) {
     PyObject *bits;
-    Py_buffer b[10]; /* q, w_hi, w_lo, d0, d1, d2, tables, group_table, y, out */
-    int k;
-    Py_ssize_t width;
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*iny*y*y*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &k, &width,
-                          &b[6], &b[7], &b[8], &b[9]))
+    Py_buffer b[8]; /* q, w_hi, w_lo, tables, group_table, y, guide, out */
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*w*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7]))
         return NULL;
-    size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[1].len / 8, n_t = (size_t)b[6].len / 8;
-    Dims D = {n_q, n_q ? (size_t)b[8].len / 8 / n_q : 0, 0};
-    size_t n_blocks = width > 0 ? (D.n_z + (size_t)width - 1) / (size_t)width : 0;
-    int rc = width < 1 || k < 1 || k > 31 || !D.n_z ? (PyErr_SetString(PyExc_ValueError, "paired: bad z1 shape"), -1) : 0;
+    size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[1].len / 8, n_t = (size_t)b[3].len / 8;
+    Dims D = {n_q, n_q ? (size_t)b[5].len / 8 / n_q : 0, 0};
+    size_t rw = n_q ? (size_t)b[6].len / 8 / n_q : 0;
+    int m_log = 0;
+    while (m_log < 30 && 2 + ((size_t)2 << m_log) < rw) m_log++;
+    int rc = !D.n_z || D.n_z >> 32 ? (PyErr_SetString(PyExc_ValueError, "paired: bad z1 shape"), -1) : 0;
+    if (!rc && rw != 2 + ((size_t)2 << m_log)) /* 2 + 2m words a row, m a power of two */
+        rc = (PyErr_SetString(PyExc_ValueError, "paired: the guide has the wrong shape"), -1);
     if (!rc) D.n_t = n_t / D.n_z;
-    for (int i = 3; i < 6 && !rc; i++) rc = shaped(&b[i], n_q, n_blocks, 8, "a block sum");
     if (!rc) rc = shaped(&b[2], n_q, 1, 8, "w_lo");
-    if (!rc) rc = shaped(&b[6], D.n_t, D.n_z, 8, "tables");
-    if (!rc) rc = shaped(&b[7], n_q, 1, 8, "group_table");
-    if (!rc) rc = shaped(&b[9], n, 1, 8, "out");
+    if (!rc) rc = shaped(&b[3], D.n_t, D.n_z, 8, "tables");
+    if (!rc) rc = shaped(&b[4], n_q, 1, 8, "group_table");
+    if (!rc) rc = shaped(&b[6], n_q, rw, 8, "guide");
+    if (!rc) rc = shaped(&b[7], n, 1, 8, "out");
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
-    if (!rc) rc = in_range(b[7].buf, n_q, (int64_t)D.n_t, "group table");
-    u128 *w = NULL;
-    if (!rc && !(w = malloc((n_q + 1) * sizeof *w))) rc = (PyErr_NoMemory(), -1);
-    for (size_t i = 0; !rc && i < n_q; i++) {
-        w[i] = (u128)((uint64_t *)b[1].buf)[i] << 64 | ((uint64_t *)b[2].buf)[i];
-        if (!w[i]) rc = (PyErr_SetString(PyExc_ValueError, "paired: a group of weight 0"), -1);
-    }
-    const int64_t *d[3] = {b[3].buf, b[4].buf, b[5].buf};
-    if (!rc) rc = draw_z1(bits, &D, b[0].buf, n, w, d, k, (size_t)width, b[6].buf, b[7].buf, b[8].buf, b[9].buf);
-    free(w);
-    release(b, 10);
+    if (!rc)
+        rc = draw_z1(bits, &D, b[0].buf, n, b[1].buf, b[2].buf, b[3].buf, b[4].buf, b[5].buf, b[6].buf, m_log, b[7].buf);
+    release(b, 8);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *p_z2(PyObject *self, PyObject *args) {
     PyObject *bits;
-    Py_buffer b[9]; /* q, z1, y, v, accept_ptr, accept_idx, group_sig, out, accept_w */
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*y*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[8], &b[6],
-                          &b[7]))
+    Py_buffer b[11]; /* q, z1, y, v, accept_ptr, accept_idx, group_sig, out, accept_w, run_ptr, runs u8 */
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*y*y*y*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[8], &b[6],
+                          &b[9], &b[10], &b[7]))
         return NULL;
     size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[6].len / 8;
     Dims D = {n_q, n_q ? (size_t)b[2].len / 8 / n_q : 0, 0};
-    Accepted A = {b[4].buf, b[5].buf, b[8].buf, b[4].len >= 8 ? (size_t)b[4].len / 8 - 1 : 0, (size_t)b[5].len / 8};
-    size_t n_sig = D.n_z ? A.rows / D.n_z : 0;
-    int rc = !D.n_z || A.rows != n_sig * D.n_z || b[8].len != b[5].len
+    Accepted A = {b[4].buf, b[5].buf, b[8].buf, b[9].buf, b[10].len ? b[10].buf : NULL,
+                  b[4].len >= 8 ? (size_t)b[4].len / 8 - 1 : 0, (size_t)b[5].len / 8, 0, (size_t)b[10].len / 8};
+    A.n_sig = D.n_z ? A.rows / D.n_z : 0;
+    int rc = !D.n_z || A.rows != A.n_sig * D.n_z || b[8].len != b[5].len
                  ? (PyErr_SetString(PyExc_ValueError, "paired: bad z2 shape"), -1)
                  : 0;
     if (!rc) rc = shaped(&b[1], n, 1, 8, "z1");
     if (!rc) rc = shaped(&b[3], n_q, D.n_z, 8, "v");
     if (!rc) rc = shaped(&b[7], n, 1, 8, "out");
+    if (!rc && A.runs) rc = shaped(&b[9], A.rows + 1, 1, 8, "run_ptr");
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
     if (!rc) rc = in_range(b[1].buf, n, (int64_t)D.n_z, "z1");
-    if (!rc) rc = in_range(b[6].buf, n_q, (int64_t)n_sig, "signature");
     if (!rc) rc = draw_z2(bits, &D, b[0].buf, b[1].buf, n, b[2].buf, b[3].buf, &A, b[6].buf, b[7].buf);
-    release(b, 9);
+    release(b, 11);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *p_cell(PyObject *self, PyObject *args) {
     PyObject *bits;
-    Py_buffer b[8]; /* q, z2, v, group_start, cell_order, tables, cell_table, out */
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7]))
+    Py_buffer b[10]; /* q, z2, v, group_start, cell_order, run_table, tables, cell_at, cell_sums, out */
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*y*w*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7],
+                          &b[8], &b[9]))
         return NULL;
     size_t n = (size_t)b[0].len / 8, n_q = b[3].len >= 8 ? (size_t)b[3].len / 8 - 1 : 0, n_cells = (size_t)b[4].len / 8;
     Dims D = {n_q, n_q ? (size_t)b[2].len / 8 / n_q : 0, 0};
+    Cells C = {b[3].buf, b[4].buf, b[6].buf, b[7].buf, b[5].buf, b[8].buf, n_cells, (size_t)b[8].len / 8};
     int rc = !D.n_z ? (PyErr_SetString(PyExc_ValueError, "paired: bad cell shape"), -1) : 0;
-    if (!rc) D.n_t = (size_t)b[5].len / 8 / D.n_z;
+    if (!rc) D.n_t = (size_t)b[6].len / 8 / D.n_z;
     if (!rc) rc = shaped(&b[1], n, 1, 8, "z2");
     if (!rc) rc = shaped(&b[2], n_q, D.n_z, 8, "v");
-    if (!rc) rc = shaped(&b[5], D.n_t, D.n_z, 8, "tables");
-    if (!rc) rc = shaped(&b[6], n_cells, 1, 8, "cell_table");
-    if (!rc) rc = shaped(&b[7], n, 1, 8, "out");
+    if (!rc) rc = shaped(&b[5], n_cells, 1, 4, "run_table");
+    if (!rc) rc = shaped(&b[6], D.n_t, D.n_z, 8, "tables");
+    if (!rc) rc = shaped(&b[7], n_q, 1, 8, "cell_at");
+    if (!rc) rc = shaped(&b[9], n, 1, 8, "out");
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
     if (!rc) rc = in_range(b[1].buf, n, (int64_t)D.n_z, "z2");
-    if (!rc) rc = in_range(b[3].buf, n_q + 1, (int64_t)n_cells + 1, "group start");
-    if (!rc) rc = in_range(b[4].buf, n_cells, (int64_t)n_cells, "cell");
-    if (!rc) rc = in_range(b[6].buf, n_cells, (int64_t)D.n_t, "cell table");
-    const int64_t *start = b[3].buf;
-    for (size_t i = 0; !rc && i < n_q; i++)
-        if (start[i] > start[i + 1]) rc = (PyErr_SetString(PyExc_ValueError, "paired: group starts decrease"), -1);
-    if (!rc) rc = draw_cell(bits, &D, b[0].buf, b[1].buf, n, b[2].buf, start, b[4].buf, b[5].buf, b[6].buf, b[7].buf);
-    release(b, 8);
+    if (!rc) rc = draw_cell(bits, &D, b[0].buf, b[1].buf, n, b[2].buf, &C, b[9].buf);
+    release(b, 10);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *p_split(PyObject *self, PyObject *args) {
     PyObject *bits;
-    Py_buffer b[12]; /* ca, cb, z, support, support_packed, z_packed, z_flat, g, va, vb, total, pos */
+    Py_buffer b[14]; /* ca, cb, z, support, support_packed, z_packed, z_flat, g, va, vb, total, pos, split_at, split_list */
     long long guard;
     Py_ssize_t n_used;
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*Ly*y*ny*w*w*", &bits, &b[0], &b[1], &b[2], &b[10], &b[3], &b[4], &b[5],
-                          &guard, &b[6], &b[7], &n_used, &b[11], &b[8], &b[9]))
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*Ly*y*ny*w*w*w*w*", &bits, &b[0], &b[1], &b[2], &b[10], &b[3], &b[4],
+                          &b[5], &guard, &b[6], &b[7], &n_used, &b[11], &b[12], &b[13], &b[8], &b[9]))
         return NULL;
     size_t n = (size_t)b[0].len / 8, n_z = (size_t)b[5].len / 8, zsize = (size_t)b[11].len / 8;
     size_t n_cols = n_used > 0 ? (size_t)b[7].len / 8 / (size_t)n_used : 0;
     Splits S = {b[3].buf, b[4].buf, b[5].buf, b[6].buf, b[7].buf, b[11].buf, n_cols ? (size_t)b[3].len / 8 / n_cols : 0,
-                zsize, (size_t)n_used, guard};
+                zsize, (size_t)n_used, n_z, guard, NULL, NULL, 0};
     int rc = !n_cols || !S.width ? (PyErr_SetString(PyExc_ValueError, "paired: bad split shape"), -1) : 0;
     if (!rc) rc = shaped(&b[3], n_cols, S.width, 8, "support");
     if (!rc) rc = shaped(&b[4], n_cols, S.width, 8, "support_packed");
@@ -390,23 +732,40 @@ static PyObject *p_split(PyObject *self, PyObject *args) {
     for (int i = 1; i < 3 && !rc; i++) rc = shaped(&b[i], n, 1, 8, "a split argument");
     if (!rc) rc = shaped(&b[10], n, 1, 8, "total");
     for (int i = 8; i < 10 && !rc; i++) rc = shaped(&b[i], n, 1, 8, "a split output");
+    /* the list: used when given (split_at one word per (column, z), split_list its count and room) and
+     * when its entries can pack j and the places in g */
+    if (!rc && b[12].len) rc = shaped(&b[12], n_cols, n_z, 8, "split_at");
+    if (!rc && b[12].len && b[13].len >= 8 && S.width <= 1 << 16 && S.n_used <= 1 << 24) {
+        S.at = b[12].buf;
+        S.list = b[13].buf;
+        S.cap = (size_t)b[13].len / 8 - 1;
+        if (S.list[0] > S.cap) rc = (PyErr_SetString(PyExc_ValueError, "paired: split_list is not a list"), -1);
+    }
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_cols, "column");
     if (!rc) rc = in_range(b[1].buf, n, (int64_t)n_cols, "column");
     if (!rc) rc = in_range(b[2].buf, n, (int64_t)n_z, "pair vector");
     if (!rc) rc = draw_split(bits, &S, b[0].buf, b[1].buf, b[2].buf, b[10].buf, n, b[8].buf, b[9].buf);
-    release(b, 12);
+    release(b, 14);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
-    {"z1", p_z1, METH_VARARGS, "z1(bits, q, w_hi u8, w_lo u8, d0, d1, d2, k, width, tables, group_table, y, out)."},
-    {"z2", p_z2, METH_VARARGS, "z2(bits, q, z1, y, v, accept_ptr, accept_idx, accept_w, group_sig, out)."},
-    {"cell", p_cell, METH_VARARGS, "cell(bits, q, z2, v, group_start, cell_order, tables, cell_table, out)."},
-    {"split", p_split, METH_VARARGS, "split(bits, ca, cb, z, total, support, support_packed, z_packed, guard, z_flat, g, n_used, pos, va, vb)."},
+    {"z1", p_z1, METH_VARARGS, "z1(bits, q, w_hi u8, w_lo u8, tables, group_table, y, guide u8, out)."},
+    {"z2", p_z2, METH_VARARGS,
+     "z2(bits, q, z1, y, v, accept_ptr, accept_idx, accept_w, group_sig, run_ptr, runs u8, out)."},
+    {"cell", p_cell, METH_VARARGS,
+     "cell(bits, q, z2, v, group_start, cell_order, run_table i4, tables, cell_at, cell_sums, out)."},
+    {"split", p_split, METH_VARARGS,
+     "split(bits, ca, cb, z, total, support, support_packed, z_packed, guard, z_flat, g, n_used, pos, split_at u8, "
+     "split_list u8, va, vb)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_paired", "truedeal compiled paired-listing draws", -1, methods};
 
-PyMODINIT_FUNC PyInit__paired(void) { return PyModule_Create(&moddef); }
+PyMODINIT_FUNC PyInit__paired(void) {
+    PyObject *m = PyModule_Create(&moddef);
+    if (m && PyModule_AddIntConstant(m, "CELL_BLOCK", CELL_BLOCK) < 0) Py_CLEAR(m);
+    return m;
+}

@@ -33,6 +33,22 @@ from .sampling import OptionDraws, WideCategorical
 
 #: Rows per block of the per-deal table scans (bounds their temporaries).
 _BLOCK = 1024
+#: The compiled z1 starts each scan from a guide slot: about one slot per
+#: _GUIDE_Z vectors z1 for each group (a power of two), 16 bytes a slot, at
+#: most _GUIDE_BYTES in all (four.json: 18 MB; four-pool.json: 47 MB).
+_GUIDE_Z = 8
+_GUIDE_BYTES = 64 << 20
+#: The compiled split lists the splits of each (column, pair vector) it meets:
+#: at most _SPLIT_ENTRIES entries of 8 bytes (then it scans unlisted ones as
+#: before), and a word per (column, pair vector) if that is below _SPLIT_AT_BYTES.
+#: Listing all of them takes 36 MB (four.json) to 49 MB (four-pool.json).
+_SPLIT_ENTRIES = 1 << 23
+_SPLIT_AT_BYTES = 128 << 20
+#: The compiled cell step keeps, for the heaviest groups (most draws fall in
+#: a few: on four.json 10% of the groups take 80% of them), the sums of their
+#: cells' T2 in blocks (of the module's CELL_BLOCK cells) for every z2: at
+#: most _CELL_BYTES in all.
+_CELL_BYTES = 64 << 20
 
 
 class PairedSampler:
@@ -57,11 +73,13 @@ class PairedSampler:
             self.support[k, : len(x)] = x
         # Vectors packed one coordinate per bit field with a guard bit on top:
         # z - va has no negative coordinate iff no field borrows from its guard.
-        field = max(lay.dims, default=1).bit_length() + 1
-        if field * len(lay.dims) > 62:
+        # Each field is as wide as its coordinate's values (a rank pool's card
+        # classes add many narrow coordinates).
+        fields = np.array([max(d - 1, 1).bit_length() + 1 for d in lay.dims], np.int64)
+        if fields.sum() > 62:
             raise ValueError("too many feature coordinates to pack")
-        shifts = field * np.arange(len(lay.dims), dtype=np.int64)
-        self.guard = int(sum(1 << (int(x) + field - 1) for x in shifts))
+        shifts = np.cumsum(fields) - fields
+        self.guard = int(sum(1 << (int(x) + int(f) - 1) for x, f in zip(shifts, fields)))
         self.z_packed = self.zvec @ (1 << shifts) | self.guard
         packed = lay.vectors(np.maximum(self.support, 0).reshape(-1)) @ (1 << shifts)
         self.support_packed = np.where(self.support >= 0, packed.reshape(self.support.shape), 0)
@@ -75,6 +93,22 @@ class PairedSampler:
         self.accept_idx = np.ascontiguousarray(cols, np.int64)
         self.accept_w = np.ascontiguousarray(accept[rows, cols], np.int64)  # 1s, or a rank pool's ways
         self.accept_ptr = np.searchsorted(rows, np.arange(len(listing.accept) * len(listing.z_flat) + 1)).astype(np.int64)
+        self.run_table = listing.cell_table[listing.cell_order].astype(np.int32)  # each group's run of D+C tables
+        # the accepted rows as runs of consecutive z2 (z0 | length << 32) for the compiled z2, where every weight is 1
+        new_run = np.ones(len(self.accept_idx), bool)
+        new_run[1:] = self.accept_idx[1:] != self.accept_idx[:-1] + 1
+        new_run[self.accept_ptr[:-1][self.accept_ptr[:-1] < len(new_run)]] = True
+        first = np.nonzero(new_run)[0]
+        self.run_ptr = np.searchsorted(first, self.accept_ptr).astype(np.int64)
+        lengths = np.diff(np.append(first, len(new_run))).astype(np.uint64)
+        ones = bool((self.accept_w == 1).all())
+        self.runs = self.accept_idx[first].astype(np.uint64) | lengths << np.uint64(32) if ones else np.zeros(0, np.uint64)
+        # the compiled steps' caches (zeros, filled in by the draws that need them), made at their first draw
+        self.guide: np.ndarray | None = None
+        self.split_at: np.ndarray | None = None
+        self.split_list: np.ndarray | None = None
+        self.cell_at: np.ndarray | None = None
+        self.cell_sums: np.ndarray | None = None
 
     def _block_z1(self) -> None:
         """z1 is drawn in two steps, a block of about sqrt(n_z) vectors, then one
@@ -112,8 +146,14 @@ class PairedSampler:
     def _z1(self, q: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing
         if (k := _compiled()) is not None:
+            if self.guide is None:
+                n_q, n_z = L.y.shape
+                slots = 1 << max(0, (n_z // _GUIDE_Z).bit_length() - 1)
+                while slots > 1 and n_q * (2 + 2 * slots) * 8 > _GUIDE_BYTES:
+                    slots //= 2
+                self.guide = np.zeros((n_q, 2 + 2 * slots), np.uint64)
             out = np.empty(len(q), np.int64)
-            k.z1(rng.bits, q, self.w_hi, self.w_lo, *self.block_sums, self.k, self.width, L.tables, L.group_table, L.y, out)
+            k.z1(rng.bits, q, self.w_hi, self.w_lo, L.tables, L.group_table, L.y, self.guide, out)
             return out
         r = [rng.below_int(L.e_weight[i]) for i in q.tolist()]
         block, below = first_above_digits([d[q] for d in self.block_sums], self.k, r)
@@ -127,7 +167,8 @@ class PairedSampler:
         L = self.listing
         if (k := _compiled()) is not None:
             out = np.empty(len(q), np.int64)
-            k.z2(rng.bits, q, z1, L.y, L.v, self.accept_ptr, self.accept_idx, self.accept_w, L.group_sig, out)
+            k.z2(rng.bits, q, z1, L.y, L.v, self.accept_ptr, self.accept_idx, self.accept_w, L.group_sig, self.run_ptr,
+                 self.runs, out)
             return out
         r = rng.below(L.y[q, z1])  # Y_q[z1] sums exactly the weights below
         out = np.empty(len(q), np.int64)
@@ -144,7 +185,11 @@ class PairedSampler:
         L = self.listing
         if (k := _compiled()) is not None:
             out = np.empty(len(q), np.int64)
-            k.cell(rng.bits, q, z2, L.v, L.group_start, L.cell_order, L.tables, L.cell_table, out)
+            if self.cell_at is None:
+                blocks = -(-np.diff(L.group_start) // k.CELL_BLOCK)
+                self.cell_at, self.cell_sums = self._heavy(np.where(blocks > 1, 1 + blocks * len(L.z_flat), 0), _CELL_BYTES)
+            k.cell(rng.bits, q, z2, L.v, L.group_start, L.cell_order, self.run_table, L.tables, self.cell_at,
+                   self.cell_sums, out)
             return out
         r = rng.below(L.v[q, z2])
         first, size = L.group_start[q], L.group_start[q + 1] - L.group_start[q]
@@ -159,15 +204,34 @@ class PairedSampler:
             out[b : b + step] = cells[np.arange(len(k)), k]
         return out
 
+    def _heavy(self, words: np.ndarray, budget: int) -> tuple[np.ndarray, np.ndarray]:
+        """Block sums for the compiled steps: a segment of ``words[q]`` words
+        (0: none) for each group, heaviest first, while they fit in ``budget``
+        bytes.  Returns each group's offset (-1: none) and the zeroed segments."""
+        at = np.full(len(words), -1, np.int64)
+        used = 0
+        for q in sorted(range(len(words)), key=lambda q: -self.listing.e_weight[q]):
+            if words[q] and (used + int(words[q])) * 8 <= budget:
+                at[q] = used
+                used += int(words[q])
+        return at, np.zeros(used, np.int64)
+
     def _split(self, ca: np.ndarray, cb: np.ndarray, z: np.ndarray, total: np.ndarray, rng: Rng) -> tuple[np.ndarray, np.ndarray]:
         """Flat vectors ``(va, vb)`` of two suits whose sum is pair vector ``z``;
         ``total`` is the pair's table at ``z``, which sums the splits' weights
         (the compiled step reads it; the numpy one adds the weights up)."""
         L = self.listing
         if (k := _compiled()) is not None:
+            if self.split_at is None:
+                keys = len(self.support) * len(L.z_flat)
+                listed = keys * 8 <= _SPLIT_AT_BYTES
+                self.split_at = np.zeros(keys if listed else 0, np.uint64)
+                room = min(_SPLIT_ENTRIES, keys * self.support.shape[1])  # list[0] counts the entries used
+                self.split_list = np.zeros(1 + room if listed else 0, np.uint64)
             va, vb = np.empty(len(z), np.int64), np.empty(len(z), np.int64)
             k.split(rng.bits, np.ascontiguousarray(ca), np.ascontiguousarray(cb), z, total, self.support,
-                    self.support_packed, self.z_packed, self.guard, L.z_flat, L.g.w, L.g.w.shape[1], L.g.pos, va, vb)
+                    self.support_packed, self.z_packed, self.guard, L.z_flat, L.g.w, L.g.w.shape[1], L.g.pos,
+                    self.split_at, self.split_list, va, vb)
             return va, vb
         va = self.support[ca]
         ok = (va >= 0) & ((self.z_packed[z][:, None] - self.support_packed[ca]) & self.guard == self.guard)

@@ -132,6 +132,30 @@ def test_decode_at_prefix_boundaries(ck):
     assert c_decode(ck, limbs).tobytes() == dn.decode_batch_numpy(limbs).tobytes()
 
 
+def test_decode_every_cut_across_chunks(ck):
+    # The kernel takes the first cards by a table look-up, the next ones (while
+    # a count may reach 2**64) comparing I >> 32 only, a tie being redone
+    # exactly, then 64-bit and 32-bit steps and a tail table, in chunks of
+    # 16384 numbers and lanes of 8.  Numbers next to the first number of a
+    # prefix of every length 1..51 reach each part's edges (and the ties),
+    # multiples of 2**81 the look-up's buckets; the batch spans three chunks
+    # and ends off a multiple of 8.
+    rng = random.Random(11)
+    edges = []
+    for cut in range(1, 52):
+        for row in random_deals(4, cut).tolist():
+            s = dn.encode(row[:cut] + sorted(row[cut:]))
+            edges += [x for x in (s - 1, s, s + 1) if 0 <= x < D]
+    for b in rng.sample(range(D >> 81), 200):
+        edges += [(b << 81) - 1, b << 81, (b << 81) + 1] if b else [0, 1]
+    nums = random_numbers(2 * 16_384 + 5 - len(edges), 12) + edges
+    rng.shuffle(nums)
+    limbs = dn.ints_to_limbs(nums)
+    got = c_decode(ck, limbs)
+    assert got.tobytes() == dn.decode_batch_numpy(limbs).tobytes()
+    assert c_encode(ck, got).tobytes() == limbs.tobytes()
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=D - 1), min_size=1, max_size=20))
 def test_roundtrip_property(ck, nums):

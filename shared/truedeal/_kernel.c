@@ -20,11 +20,13 @@
  * remaining counts r = (n, e, s, w) as state index r0 + 14 r1 + 196 r2 + 2744 r3,
  * K(r) = (sum r)! / prod(r_j!) and the offset of seat j is
  * O(r, j) = sum_{i<j, r_i>0} K(r - e_i); encode adds O(r, seat) card by card,
- * decode takes the seat as the number of thresholds O(r, 1..3) <= I.  All
- * arithmetic is exact in unsigned __int128 (D < 2**96).  The last TAIL cards
- * go through a table of every TAIL-letter word, grouped by state and in
+ * decode takes the seat as the number of thresholds O(r, 1..3) <= I and
+ * subtracts its offset.  All arithmetic is exact (D < 2**96).  The last TAIL
+ * cards go through a table of every TAIL-letter word, grouped by state and in
  * lexicographic order within a state, so a tail's contribution to I is its
- * position within its group.
+ * position within its group.  Decode also takes the first HEAD cards in one
+ * look-up (the start state is fixed), and until every K < 2**64 compares
+ * only I >> 32 (a tie is redone exactly); see the decode section.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -208,43 +210,228 @@ static PyObject *k_encode(PyObject *self, PyObject *args) {
 
 /* ------------------------------------------------------------------ decode */
 
-#define LANES 8 /* deals decoded in lock-step: independent chains overlap */
+/* Decode of a number I, in three parts (see the header comment):
+ *   head  the first HEAD cards from the start state in one look-up.  The
+ *         first numbers HP[w] of the 4**HEAD prefixes w increase and every
+ *         prefix block is at least 2**HB_SHIFT wide, so the bucket
+ *         I >> HB_SHIFT names the prefix holding the bucket's lowest number,
+ *         and the prefix of I is that one or the next (one compare);
+ *   walk  card by card while more than TAIL cards remain, LANES numbers in
+ *         lock-step (independent chains overlap): before card P1_END on the
+ *         R96 rows (below), then on OFF64 in 64 bits, from card P2_END (all
+ *         K < 2**32) on OFF32 in 32 bits;
+ *   tail  one look-up in TWORD.
+ * Each of head, walk96, walk64 and walk32 (with the tail) runs over a chunk
+ * of up to CHUNK numbers before the next one starts, so that its tables
+ * stay in cache (measured: 1.3x over all parts in turn on every LANES
+ * numbers; walk32's 16-byte rows, half of OFF64's, another 1.1x).  A step
+ * moves a row pointer (or offset) by a per-seat byte offset: no index
+ * arithmetic on the dependency chain.
+ *
+ * R96: before P1_END (I < K < 2**84 after the head) I is held as top =
+ * I >> 32 in 64 bits and, in v, its low 32 bits above the byte offset of
+ * the state's row; a row holds O(r, j) >> 32 and (O(r, j) mod 2**32) << 32
+ * | the offset back to the row of r - e_j, so a threshold costs one 64-bit
+ * compare and a step one sub (low half and row together, whose borrow is
+ * the low half's) and one sbb.  The seat is the number of tops <= top:
+ * never too small, one too large only when a threshold's top equals I's
+ * (I less than 2**32 below it: rare).  Then I - O is below zero: it wraps
+ * to at least 2**96 - 2**32 and stays above 2**95 whatever follows
+ * (thresholds < 2**84), while a right walk ends below 2**63, so a top
+ * >= 2**32 at the end sends the lanes through walk_exact.  An empty seat's
+ * row offset is 0: a wrong walk stays in the table.
+ */
+#define HEAD 6        /* cards resolved by the head table (its output below assumes 6) */
+#define NHEAD 4096    /* 4**HEAD prefixes, all valid */
+#define HB_SHIFT 81   /* 2**81 <= the smallest prefix block (checked at import) */
+#define NBUCKET 22187 /* ((D - 1) >> HB_SHIFT) + 1 (checked at import) */
+#define LANES 8       /* numbers walked in lock-step (measured best of 4..16) */
+#define CHUNK 16384   /* numbers per chunk at most, a multiple of LANES */
 
-static void decode_block(const uint64_t *limbs, uint8_t *out, int m) {
-    u128 I[LANES];
-    uint64_t I64[LANES];
-    unsigned s[LANES];
-    for (int k = 0; k < m; k++) {
-        I[k] = (u128)limbs[2 * k] << 64 | limbs[2 * k + 1];
-        s[k] = S0;
+typedef struct {
+    uint64_t top[4];  /* O(r, j) >> 32 */
+    uint64_t down[4]; /* (O(r, j) mod 2**32) << 32 | bytes back to the row of r - e_j (0 if r_j = 0) */
+} row96;
+
+typedef struct { /* a chunk's numbers between the parts */
+    u128 *rest;        /* after the head */
+    uint64_t *rest64;  /* after walk96 */
+    uint16_t *state;   /* after the head */
+    uint16_t *state64; /* after walk96 */
+} scratch;
+
+static u128 HP[NHEAD + 1];        /* first number of prefix w; HP[NHEAD] = D */
+static uint16_t HSTATE[NHEAD];    /* state after prefix w */
+static uint16_t HBUCKET[NBUCKET]; /* prefix holding number b << HB_SHIFT */
+static row96 R96[NSTATES] __attribute__((aligned(64))); /* a row a cache line */
+static uint8_t SPREAD[256][4];    /* byte -> its four 2-bit fields, high first */
+static uint32_t OFF32[4 * NSTATES] __attribute__((aligned(64))); /* OFF64 where K < 2**32 */
+static int P2_END;                /* first card after which every K < 2**32 */
+static const size_t NEXT64[4] = {32 * 1, 32 * 14, 32 * 196, 32 * 2744}; /* OFF64 rows back */
+static const size_t NEXT32[4] = {16 * 1, 16 * 14, 16 * 196, 16 * 2744}; /* OFF32 rows back */
+
+/* After build_tables; -1 if a constant above does not match D. */
+static int build_decode_tables(void) {
+    u128 smallest = ~(u128)0;
+    for (unsigned w = 0; w < NHEAD; w++) {
+        unsigned s = S0;
+        u128 acc = 0;
+        for (int i = 0; i < HEAD; i++) {
+            unsigned j = (w >> (2 * (HEAD - 1 - i))) & 3;
+            acc += OFF[4 * s + j];
+            s -= POW14T[j];
+        }
+        HP[w] = acc;
+        HSTATE[w] = (uint16_t)s;
+        if (K[s] < smallest) smallest = K[s];
     }
-    int c = 0;
-    for (; c < P1_END; c++) { /* thresholds may exceed 2**64 */
-        for (int k = 0; k < m; k++) {
-            const u128 *o = OFF + 4 * s[k];
-            u128 i = I[k];
-            unsigned j = (i >= o[1]) + (i >= o[2]) + (i >= o[3]);
-            I[k] = i - o[j];
-            s[k] -= POW14(j);
-            out[k * NCARDS + c] = (uint8_t)j;
+    HP[NHEAD] = DEALS;
+    int minsum32 = NCARDS; /* as P1_END */
+    for (int s = 0; s < NSTATES; s++)
+        if (K[s] >> 32 && state_sum(s) < minsum32) minsum32 = state_sum(s);
+    P2_END = NCARDS - minsum32 + 1;
+    if (!(smallest >> HB_SHIFT) || ((DEALS - 1) >> HB_SHIFT) + 1 != NBUCKET || P1_END <= HEAD ||
+        P2_END <= P1_END || P2_END > NCARDS - TAIL)
+        return -1;
+    for (unsigned b = 0, w = 0; b < NBUCKET; b++) {
+        while (HP[w + 1] <= (u128)b << HB_SHIFT) w++;
+        HBUCKET[b] = (uint16_t)w;
+    }
+    for (int s = 0; s < NSTATES; s++) {
+        int r[4] = {s % 14, s / 14 % 14, s / 196 % 14, s / 2744}, left = state_sum(s);
+        /* the rows walk96 steps from: a walk, right or wrong, loses a card
+         * a step or stays */
+        if (left > NCARDS - P1_END && left <= NCARDS - HEAD) {
+            for (int j = 0; j < 4; j++) {
+                R96[s].top[j] = (uint64_t)(OFF[4 * s + j] >> 32);
+                R96[s].down[j] = (uint64_t)(uint32_t)OFF[4 * s + j] << 32 | (r[j] ? sizeof(row96) * POW14T[j] : 0);
+            }
+        }
+        if (left > TAIL && left <= NCARDS - P2_END)
+            for (int j = 0; j < 4; j++) OFF32[4 * s + j] = (uint32_t)OFF64[4 * s + j];
+        /* a tail state's row is never stepped from: its slot 0 (else
+         * O(r, 0) = 0) holds TBASE */
+        if (left == TAIL) OFF32[4 * s] = TBASE[s];
+    }
+    for (int x = 0; x < 256; x++)
+        for (int i = 0; i < 4; i++) SPREAD[x][i] = (uint8_t)(x >> (6 - 2 * i) & 3);
+    return 0;
+}
+
+/* Cards HEAD..P1_END - 1 of one number exactly on OFF (walk96's fallback):
+ * returns the state after them, *rest the number left. */
+static __attribute__((noinline)) unsigned walk_exact(u128 i, unsigned s, uint8_t *out, uint64_t *rest) {
+    for (int c = HEAD; c < P1_END; c++) {
+        const u128 *o = OFF + 4 * s;
+        unsigned j = (i >= o[1]) + (i >= o[2]) + (i >= o[3]);
+        i -= o[j];
+        s -= POW14T[j];
+        out[c] = (uint8_t)j;
+    }
+    *rest = (uint64_t)i;
+    return s;
+}
+
+/* Cards HEAD..P1_END - 1 of LANES numbers: rest[k] (< K(state[k])) and
+ * state[k] in, what is left and the state after them out. */
+static inline void walk96(const u128 *rest, const uint16_t *state, uint8_t *out, uint64_t *rest64,
+                          uint16_t *state64) {
+    uint64_t top[LANES], v[LANES], wrapped = 0;
+    const char *base = (const char *)R96;
+    for (int k = 0; k < LANES; k++) {
+        top[k] = (uint64_t)(rest[k] >> 32);
+        v[k] = (uint64_t)(uint32_t)rest[k] << 32 | state[k] * sizeof(row96);
+    }
+    /* a pointer per card, not out[k * NCARDS + c]: -fwrapv keeps int
+     * offsets out of the addressing mode */
+    for (uint8_t *oc = out + HEAD, *end = out + P1_END; oc < end; oc++) {
+        for (int k = 0; k < LANES; k++) {
+            const row96 *o = (const row96 *)(base + (uint32_t)v[k]);
+            uint64_t t = top[k], nv;
+            size_t j = (size_t)(o->top[1] <= t) + (o->top[2] <= t) + (o->top[3] <= t);
+            uint64_t borrow = __builtin_sub_overflow(v[k], o->down[j], &nv); /* sub */
+            v[k] = nv;
+            top[k] = t - o->top[j] - borrow; /* sbb */
+            oc[k * NCARDS] = (uint8_t)j;
         }
     }
-    for (int k = 0; k < m; k++) I64[k] = (uint64_t)I[k];
-    for (; c < NCARDS - TAIL; c++) {
-        for (int k = 0; k < m; k++) {
-            const uint64_t *o = OFF64 + 4 * s[k];
-            uint64_t i = I64[k];
-            unsigned j = (i >= o[1]) + (i >= o[2]) + (i >= o[3]);
-            I64[k] = i - o[j];
-            s[k] -= POW14(j);
-            out[k * NCARDS + c] = (uint8_t)j;
+    for (int k = 0; k < LANES; k++) wrapped |= top[k];
+    for (int k = 0; k < LANES; k++) {
+        if (wrapped >> 32) {
+            state64[k] = (uint16_t)walk_exact(rest[k], state[k], out + k * NCARDS, &rest64[k]);
+        } else {
+            state64[k] = (uint16_t)((uint32_t)v[k] / sizeof(row96));
+            rest64[k] = top[k] << 32 | v[k] >> 32;
         }
     }
-    for (int k = 0; k < m; k++) {
-        unsigned w = TWORD[TBASE[s[k]] + I64[k]];
-        uint8_t *o = out + k * NCARDS + NCARDS - TAIL;
-        for (int i = 0; i < TAIL; i++) o[i] = (w >> (2 * (TAIL - 1 - i))) & 3;
+}
+
+/* Cards P1_END..P2_END - 1 of LANES numbers: rest64[k] and state64[k] (from
+ * walk96) in, what is left and the state after them out. */
+static inline void walk64(uint64_t *rest64, uint16_t *state64, uint8_t *out) {
+    uint64_t rest[LANES];
+    const char *row[LANES];
+    for (int k = 0; k < LANES; k++) {
+        rest[k] = rest64[k];
+        row[k] = (const char *)(OFF64 + 4 * state64[k]);
     }
+    for (uint8_t *oc = out + P1_END, *end = out + P2_END; oc < end; oc++) {
+        for (int k = 0; k < LANES; k++) {
+            const uint64_t *o = (const uint64_t *)row[k];
+            uint64_t i = rest[k];
+            size_t j = (size_t)(i >= o[1]) + (i >= o[2]) + (i >= o[3]);
+            rest[k] = i - o[j];
+            row[k] -= NEXT64[j];
+            oc[k * NCARDS] = (uint8_t)j;
+        }
+    }
+    for (int k = 0; k < LANES; k++) {
+        rest64[k] = rest[k];
+        state64[k] = (uint16_t)(((const uint64_t *)row[k] - OFF64) / 4);
+    }
+}
+
+/* Cards P2_END..NCARDS - 1 of LANES numbers (walk64's results in). */
+static inline void walk32(const uint64_t *rest64, const uint16_t *state64, uint8_t *out) {
+    uint32_t rest[LANES];
+    const char *row[LANES];
+    for (int k = 0; k < LANES; k++) {
+        rest[k] = (uint32_t)rest64[k];
+        row[k] = (const char *)(OFF32 + 4 * state64[k]);
+    }
+    for (uint8_t *oc = out + P2_END, *end = out + NCARDS - TAIL; oc < end; oc++) {
+        for (int k = 0; k < LANES; k++) {
+            const uint32_t *o = (const uint32_t *)row[k];
+            uint32_t i = rest[k];
+            size_t j = (size_t)(i >= o[1]) + (i >= o[2]) + (i >= o[3]);
+            rest[k] = i - o[j];
+            row[k] -= NEXT32[j];
+            oc[k * NCARDS] = (uint8_t)j;
+        }
+    }
+    for (int k = 0; k < LANES; k++) {
+        unsigned w = TWORD[*(const uint32_t *)row[k] + rest[k]]; /* slot 0: TBASE */
+        memcpy(out + k * NCARDS + NCARDS - 8, SPREAD[w >> 8], 4);
+        memcpy(out + k * NCARDS + NCARDS - 4, SPREAD[w & 255], 4);
+    }
+}
+
+/* m numbers (a multiple of LANES, at most sc's size), all below D. */
+static void decode_chunk(const uint64_t *limbs, uint8_t *out, size_t m, const scratch *sc) {
+    for (size_t d = 0; d < m; d++) {
+        uint64_t hi = limbs[2 * d];
+        u128 i = (u128)hi << 64 | limbs[2 * d + 1];
+        unsigned w = HBUCKET[hi >> (HB_SHIFT - 64)];
+        w += i >= HP[w + 1];
+        sc->rest[d] = i - HP[w];
+        sc->state[d] = HSTATE[w];
+        memcpy(out + d * NCARDS, SPREAD[w >> 4], 4);            /* cards 0..3 */
+        memcpy(out + d * NCARDS + 4, SPREAD[(w & 15) << 4], 4); /* 4, 5 (6, 7 come later) */
+    }
+    for (size_t d = 0; d < m; d += LANES)
+        walk96(sc->rest + d, sc->state + d, out + d * NCARDS, sc->rest64 + d, sc->state64 + d);
+    for (size_t d = 0; d < m; d += LANES) walk64(sc->rest64 + d, sc->state64 + d, out + d * NCARDS);
+    for (size_t d = 0; d < m; d += LANES) walk32(sc->rest64 + d, sc->state64 + d, out + d * NCARDS);
 }
 
 static PyObject *k_decode(PyObject *self, PyObject *args) {
@@ -252,10 +439,20 @@ static PyObject *k_decode(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*w*", &src, &dst)) return NULL;
     Py_ssize_t n = src.len / 16;
     PyObject *result = Py_None;
+    size_t cap = (size_t)n < CHUNK ? ((size_t)n + LANES - 1) / LANES * LANES : CHUNK;
+    void *mem = NULL;
+    scratch sc;
     if (src.len % 16 || dst.len != n * NCARDS) {
         PyErr_SetString(PyExc_ValueError, "decode: buffer sizes do not match");
         result = NULL;
+    } else if (n && !(mem = PyMem_RawMalloc(cap * (sizeof(u128) + sizeof(uint64_t) + 2 * sizeof(uint16_t))))) {
+        PyErr_NoMemory();
+        result = NULL;
     } else {
+        sc.rest = mem;
+        sc.rest64 = (uint64_t *)(sc.rest + cap);
+        sc.state = (uint16_t *)(sc.rest64 + cap);
+        sc.state64 = sc.state + cap;
         const uint64_t *in = src.buf;
         Py_ssize_t bad = -1;
         for (Py_ssize_t d = 0; d < n; d++) { /* all numbers < D before any work */
@@ -270,13 +467,21 @@ static PyObject *k_decode(PyObject *self, PyObject *args) {
         } else {
             uint8_t *out = dst.buf;
             Py_BEGIN_ALLOW_THREADS
-            for (Py_ssize_t d = 0; d < n; d += LANES) {
-                int m = n - d < LANES ? (int)(n - d) : LANES;
-                decode_block(in + 2 * d, out + d * NCARDS, m);
+            size_t whole = (size_t)n / LANES * LANES;
+            for (size_t d = 0; d < whole; d += CHUNK)
+                decode_chunk(in + 2 * d, out + d * NCARDS, whole - d < CHUNK ? whole - d : CHUNK, &sc);
+            if (whole < (size_t)n) { /* the last few, padded with zeros (0 is a deal number) */
+                uint64_t pad[2 * LANES] = {0};
+                uint8_t tmp[LANES * NCARDS];
+                size_t m = (size_t)n - whole;
+                memcpy(pad, in + 2 * whole, m * 16);
+                decode_chunk(pad, tmp, LANES, &sc);
+                memcpy(out + whole * NCARDS, tmp, m * NCARDS);
             }
             Py_END_ALLOW_THREADS
         }
     }
+    PyMem_RawFree(mem);
     PyBuffer_Release(&src);
     PyBuffer_Release(&dst);
     Py_XINCREF(result);
@@ -641,6 +846,10 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_kernel", "truedeal 
 
 PyMODINIT_FUNC PyInit__kernel(void) {
     build_tables();
+    if (build_decode_tables() < 0) {
+        PyErr_SetString(PyExc_ImportError, "truedeal._kernel: decode table constants do not match D");
+        return NULL;
+    }
     PyObject *m = PyModule_Create(&moddef);
     if (m && PyModule_AddIntConstant(m, "PBN_LEN", PBN_LEN) < 0) {
         Py_DECREF(m);

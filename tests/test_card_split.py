@@ -86,8 +86,7 @@ def test_seeded_draws_repeat_and_every_seed_differs():
     assert not (next(plan.deals(500, seed="other")) == a).all()
 
 
-def _hascard(seat: int, c: int) -> ir.Cond:
-    return ir.Compare("==", ir.Linear(((1, ir.Feature(seat, (c % 4,), ir.one_rank(c // 4))),)), ir.Linear((), 1))
+_hascard = card_owner.has_card
 
 
 def test_which_cards_a_plan_splits_on():

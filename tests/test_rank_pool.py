@@ -8,6 +8,11 @@ from scipy.stats import chisquare
 
 from test_paired import _comp
 from truedeal import kernel
+from truedeal.cards import card
+from truedeal.constraints import card_owner
+from truedeal.constraints.compile import compile_program
+from truedeal.constraints.dealer import load_program
+from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.constraints.evaluate import satisfies as fits
 from truedeal.engine import Plan
 from truedeal.evaluate import hcp
@@ -92,6 +97,25 @@ def test_a_pool_seat_with_top_honours_in_one_suit_is_exact_and_deals_its_law():
     seen = [int((top3 == k).sum()) for k in (2, 3)]
     assert seen[0] + seen[1] == len(owners)
     assert chisquare(seen, np.array(parts, float) / sum(parts) * len(owners)).pvalue > 1e-4
+
+
+def test_a_card_predealt_to_a_pool_seat_is_asked_of_the_pool():
+    """Predealt to a pool seat, the ace of spades is asked (hascard) instead:
+    the same deals as the factored listing with the card predealt (counts
+    and cases), and a plan that the listing could not hold whole is exact."""
+    program = load_program(f"predeal east SA\ncondition {_SMALL} && hcp(east) <= 8\n")
+    asked = compile_program(card_owner.predeal_asked(program, {1}))
+    assert applicable(asked) and not applicable(compile_program(program))
+    factored, pooled = build_listing(compile_program(program)), build_paired(asked)
+    assert pooled.deals == factored.deals > 0 and pooled.cases == count_cases(factored)
+    invite = load_program("predeal west SA\ncondition " + " && ".join(
+        f"hcp({seat}) >= {lo} && hcp({seat}) <= {hi}" for seat, (lo, hi) in
+        (("north", (15, 17)), ("south", (8, 9)), ("east", (8, 12)), ("west", (5, 12))))
+        + " && shape(north, any 4333 + any 4432 + any 5332) && hearts(south) >= 5\n")
+    plan = Plan.build(invite)
+    assert plan.exact and plan.listing.layout.pool is not None
+    owners = next(plan.deals(2_000, seed="asked"))
+    assert (owners[:, card(0, 0)] == 3).all() and evaluate_cond(owners, invite.condition).all()
 
 
 def test_a_shape_only_seat_beside_the_pool_counts_the_same_deals():

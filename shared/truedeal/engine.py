@@ -167,6 +167,9 @@ class Plan:
             listing = _any_listing(comp, progress, wide)
             if listing is None and relaxation.none and (narrow := compile_program(program, out_of_pack=True)).dead:
                 comp, listing = narrow, _any_listing(narrow, progress, wide)
+            if listing is None and relaxation.none and (pool := set(comp.pooled) & {s for s, _ in program.predeal}):
+                asked = compile_program(card_owner.predeal_asked(program, pool))
+                comp, listing = asked, _any_listing(asked, progress, wide)
             if listing is None and relaxation.none and split:
                 parts = cls._build_card_split(spec, program, progress, t0)
                 if parts is not None:

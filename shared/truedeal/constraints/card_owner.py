@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from ..cards import card
@@ -66,6 +67,21 @@ def placements(program: ir.Program, cards: tuple[int, ...]) -> Iterator[ir.Progr
         if all(len(cs) <= 13 for cs in predeal.values()):
             yield ir.Program(condition=given.cond(program.condition),
                              predeal=tuple((s, tuple(sorted(cs))) for s, cs in sorted(predeal.items())))
+
+
+def has_card(seat: int, c: int) -> ir.Cond:
+    """``hascard(seat, c)``."""
+    return ir.Compare("==", ir.Linear(((1, ir.Feature(seat, (c % 4,), ir.one_rank(c // 4))),)), ir.Linear((), 1))
+
+
+def predeal_asked(program: ir.Program, seats: set[int]) -> ir.Program:
+    """``program`` with the cards predealt to ``seats`` asked of the deal
+    (``hascard``) instead: the same deals.  A seat's predealt card is a
+    coordinate of its holdings, which keeps a rank pool from listing it;
+    asked, the card is a class of its own there (one card, weighed apart)."""
+    asked = [has_card(seat, c) for seat, cards in program.predeal if seat in seats for c in cards]
+    kept = tuple((seat, cards) for seat, cards in program.predeal if seat not in seats)
+    return replace(program, condition=ir.And((program.condition, *asked)), predeal=kept)
 
 
 class _Placed:

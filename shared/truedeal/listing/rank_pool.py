@@ -284,7 +284,9 @@ class RankPool:
 def _spot_ways(left: np.ndarray, need: np.ndarray, free: bool) -> np.ndarray:
     """Ways for each pool seat to take ``need[:, k]`` of the ``left`` spot
     cards, the unconstrained seats the rest (none may be left without them);
-    int64 (0 where impossible): at most the ways to deal 39 cards in three hands."""
+    int64 (0 where impossible): at most the ways to deal 39 cards in three hands.
+    (Not :func:`~truedeal.rank_counts.spot_ways`, which keeps Python ints:
+    four seats sharing 36 spot cards can pass 2**63.)"""
     out = np.ones(len(left), np.int64)
     rest = left.copy()
     ok = (need >= 0).all(axis=1)

@@ -83,7 +83,7 @@ class PairedSampler:
         self.z_packed = self.zvec @ (1 << shifts) | self.guard
         packed = lay.vectors(np.maximum(self.support, 0).reshape(-1)) @ (1 << shifts)
         self.support_packed = np.where(self.support >= 0, packed.reshape(self.support.shape), 0)
-        self._block_z1()
+        self.block_sums: list[np.ndarray] | None = None  # the numpy z1's, made at its first draw
         # what the compiled steps read: W as two 64-bit halves; the accepted z2
         # of each (signature, z1), ascending, in compressed rows (a few percent are set)
         self.w_hi = np.array([w >> 64 for w in listing.e_weight], np.uint64)
@@ -110,9 +110,10 @@ class PairedSampler:
         self.cell_at: np.ndarray | None = None
         self.cell_sums: np.ndarray | None = None
 
-    def _block_z1(self) -> None:
-        """z1 is drawn in two steps, a block of about sqrt(n_z) vectors, then one
-        inside it: per group, each block's sum of ``T1 * Y`` as digits."""
+    def _block_z1(self) -> list[np.ndarray]:
+        """The numpy z1 is drawn in two steps, a block of about sqrt(n_z)
+        vectors, then one inside it: per group, each block's sum of ``T1 * Y``
+        as digits (kept; the compiled z1 reads its guide instead)."""
         L = self.listing
         n_z = len(L.z_flat)
         self.width = max(1, int(np.ceil(np.sqrt(n_z))))
@@ -123,6 +124,7 @@ class PairedSampler:
             for total, d in zip(sums, block):
                 total[b : b + _BLOCK] = d
         self.block_sums = sums
+        return sums
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
         """``n`` uniform deals as an ``(n, 52)`` uint8 owners array."""
@@ -156,7 +158,8 @@ class PairedSampler:
             k.z1(rng.bits, q, self.w_hi, self.w_lo, L.tables, L.group_table, L.y, self.guide, out)
             return out
         r = [rng.below_int(L.e_weight[i]) for i in q.tolist()]
-        block, below = first_above_digits([d[q] for d in self.block_sums], self.k, r)
+        sums = self.block_sums if self.block_sums is not None else self._block_z1()
+        block, below = first_above_digits([d[q] for d in sums], self.k, r)
         cols = np.minimum(block[:, None] * self.width + np.arange(self.width)[None, :], len(L.z_flat) - 1)
         last = block[:, None] * self.width + np.arange(self.width)[None, :] < len(L.z_flat)
         a = np.where(last, L.tables[L.group_table[q][:, None], cols], 0)  # past the end: weight 0

@@ -44,6 +44,24 @@ PER_SUIT = [
     {"condition": _SMALL + " && hascard(east, AS) && hcp(east) <= 8"},  # a single card, beside whole-hand points
 ]
 
+#: Forms that sum a patterned seat and a pool seat (a **mixed** form: the
+#: listing carries the patterned part, the pool's part is read in a range
+#: shifted by it): the factored listing builds these too, card by card.
+MIXED = [
+    {"condition": _SMALL + " && hcp(east) <= 8 && hcp(north) + hcp(east) >= 5"},  # a partnership sum
+    {"condition": _SMALL + " && hcp(east) <= 8 && hcp(north) + 2 * hcp(east) <= 9"},  # weighted
+    {"condition": _SMALL + " && controls(south) + controls(east) <= 3"},  # controls, the pool seat's only form
+    {"condition": _SMALL + " && top3(east, spades) + hcp(south) >= 2"},  # the pool part reads one suit (classes)
+    {"condition": _SMALL + " && hcp(east) <= 8 && hcp(east) + hcp(south) + hcp(north) >= 6"},  # two patterned seats and the pool
+]
+
+#: North 1NT, East overcalls in spades, South on HCP alone with game values
+#: beside North, West on HCP alone: the partnership sum mixes North
+#: (patterned) and South (pool).  It was listed for North and East, and dealt
+#: by rejection on South and West (35% kept).
+NT_GAME = ("hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4333 + any 4432 + any 5332)"
+           " && spades(east) >= 5 && hcp(east) >= 8 && hcp(east) <= 16 && hcp(south) <= 12 && hcp(west) <= 10")
+
 #: North 1NT, South 8-9 with five hearts, East 8-12 with 2 of the top 3
 #: spades, West 5-12: too wide for the factored listing (it was dealt by
 #: rejection on East and West, 5.2% kept).
@@ -81,6 +99,32 @@ def test_pool_forms_of_some_suits_count_what_the_factored_pool_counts(spec):
     assert len(pooled.layout.pool.classes) > len(comp.tracked[0])  # the spade honours are classes of their own
     assert pooled.deals == factored.deals and pooled.deals > 0
     assert pooled.cases == count_cases(factored)
+
+
+@pytest.mark.parametrize("spec", MIXED, ids=["hcp", "weighted", "controls", "top3 and hcp", "three seats"])
+def test_a_form_mixing_pool_and_patterned_seats_counts_what_the_factored_listing_counts(spec):
+    comp = _comp(spec)
+    assert applicable(comp)
+    factored, pooled = build_listing(comp), build_paired(comp)
+    assert pooled.layout.pool.mixed_forms
+    assert pooled.deals == factored.deals and pooled.deals > 0
+    assert pooled.cases == count_cases(factored)
+
+
+def test_a_partnership_sum_of_a_patterned_and_a_pool_seat_is_exact_and_deals_its_law():
+    """N+S 24+ with North 15-17 balanced and South on HCP alone: the whole
+    equals the parts with North at 15, 16 and 17 HCP (each South's range a
+    pool form of its own), and North's HCP, drawn, follow those parts."""
+    condition = NT_GAME + " && hcp(north) + hcp(south) >= 24"
+    plan = Plan.build(load_program(f"condition {condition}\n"))
+    assert plan.exact and plan.listing.layout.pool.mixed_forms
+    parts = [Plan.build(load_program("condition " + NT_GAME.replace("hcp(north) >= 15 && hcp(north) <= 17", f"hcp(north) == {v}")
+                                     + f" && hcp(south) >= {24 - v}\n")).deals_total for v in (15, 16, 17)]
+    assert sum(parts) == plan.deals_total == 83_829_330_395_489_013_475_917_924
+    owners = np.concatenate(list(plan.deals(20_000, seed="partnership sum")))
+    assert evaluate_cond(owners, load_program(f"condition {condition}\n").condition).all()
+    seen = np.bincount(hcp(owners, 0) - 15, minlength=3)
+    assert chisquare(seen, np.array(parts, float) / sum(parts) * len(owners)).pvalue > 1e-4
 
 
 def test_a_pool_seat_with_top_honours_in_one_suit_is_exact_and_deals_its_law():
@@ -137,8 +181,9 @@ def test_narrowing_a_pool_seat_partitions_the_count():
     assert sum(parts) == whole
 
 
-@pytest.mark.parametrize("spec", [NT_INVITE, {**THREE, "west": {"hcp": [16, 17]}}, NT_OVERCALL],
-                         ids=["two patterned", "three patterned", "top honours in one suit"])
+@pytest.mark.parametrize("spec", [NT_INVITE, {**THREE, "west": {"hcp": [16, 17]}}, NT_OVERCALL,
+                                  {"condition": NT_GAME + " && hcp(north) + hcp(south) >= 24"}],
+                         ids=["two patterned", "three patterned", "top honours in one suit", "partnership sum"])
 def test_rank_pool_deals_fit_and_are_the_same_without_the_kernel(spec):
     listing = build_paired(_comp(spec))
     owners = listing.make_sampler().draw(4000, chunk_rng("rank pool", 0))

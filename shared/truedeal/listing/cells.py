@@ -81,7 +81,7 @@ def suit_columns(cells: np.ndarray, layout: Layout):
     n = len(cells)
     if n == 0:
         return [], np.zeros((0, 4), np.int64)
-    profiles = [suit_profile(layout.comp, k) for k in range(4)]
+    profiles = [suit_profile(layout, k) for k in range(4)]
     first = np.array([profiles.index(p) for p in profiles], dtype=np.int64)
     # A column (profile, lengths...) as base-16 digits: keys sort as the
     # tuples do, and a table of 16**(seats + 1) flags finds the distinct ones

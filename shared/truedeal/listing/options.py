@@ -10,7 +10,6 @@ from math import comb, factorial, prod
 
 import numpy as np
 
-from ..constraints.compile import Compiled
 from .layout import Layout
 
 _FACT64 = np.array([factorial(i) for i in range(21)], dtype=np.int64)
@@ -27,14 +26,17 @@ class SuitOptions:
     vflat: np.ndarray  # (n,) flat index of v
 
 
-def suit_profile(comp: Compiled, suit: int) -> tuple:
+def suit_profile(layout: Layout, suit: int) -> tuple:
     """What distinguishes one suit from another for the options: its tracked
-    ranks, its predealt cards and which form terms read it.  Suits with equal
-    profiles share their option tables."""
+    ranks, its predealt cards, which form terms read it and, with a rank
+    pool, the card class of each tracked card.  Suits with equal profiles
+    share their option tables."""
+    comp = layout.comp
     forced = tuple(sorted((r, s) for (k, r), s in comp.forced.items() if k == suit))
     reads = tuple(suit in t.suits for f in comp.forms for t in f.terms)
     dead = sum(1 for c in comp.dead if c % 4 == suit)
-    return (comp.tracked[suit], forced, reads, dead)
+    classes = () if layout.pool is None else tuple(map(tuple, layout.pool.class_bits(suit).tolist()))
+    return (comp.tracked[suit], forced, reads, dead, classes)
 
 
 def _assignments(layout: Layout, suit: int):

@@ -38,7 +38,7 @@ from math import comb, prod
 import numpy as np
 
 from ..cards import card
-from ..constraints.compile import Compiled, Form, unclamped
+from ..constraints.compile import Compiled, Form, form_top, unclamped
 from ..randomness import Rng
 from .layout import Layout, TooWide, small_vectors, strides_of
 
@@ -57,11 +57,13 @@ def applicable(comp: Compiled) -> bool:
     pool = set(comp.pooled)
     if not pool or len(comp.patterned) < 2 or comp.forced or comp.dead or not comp.exact or not any(comp.tracked):
         return False
+    if len(_mixed_forms(comp)) > 1:
+        return False
     for f, form in enumerate(comp.forms):
-        seats = {t.seat for t in form.terms}
-        if seats & pool and (not seats <= pool or any(t.fn.kind != "weights" for t in form.terms)):
+        pool_terms = [t for t in form.terms if t.seat in pool]
+        if pool_terms and any(t.fn.kind != "weights" for t in pool_terms):
             return False
-        if seats & pool and any(a.form == f and a.lengths for a in comp.atoms):
+        if pool_terms and any(a.form == f and a.lengths for a in comp.atoms):
             return False
     # combo parts: the patterned seats, each pool seat, the unconstrained seats
     parts = 1 + len(comp.pooled) + (1 if comp.free else 0)
@@ -96,13 +98,29 @@ def card_classes(comp: Compiled) -> tuple[CardClass, ...]:
     return tuple(out)
 
 
+def _mixed_forms(comp: Compiled) -> tuple[int, ...]:
+    """Forms that sum pool seats and other seats."""
+    pool = set(comp.pooled)
+    return tuple(f for f, form in enumerate(comp.forms) if len({t.seat in pool for t in form.terms}) == 2)
+
+
+def _part(form: Form, seats: set[int], inside: bool) -> Form:
+    """The terms of ``form`` on ``seats`` (or off them, if not ``inside``),
+    at their exact values."""
+    part = Form(tuple(t for t in form.terms if (t.seat in seats) == inside))
+    return Form(part.terms, form_top(part) + 1, False)
+
+
 def pool_layout(comp: Compiled) -> Layout:
     """The paired listing's layout of ``comp`` (:func:`applicable`): every
     patterned seat a rank seat, the pool's forms reduced to one value (their
-    boxes are read from :attr:`RankPool.source`), then a count per tracked rank."""
+    boxes are read from :attr:`RankPool.source`), a mixed form to its
+    patterned part, then a count per tracked rank."""
     source = unclamped(comp)
     pool = RankPool.of(source)
     forms = [Form(f.terms, 1, False) if i in pool.pool_forms else f for i, f in enumerate(source.forms)]
+    for m in pool.mixed_forms:
+        forms[m] = _part(source.forms[m], set(pool.seats), inside=False)
     listed = replace(source, rank_seats=comp.patterned, forms=forms)
     dims = tuple(f.dim for f in forms) + pool.dims
     return Layout(comp=listed, patterned=comp.patterned, rank_seats=comp.patterned, pooled=(), shape_only=(),
@@ -112,13 +130,25 @@ def pool_layout(comp: Compiled) -> Layout:
 @dataclass
 class PoolTable:
     """The pool's ways within one box's pool part, by the patterned seats'
-    counts ``h`` of each card class (flat over :attr:`RankPool.dims`)."""
+    counts ``h`` of each card class (flat over :attr:`RankPool.dims`) and
+    the pool's part ``q`` of the mixed form (0..n_q-1; 0 without one)."""
 
-    ways: np.ndarray  # (prod(dims),) int64: G(h)
-    cases: np.ndarray  # (prod(dims),) int64: the pool's distinct holdings
-    combo: np.ndarray  # (m, classes, pool seats) accepted combos' counts, by h
-    cum: np.ndarray  # (m,) running ways (int64)
-    start: np.ndarray  # (prod(dims) + 1,) each h's run
+    combo: np.ndarray  # (m, classes, pool seats) accepted combos' counts, sorted by (h, q)
+    cum_ways: np.ndarray  # (m + 1,) running ways (int64), from 0
+    cum_cases: np.ndarray  # (m + 1,) running distinct holdings of the pool, from 0
+    start: np.ndarray  # (prod(dims) * n_q + 1,) each (h, q)'s run
+    n_q: int
+
+    def runs(self, h: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """First and end combo of each ``h`` with ``q`` in ``lo..hi`` (empty where lo > hi)."""
+        first = self.start[h * self.n_q + np.clip(lo, 0, self.n_q - 1)]
+        end = self.start[h * self.n_q + np.clip(hi, -1, self.n_q - 1) + 1]
+        return first, np.where(np.maximum(lo, 0) <= np.minimum(hi, self.n_q - 1), end, first)
+
+    def totals(self, h: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The pool's ways and distinct holdings for each ``h`` and ``q`` range."""
+        first, end = self.runs(h, lo, hi)
+        return self.cum_ways[end] - self.cum_ways[first], self.cum_cases[end] - self.cum_cases[first]
 
 
 @dataclass
@@ -130,6 +160,7 @@ class RankPool:
     classes: tuple[CardClass, ...]
     pool_forms: frozenset[int]
     listed_forms: tuple[int, ...]
+    mixed_forms: tuple[int, ...]  # at most one: its patterned part is listed, its pool part read here
     case_seats: tuple[int, ...]  # patterned seats whose holdings make a case (Pavlicek: HCP seats)
     _combos: tuple = field(default=(), repr=False)
     _tables: dict = field(default_factory=dict, repr=False)
@@ -137,10 +168,11 @@ class RankPool:
     @classmethod
     def of(cls, source: Compiled) -> RankPool:
         seats = source.pooled
-        pool_forms = frozenset(f for f, form in enumerate(source.forms) if form.terms[0].seat in seats)
-        listed_forms = tuple(f for f in range(len(source.forms)) if f not in pool_forms)
+        mixed = _mixed_forms(source)
+        pool_forms = frozenset(f for f, form in enumerate(source.forms) if form.terms[0].seat in seats and f not in mixed)
+        listed_forms = tuple(f for f in range(len(source.forms)) if f not in pool_forms and f not in mixed)
         case_seats = tuple(s for s in source.rank_seats if s not in seats)
-        return cls(source, seats, card_classes(source), pool_forms, listed_forms, case_seats)
+        return cls(source, seats, card_classes(source), pool_forms, listed_forms, mixed, case_seats)
 
     @property
     def dims(self) -> tuple[int, ...]:
@@ -174,17 +206,22 @@ class RankPool:
         for f, (lo, hi) in zip(sorted(self.pool_forms), key):
             v = self._form_value(self.source.forms[f], held)
             ok &= (v >= lo) & (v <= hi)
+        q, n_q = self._mixed_part(held)
         idx = np.nonzero(ok)[0]
-        idx = idx[np.argsort(h[idx], kind="stable")]
+        hq = h[idx] * n_q + q[idx]
+        idx = idx[np.argsort(hq, kind="stable")]
         w = mult[idx] * spots[idx]  # each a count of distinct deals of the pool's cards: within int64
-        n_h = prod(self.dims)
         if float(w.astype(np.float64).sum()) >= 2.0**62:
             raise TooWide("the pool's ways are too many for int64")
-        ways, cases = np.zeros(n_h, np.int64), np.zeros(n_h, np.int64)
-        np.add.at(ways, h[idx], w)
-        np.add.at(cases, h[idx], mult[idx])
-        start = np.searchsorted(h[idx], np.arange(n_h + 1))
-        return PoolTable(ways, cases, a[idx, :, 1 : 1 + len(self.seats)], np.cumsum(w), start)
+        start = np.searchsorted(np.sort(hq), np.arange(prod(self.dims) * n_q + 1))
+        return PoolTable(a[idx, :, 1 : 1 + len(self.seats)], _running(w), _running(mult[idx]), start, n_q)
+
+    def _mixed_part(self, held: dict[int, np.ndarray]) -> tuple[np.ndarray, int]:
+        """Each combo's pool part of the mixed form, and how many values it takes (0 and 1 without one)."""
+        if not self.mixed_forms:
+            return np.zeros(len(next(iter(held.values()))), np.int64), 1
+        part = _part(self.source.forms[self.mixed_forms[0]], set(self.seats), inside=True)
+        return self._form_value(part, held), part.dim
 
     def _form_value(self, form: Form, held: dict[int, np.ndarray]) -> np.ndarray:
         """A pool form's value per combo, from each pool seat's ``held[seat]``:
@@ -231,16 +268,29 @@ class RankPool:
             ways, cases = np.zeros((n_z, n_z), np.int64), np.zeros((n_z, n_z), np.int64)
             for b in range(0, n_z, 256):
                 z, fits = layout.add(zv[b : b + 256, None, :], zv[None, :, :])
-                # a class read in one suit can pass its size in a sum that does not fit: read h there as 0
-                h = np.where(fits, z[..., layout.n_box :] @ strides_of(layout.dims[layout.n_box :]), 0)
+                h = self._h(layout, z, fits)
                 for lo, hi in boxes:
                     inside = fits & self._listed_inside(z, lo, hi)
-                    tab = self.table(lo, hi)
-                    ways[b : b + 256] += np.where(inside, tab.ways[h], 0)
-                    cases[b : b + 256] += np.where(inside, tab.cases[h], 0)
+                    w, c = self.table(lo, hi).totals(h, *self._q_range(z, lo, hi))
+                    ways[b : b + 256] += np.where(inside, w, 0)
+                    cases[b : b + 256] += np.where(inside, c, 0)
             out[0].append(ways)
             out[1].append(cases)
         return out
+
+    @staticmethod
+    def _h(layout: Layout, z: np.ndarray, fits: np.ndarray | bool = True) -> np.ndarray:
+        """The flat class counts of feature vectors ``z``."""
+        # a class read in one suit can pass its size in a sum that does not fit: read h there as 0
+        return np.where(fits, z[..., layout.n_box :] @ strides_of(layout.dims[layout.n_box :]), 0)
+
+    def _q_range(self, z: np.ndarray, lo: tuple, hi: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """The pool's part of the mixed form that the box ``(lo, hi)`` takes
+        beside the patterned part that ``z`` carries (0..0 without one)."""
+        if not self.mixed_forms:
+            return np.zeros(z.shape[:-1], np.int64), np.zeros(z.shape[:-1], np.int64)
+        m = self.mixed_forms[0]
+        return lo[m] - z[..., m], hi[m] - z[..., m]
 
     def _listed_inside(self, z: np.ndarray, lo: tuple, hi: tuple) -> np.ndarray:
         f = list(self.listed_forms)
@@ -257,14 +307,17 @@ class RankPool:
         their ways, then the cards uniformly."""
         from ..rank_counts import deal_classes_and_spots
 
-        h = z[:, layout.n_box :] @ strides_of(layout.dims[layout.n_box :])
+        h = self._h(layout, z)
         width = max(len(b) for b in sig_boxes)
-        w = np.zeros((len(z), width), np.int64)
+        first, w = np.zeros((len(z), width), np.int64), np.zeros((len(z), width), np.int64)
         for s in np.unique(sig).tolist():
             rows = np.nonzero(sig == s)[0]
             for j, (lo, hi) in enumerate(sig_boxes[s]):
+                tab = self.table(lo, hi)
+                start, end = tab.runs(h[rows], *self._q_range(z[rows], lo, hi))
                 inside = self._listed_inside(z[rows], lo, hi)
-                w[rows, j] = np.where(inside, self.table(lo, hi).ways[h[rows]], 0)
+                first[rows, j] = start
+                w[rows, j] = np.where(inside, tab.cum_ways[end] - tab.cum_ways[start], 0)
         cum = np.cumsum(w, axis=1)
         r = rng.below(cum[:, -1])
         j = (cum <= r[:, None]).sum(axis=1)
@@ -275,10 +328,16 @@ class RankPool:
                 rows = np.nonzero((sig == s) & (j == jj))[0]
                 if len(rows):
                     tab = self.table(lo, hi)
-                    first = tab.start[h[rows]]
-                    base = np.where(first > 0, tab.cum[np.maximum(first - 1, 0)], 0)
-                    counts[rows] = tab.combo[np.searchsorted(tab.cum, base + r[rows], side="right")]
+                    base = tab.cum_ways[first[rows, jj]]
+                    counts[rows] = tab.combo[np.searchsorted(tab.cum_ways[1:], base + r[rows], side="right")]
         deal_classes_and_spots(owners, rng, [c.cards() for c in self.classes], counts, self.seats, self.source.free)
+
+
+def _running(x: np.ndarray) -> np.ndarray:
+    """Running sums of ``x`` from 0: entry i sums ``x[:i]``."""
+    out = np.zeros(len(x) + 1, np.int64)
+    np.cumsum(x, out=out[1:])
+    return out
 
 
 def _spot_ways(left: np.ndarray, need: np.ndarray, free: bool) -> np.ndarray:

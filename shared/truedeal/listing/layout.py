@@ -43,6 +43,9 @@ class Layout:
     #: seats weighed by rank counts (:mod:`truedeal.listing.rank_pool`); then the
     #: exact dims are the patterned seats' count of each tracked rank
     pool: Any = field(default=None, compare=False)
+    #: forms that are sums of other forms (:mod:`truedeal.listing.folding`):
+    #: kept at one value, read back by :meth:`form_values`
+    folds: dict[int, tuple[tuple[int, int], ...]] = field(default_factory=dict, compare=False)
     #: the roles as the compiled fill reads them (built once by :mod:`truedeal.fill`)
     fill_roles: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -85,6 +88,16 @@ class Layout:
             cap = np.array([d - 1 if c else 10**9 for d, c in zip(self.dims, self.clamp)] + [10**9] * (len(self.dims) - self.n_box))
             z = np.minimum(z, cap)
         return z, (z < np.array(self.dims, dtype=z.dtype)).all(axis=-1)
+
+    def form_values(self, z: np.ndarray) -> np.ndarray:
+        """The forms' values of feature vectors ``z`` (``(..., n_box)``): their
+        coordinates, and each folded form summed from its sources."""
+        if not self.folds:
+            return z[..., : self.n_box]
+        out = z[..., : self.n_box].astype(np.int64)
+        for f, parts in self.folds.items():
+            out[..., f] = sum(c * out[..., g] for g, c in parts)
+        return out
 
     def open_top(self, hi: np.ndarray) -> np.ndarray:
         """Box upper bounds with clamped tops opened ("that or more")."""

@@ -69,6 +69,8 @@ def _form_values(layout: Layout, suit: int, lengths: dict[int, int], masks: np.n
     held = _held(layout.comp.tracked[suit])
     out = np.zeros((len(masks), layout.n_box), dtype=np.int64)
     for f, form in enumerate(layout.comp.forms):
+        if f in layout.folds:  # read back from its sources
+            continue
         for t in form.terms:
             if suit not in t.suits or t.seat not in layout.rank_seats:  # a rank pool's seats are not listed
                 continue

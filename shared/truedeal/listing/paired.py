@@ -32,6 +32,7 @@ from ..constraints.compile import Compiled, unclamped
 from . import rank_pool
 from .cells import enumerate_cells, suit_columns
 from .exact_ops import exact_matmul, row_dots
+from .folding import folded
 from .layout import Layout, TooWide, make_layout, small_vectors
 from .options import SuitOptions, suit_options
 
@@ -144,8 +145,21 @@ class Prepared:
 
     @classmethod
     def of(cls, comp: Compiled) -> Prepared:
-        """TooWide past the paired limits, as :func:`build_paired`."""
+        """TooWide past the paired limits, as :func:`build_paired`.  A layout
+        too wide with every form listed is tried again with the forms that
+        others sum to folded out (:mod:`~truedeal.listing.folding`); the
+        layouts that fit stay as they were, and so do their seeded deals."""
         layout = rank_pool.pool_layout(comp) if comp.pooled else make_layout(unclamped(comp))
+        try:
+            return cls._of(layout)
+        except TooWide:
+            narrow = folded(layout, _fold_sources(layout))
+            if narrow is layout:
+                raise
+            return cls._of(narrow)
+
+    @classmethod
+    def _of(cls, layout: Layout) -> Prepared:
         cells = enumerate_cells(layout.comp, layout)
         columns, cell_cols = suit_columns(cells, layout)
         if layout.zsize > MAX_FEATURE_STATES:  # VectorWeights.pos
@@ -182,6 +196,12 @@ class Prepared:
         return PairedListing(self.layout, self.cells, self.cell_cols, self.options, g, frame.z_flat, tables,
                              frame.cell_dc, frame.group_table, frame.group_sig, frame.accept, v, y, order, start,
                              weights, sum(weights), cases, sig_boxes)
+
+
+def _fold_sources(layout: Layout) -> list[int]:
+    """The forms that the listing carries (a rank pool's own forms are read from its tables)."""
+    pool = layout.pool
+    return [f for f in range(layout.n_box) if pool is None or f not in pool.pool_forms]
 
 
 def build_paired(comp: Compiled) -> PairedListing:
@@ -380,8 +400,9 @@ def _accept(layout: Layout, z_flat: np.ndarray, boxes: list) -> np.ndarray:
     out = np.zeros((len(z_flat), len(z_flat)), bool)
     for b in range(0, len(z_flat), 256):
         z, fits = layout.add(zv[b : b + 256, None, :], zv[None, :, :])
+        v = layout.form_values(z)
         inside = np.zeros(fits.shape, bool)
         for lo, hi in boxes:
-            inside |= ((z >= np.array(lo)) & (z <= np.array(hi))).all(axis=-1)
+            inside |= ((v >= np.array(lo)) & (v <= np.array(hi))).all(axis=-1)
         out[b : b + 256] = fits & inside
     return out

@@ -270,8 +270,8 @@ class RankPool:
                 z, fits = layout.add(zv[b : b + 256, None, :], zv[None, :, :])
                 h = self._h(layout, z, fits)
                 for lo, hi in boxes:
-                    inside = fits & self._listed_inside(z, lo, hi)
-                    w, c = self.table(lo, hi).totals(h, *self._q_range(z, lo, hi))
+                    inside = fits & self._listed_inside(layout, z, lo, hi)
+                    w, c = self.table(lo, hi).totals(h, *self._q_range(layout, z, lo, hi))
                     ways[b : b + 256] += np.where(inside, w, 0)
                     cases[b : b + 256] += np.where(inside, c, 0)
             out[0].append(ways)
@@ -284,19 +284,21 @@ class RankPool:
         # a class read in one suit can pass its size in a sum that does not fit: read h there as 0
         return np.where(fits, z[..., layout.n_box :] @ strides_of(layout.dims[layout.n_box :]), 0)
 
-    def _q_range(self, z: np.ndarray, lo: tuple, hi: tuple) -> tuple[np.ndarray, np.ndarray]:
+    def _q_range(self, layout: Layout, z: np.ndarray, lo: tuple, hi: tuple) -> tuple[np.ndarray, np.ndarray]:
         """The pool's part of the mixed form that the box ``(lo, hi)`` takes
         beside the patterned part that ``z`` carries (0..0 without one)."""
         if not self.mixed_forms:
             return np.zeros(z.shape[:-1], np.int64), np.zeros(z.shape[:-1], np.int64)
         m = self.mixed_forms[0]
-        return lo[m] - z[..., m], hi[m] - z[..., m]
+        p = layout.form_values(z)[..., m]
+        return lo[m] - p, hi[m] - p
 
-    def _listed_inside(self, z: np.ndarray, lo: tuple, hi: tuple) -> np.ndarray:
+    def _listed_inside(self, layout: Layout, z: np.ndarray, lo: tuple, hi: tuple) -> np.ndarray:
         f = list(self.listed_forms)
         if not f:
             return np.ones(z.shape[:-1], bool)
-        return np.asarray(((z[..., f] >= np.array(lo)[f]) & (z[..., f] <= np.array(hi)[f])).all(axis=-1), bool)
+        v = layout.form_values(z)[..., f]
+        return np.asarray(((v >= np.array(lo)[f]) & (v <= np.array(hi)[f])).all(axis=-1), bool)
 
     # ---------------------------------------------------------------- draws
 
@@ -314,8 +316,8 @@ class RankPool:
             rows = np.nonzero(sig == s)[0]
             for j, (lo, hi) in enumerate(sig_boxes[s]):
                 tab = self.table(lo, hi)
-                start, end = tab.runs(h[rows], *self._q_range(z[rows], lo, hi))
-                inside = self._listed_inside(z[rows], lo, hi)
+                start, end = tab.runs(h[rows], *self._q_range(layout, z[rows], lo, hi))
+                inside = self._listed_inside(layout, z[rows], lo, hi)
                 first[rows, j] = start
                 w[rows, j] = np.where(inside, tab.cum_ways[end] - tab.cum_ways[start], 0)
         cum = np.cumsum(w, axis=1)

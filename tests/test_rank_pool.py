@@ -111,6 +111,27 @@ def test_a_form_mixing_pool_and_patterned_seats_counts_what_the_factored_listing
     assert pooled.cases == count_cases(factored)
 
 
+def test_two_mixed_forms_partition_into_the_pool_forms_of_each_patterned_value_and_deal_their_law():
+    """East's HCP summed with North's and with South's (two mixed forms): the
+    whole equals the parts with North and South at each HCP value (East's
+    range then a pool form of its own), cases too, and (North, South) drawn
+    follow those parts."""
+    base = "shape(north, 4333 + 3433) && shape(south, 5xxx) && controls(south) <= 1"
+    whole = base + " && hcp(north) <= 2 && hcp(south) <= 3 && hcp(east) <= 6 && hcp(north) + hcp(east) >= 3 && hcp(south) + hcp(east) <= 6"
+    listing = build_paired(_comp({"condition": whole}))
+    assert len(listing.layout.pool.mixed_forms) == 2
+    parts = {(n, s): build_paired(_comp({"condition": base + f" && hcp(north) == {n} && hcp(south) == {s}"
+                                                     f" && hcp(east) >= {max(3 - n, 0)} && hcp(east) <= {6 - s}"}))
+             for n in range(3) for s in range(4)}
+    assert sum(p.deals for p in parts.values()) == listing.deals > 0
+    assert sum(p.cases for p in parts.values()) == listing.cases
+    owners = listing.make_sampler().draw(20_000, chunk_rng("two mixed forms", 0))
+    assert fits(owners, load_spec({"condition": whole}).program()).all()
+    seen = np.bincount(4 * hcp(owners, 0) + hcp(owners, 2), minlength=12)
+    exact = np.array([parts[n, s].deals for n in range(3) for s in range(4)], float)
+    assert chisquare(seen, exact / exact.sum() * len(owners)).pvalue > 1e-4
+
+
 def test_a_partnership_sum_of_a_patterned_and_a_pool_seat_is_exact_and_deals_its_law():
     """N+S 24+ with North 15-17 balanced and South on HCP alone: the whole
     equals the parts with North at 15, 16 and 17 HCP (each South's range a

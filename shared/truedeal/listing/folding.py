@@ -36,13 +36,15 @@ def _weights(form: Form) -> Counter:
 
 def find_folds(forms: list[Form], sources: list[int]) -> Folds:
     """Each of the ``sources`` forms that is a positive integer combination of
-    other whole ``sources`` forms (disjoint in their terms), with that combination."""
+    other whole ``sources`` forms (disjoint in their terms), with that
+    combination.  The widest forms are folded first (a sum, not its parts)."""
     weights = [_weights(f) for f in forms]
     out: Folds = {}
     used: set[int] = set()  # a source stays listed: folds never chain
-    for f in (f for f in sources if f not in used):
+    for f in (f for f in sorted(sources, key=lambda f: -forms[f].dim) if f not in used):
         rest, parts = Counter(weights[f]), []
-        for g in sorted((g for g in sources if g != f and g not in out), key=lambda g: -len(weights[g])):
+        # the narrowest sources first: single seats, so that their sums all fold
+        for g in sorted((g for g in sources if g != f and g not in out), key=lambda g: len(weights[g])):
             c = _multiple(rest, weights[g])
             if c:
                 rest.subtract({k: c * v for k, v in weights[g].items()})

@@ -159,8 +159,12 @@ class Prepared:
         """TooWide past the paired limits, as :func:`build_paired`.  A layout
         too wide with every form listed is tried again with the forms that
         others sum to folded out (:mod:`~truedeal.listing.folding`); the
-        layouts that fit stay as they were, and so do their seeded deals."""
+        layouts that fit stay as they were, and so do their seeded deals.
+        A rank pool's mixed forms are folded from the start (their patterned
+        parts repeat a seat's own range, at every value the seat could take)."""
         layout = rank_pool.pool_layout(comp) if comp.pooled else make_layout(unclamped(comp))
+        if layout.pool is not None and layout.pool.mixed_forms:
+            return cls._of(folded(layout, _fold_sources(layout)))
         try:
             return cls._of(layout)
         except TooWide:

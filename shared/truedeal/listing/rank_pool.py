@@ -28,10 +28,19 @@ form weighs alike, e.g. the ace of spades alone and the other three aces.
 The coordinates count each class, the suit factor is ``(size - h)! /
 prod(counts!)`` per class, and a draw deals each class's cards.  With
 suit-blind pool forms the classes are the ranks, and nothing changes.
+
+A form may also sum patterned seats and pool seats ("North 15-17
+balanced, South HCP alone, N+S 24+"): a **mixed** form.  The listing
+carries its patterned part ``p`` as a coordinate, and the pool's part must
+then lie in the box's range shifted by ``p``.  A table sorts its combos by
+``(h, q)``, ``q`` the pool's parts, so the combos of one ``h`` and a range of
+the last part are one run, whose ways are a difference of running sums;
+with several mixed forms, one run per value of the other parts.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 from math import comb, prod
 
@@ -44,6 +53,8 @@ from .layout import Layout, TooWide, small_vectors, strides_of
 
 #: Bytes the accept matrices (weights and cases, per cell signature) may take.
 MAX_ACCEPT_BYTES = 1 << 30
+#: Most runs of a table that one (h, box) reads: the values of every mixed form's pool part but the last.
+MAX_MIXED_RUNS = 128
 _FACT = np.array([1, 1, 2, 6, 24], np.int64)
 _BINOM = np.array([[comb(n, k) for k in range(53)] for n in range(53)], np.int64)
 
@@ -57,7 +68,8 @@ def applicable(comp: Compiled) -> bool:
     pool = set(comp.pooled)
     if not pool or len(comp.patterned) < 2 or comp.forced or comp.dead or not comp.exact or not any(comp.tracked):
         return False
-    if len(_mixed_forms(comp)) > 1:
+    mixed = _mixed_forms(comp)
+    if prod(_part(comp.forms[m], pool, inside=True).dim for m in mixed[:-1]) > MAX_MIXED_RUNS:
         return False
     for f, form in enumerate(comp.forms):
         pool_terms = [t for t in form.terms if t.seat in pool]
@@ -131,24 +143,46 @@ def pool_layout(comp: Compiled) -> Layout:
 class PoolTable:
     """The pool's ways within one box's pool part, by the patterned seats'
     counts ``h`` of each card class (flat over :attr:`RankPool.dims`) and
-    the pool's part ``q`` of the mixed form (0..n_q-1; 0 without one)."""
+    the pool's part ``q`` of each mixed form (flat over ``q_dims``)."""
 
     combo: np.ndarray  # (m, classes, pool seats) accepted combos' counts, sorted by (h, q)
     cum_ways: np.ndarray  # (m + 1,) running ways (int64), from 0
     cum_cases: np.ndarray  # (m + 1,) running distinct holdings of the pool, from 0
-    start: np.ndarray  # (prod(dims) * n_q + 1,) each (h, q)'s run
-    n_q: int
+    start: np.ndarray  # (prod(dims) * prod(q_dims) + 1,) each (h, q)'s run
+    q_dims: tuple[int, ...]  # each mixed form's pool part: 0..n-1
 
-    def runs(self, h: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """First and end combo of each ``h`` with ``q`` in ``lo..hi`` (empty where lo > hi)."""
-        first = self.start[h * self.n_q + np.clip(lo, 0, self.n_q - 1)]
-        end = self.start[h * self.n_q + np.clip(hi, -1, self.n_q - 1) + 1]
-        return first, np.where(np.maximum(lo, 0) <= np.minimum(hi, self.n_q - 1), end, first)
+    def runs(self, h: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+        """First and end combo of each ``h`` with the mixed parts in ``lo..hi``
+        (``(..., len(q_dims))``): one run per value of the parts but the last
+        (empty where out of range)."""
+        if not self.q_dims:
+            return [(self.start[h], self.start[h + 1])]
+        n, last = prod(self.q_dims), self.q_dims[-1]
+        a, b = lo[..., -1], hi[..., -1]
+        out = []
+        for prefix in itertools.product(*map(range, self.q_dims[:-1])):
+            base = h * n + int(np.dot(prefix, strides_of(self.q_dims)[:-1])) if prefix else h * n
+            ok = np.maximum(a, 0) <= np.minimum(b, last - 1)
+            for i, v in enumerate(prefix):
+                ok &= (lo[..., i] <= v) & (v <= hi[..., i])
+            first = self.start[base + np.clip(a, 0, last - 1)]
+            out.append((first, np.where(ok, self.start[base + np.clip(b, -1, last - 1) + 1], first)))
+        return out
 
     def totals(self, h: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The pool's ways and distinct holdings for each ``h`` and ``q`` range."""
-        first, end = self.runs(h, lo, hi)
-        return self.cum_ways[end] - self.cum_ways[first], self.cum_cases[end] - self.cum_cases[first]
+        """The pool's ways and distinct holdings for each ``h`` and range of the mixed parts."""
+        runs = self.runs(h, lo, hi)
+        return (sum(self.cum_ways[end] - self.cum_ways[first] for first, end in runs),
+                sum(self.cum_cases[end] - self.cum_cases[first] for first, end in runs))
+
+    def pick(self, h: np.ndarray, lo: np.ndarray, hi: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """The combo at running way ``r`` among those of :meth:`totals`."""
+        first, rest, acc = np.full(len(h), -1, np.int64), r.copy(), np.zeros(len(h), np.int64)
+        for a, b in self.runs(h, lo, hi):
+            here = (first < 0) & (r < acc + self.cum_ways[b] - self.cum_ways[a])
+            first[here], rest[here] = a[here], r[here] - acc[here]
+            acc += self.cum_ways[b] - self.cum_ways[a]
+        return self.combo[np.searchsorted(self.cum_ways[1:], self.cum_ways[first] + rest, side="right")]
 
 
 @dataclass
@@ -160,7 +194,7 @@ class RankPool:
     classes: tuple[CardClass, ...]
     pool_forms: frozenset[int]
     listed_forms: tuple[int, ...]
-    mixed_forms: tuple[int, ...]  # at most one: its patterned part is listed, its pool part read here
+    mixed_forms: tuple[int, ...]  # their patterned parts are listed, their pool parts read here
     case_seats: tuple[int, ...]  # patterned seats whose holdings make a case (Pavlicek: HCP seats)
     _combos: tuple = field(default=(), repr=False)
     _tables: dict = field(default_factory=dict, repr=False)
@@ -206,7 +240,8 @@ class RankPool:
         for f, (lo, hi) in zip(sorted(self.pool_forms), key):
             v = self._form_value(self.source.forms[f], held)
             ok &= (v >= lo) & (v <= hi)
-        q, n_q = self._mixed_part(held)
+        q, q_dims = self._mixed_parts(held)
+        n_q = prod(q_dims)
         idx = np.nonzero(ok)[0]
         hq = h[idx] * n_q + q[idx]
         idx = idx[np.argsort(hq, kind="stable")]
@@ -214,14 +249,16 @@ class RankPool:
         if float(w.astype(np.float64).sum()) >= 2.0**62:
             raise TooWide("the pool's ways are too many for int64")
         start = np.searchsorted(np.sort(hq), np.arange(prod(self.dims) * n_q + 1))
-        return PoolTable(a[idx, :, 1 : 1 + len(self.seats)], _running(w), _running(mult[idx]), start, n_q)
+        return PoolTable(a[idx, :, 1 : 1 + len(self.seats)], _running(w), _running(mult[idx]), start, q_dims)
 
-    def _mixed_part(self, held: dict[int, np.ndarray]) -> tuple[np.ndarray, int]:
-        """Each combo's pool part of the mixed form, and how many values it takes (0 and 1 without one)."""
-        if not self.mixed_forms:
-            return np.zeros(len(next(iter(held.values()))), np.int64), 1
-        part = _part(self.source.forms[self.mixed_forms[0]], set(self.seats), inside=True)
-        return self._form_value(part, held), part.dim
+    def _mixed_parts(self, held: dict[int, np.ndarray]) -> tuple[np.ndarray, tuple[int, ...]]:
+        """Each combo's pool parts of the mixed forms, flat, and how many values each takes."""
+        parts = [_part(self.source.forms[m], set(self.seats), inside=True) for m in self.mixed_forms]
+        q_dims = tuple(p.dim for p in parts)
+        q = np.zeros(len(next(iter(held.values()))), np.int64)
+        for p, stride in zip(parts, strides_of(q_dims).tolist()):
+            q += stride * self._form_value(p, held)
+        return q, q_dims
 
     def _form_value(self, form: Form, held: dict[int, np.ndarray]) -> np.ndarray:
         """A pool form's value per combo, from each pool seat's ``held[seat]``:
@@ -285,13 +322,11 @@ class RankPool:
         return np.where(fits, z[..., layout.n_box :] @ strides_of(layout.dims[layout.n_box :]), 0)
 
     def _q_range(self, layout: Layout, z: np.ndarray, lo: tuple, hi: tuple) -> tuple[np.ndarray, np.ndarray]:
-        """The pool's part of the mixed form that the box ``(lo, hi)`` takes
-        beside the patterned part that ``z`` carries (0..0 without one)."""
-        if not self.mixed_forms:
-            return np.zeros(z.shape[:-1], np.int64), np.zeros(z.shape[:-1], np.int64)
-        m = self.mixed_forms[0]
+        """The pool's parts of the mixed forms that the box ``(lo, hi)`` takes
+        beside the patterned parts that ``z`` carries, ``(..., mixed forms)``."""
+        m = list(self.mixed_forms)
         p = layout.form_values(z)[..., m]
-        return lo[m] - p, hi[m] - p
+        return np.array(lo)[m] - p, np.array(hi)[m] - p
 
     def _listed_inside(self, layout: Layout, z: np.ndarray, lo: tuple, hi: tuple) -> np.ndarray:
         f = list(self.listed_forms)
@@ -311,15 +346,12 @@ class RankPool:
 
         h = self._h(layout, z)
         width = max(len(b) for b in sig_boxes)
-        first, w = np.zeros((len(z), width), np.int64), np.zeros((len(z), width), np.int64)
+        w = np.zeros((len(z), width), np.int64)
         for s in np.unique(sig).tolist():
             rows = np.nonzero(sig == s)[0]
             for j, (lo, hi) in enumerate(sig_boxes[s]):
-                tab = self.table(lo, hi)
-                start, end = tab.runs(h[rows], *self._q_range(layout, z[rows], lo, hi))
-                inside = self._listed_inside(layout, z[rows], lo, hi)
-                first[rows, j] = start
-                w[rows, j] = np.where(inside, tab.cum_ways[end] - tab.cum_ways[start], 0)
+                ways, _ = self.table(lo, hi).totals(h[rows], *self._q_range(layout, z[rows], lo, hi))
+                w[rows, j] = np.where(self._listed_inside(layout, z[rows], lo, hi), ways, 0)
         cum = np.cumsum(w, axis=1)
         r = rng.below(cum[:, -1])
         j = (cum <= r[:, None]).sum(axis=1)
@@ -329,9 +361,7 @@ class RankPool:
             for jj, (lo, hi) in enumerate(sig_boxes[s]):
                 rows = np.nonzero((sig == s) & (j == jj))[0]
                 if len(rows):
-                    tab = self.table(lo, hi)
-                    base = tab.cum_ways[first[rows, jj]]
-                    counts[rows] = tab.combo[np.searchsorted(tab.cum_ways[1:], base + r[rows], side="right")]
+                    counts[rows] = self.table(lo, hi).pick(h[rows], *self._q_range(layout, z[rows], lo, hi), r[rows])
         deal_classes_and_spots(owners, rng, [c.cards() for c in self.classes], counts, self.seats, self.source.free)
 
 

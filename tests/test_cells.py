@@ -44,7 +44,7 @@ def test_suit_columns_are_the_distinct_rows_in_sorted_order(name):
     layout = _layout(SPECS[name])
     cells = enumerate_cells(layout.comp, layout)
     columns, cell_cols = suit_columns(cells, layout)
-    profiles = [suit_profile(layout.comp, k) for k in range(4)]
+    profiles = [suit_profile(layout, k) for k in range(4)]
     rows = [(profiles.index(profiles[s]), *(int(PATTERNS[p, s]) for p in cell)) for cell in cells.tolist() for s in range(4)]
     uniq, inv = np.unique(np.array(rows), axis=0, return_inverse=True)
     assert columns == [tuple(int(x) for x in r) for r in uniq]

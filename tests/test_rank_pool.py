@@ -14,6 +14,7 @@ from truedeal.constraints.compile import compile_program
 from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.constraints.evaluate import satisfies as fits
+from truedeal.cuts import cut_listing, load_slice, merge_slices
 from truedeal.engine import Plan
 from truedeal.evaluate import hcp
 from truedeal.listing import build_listing, count_cases
@@ -130,6 +131,18 @@ def test_two_mixed_forms_partition_into_the_pool_forms_of_each_patterned_value_a
     seen = np.bincount(4 * hcp(owners, 0) + hcp(owners, 2), minlength=12)
     exact = np.array([parts[n, s].deals for n in range(3) for s in range(4)], float)
     assert chisquare(seen, exact / exact.sum() * len(owners)).pvalue > 1e-4
+
+
+def test_a_listing_with_mixed_forms_cut_in_slices_deals_the_whole_s_bytes():
+    """What a job's workers build (paired slices, merged): the same listing, cases and deals."""
+    spec = load_spec({"condition": "shape(north, 4333 + 3433) && shape(south, 5xxx) && controls(south) <= 1"
+                                   " && hcp(north) <= 2 && hcp(south) <= 3 && hcp(east) <= 6"
+                                   " && hcp(north) + hcp(east) >= 3 && hcp(south) + hcp(east) <= 6"})
+    plan, cut = Plan.build(spec), cut_listing(spec, 3)
+    merged = Plan.from_listing(spec, merge_slices(spec, [load_slice(cut.build(k).to_bytes()) for k in range(cut.parts)]))
+    assert plan.listing.layout.pool.mixed_forms and merged.listing.layout.folds
+    assert (merged.deals_total, merged.listing.cases) == (plan.deals_total, plan.listing.cases)
+    assert all(np.array_equal(merged.chunk(i, "mixed slices"), plan.chunk(i, "mixed slices")) for i in (0, 5))
 
 
 def test_a_partnership_sum_of_a_patterned_and_a_pool_seat_is_exact_and_deals_its_law():

@@ -21,6 +21,7 @@ def explanation(plan: Plan) -> dict[str, Any]:
     listed = plan.union.plans[0] if plan.union is not None else plan  # an either/or or a split: its first listing
     comp = listed.listed or compile_program(listed.source_program())
     pool = _rank_pool(listed)
+    folds = getattr(getattr(listed.listing, "layout", None), "folds", {})  # truedeal.listing.folding
     out: dict[str, Any] = {
         "condition": cond(program.condition),
         "predealt": [f"{SEAT_NAMES[s]}: " + " ".join("SHDC"[c % 4] + _RANKS[c // 4] for c in cards) for s, cards in program.predeal],
@@ -31,7 +32,8 @@ def explanation(plan: Plan) -> dict[str, Any]:
         "weighed by rank counts": [SEAT_NAMES[s] for s in pool],
         "out of the pack": [f"{SEAT_NAMES[s]}: " + "SHDC"[c % 4] + _RANKS[c // 4] for c, s in sorted(comp.dead.items())],
         "tracked ranks": [f"{SUIT_NAMES[k]}: {''.join(_RANKS[r] for r in comp.tracked[k]) or '-'}" for k in range(4)],
-        "forms": [_form(f) for f in comp.forms],
+        "forms": [_form(f) + (", read as the sum of the forms it adds up (not listed)" if i in folds else "")
+                  for i, f in enumerate(comp.forms)],
         "cells": info.sizes.cells,
         "entries": info.sizes.entries,
         "cases": info.cases,

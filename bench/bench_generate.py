@@ -76,6 +76,10 @@ SPECS = {
     "1NT, E overcall 10-16 5+S, S 0-7 5+H, W 0-10 (pool)": {
         "north": {"hcp": [15, 17], "shape": BAL}, "east": {"hcp": [10, 16], "spades": [5, 13]},
         "south": {"hcp": [0, 7], "hearts": [5, 13]}, "west": {"hcp": [0, 10]}},
+    "1NT, E overcall 8-16 5+S, S 0-12, W 0-10, N+S 24+ (mixed form)": {
+        "condition": "hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4333 + any 4432 + any 5332)"
+                     " && spades(east) >= 5 && hcp(east) >= 8 && hcp(east) <= 16 && hcp(south) <= 12 && hcp(west) <= 10"
+                     " && hcp(north) + hcp(south) >= 24"},
 }
 
 

@@ -209,6 +209,34 @@ def test_box_sums_of_the_numpy_path_against_the_table():
             assert got[r, b] == table[box].sum()
 
 
+@pytest.mark.parametrize("seed", range(24))
+def test_deal_of_any_blocks_byte_identical(seed):
+    """fill._deal on both paths: 1 to 10 blocks (the compiled write-out keeps
+    at most 8 block ends at hand), counts of either sign, some cards not
+    available, rows that take every available card (then the last block is
+    not shuffled) or not."""
+    from truedeal.fill import _deal
+
+    gen = np.random.default_rng(seed)
+    n, blocks = 40, int(gen.integers(1, 11))
+    cards = np.sort(gen.choice(52, int(gen.integers(4, 14)), replace=False)).astype(np.int64)
+    owners = np.full((n, 52), 255, np.uint8)
+    owners[gen.random((n, 52)) < 0.25] = 7  # taken already
+    avail = (owners[:, cards] == 255).sum(axis=1)
+    counts = gen.integers(-2, 4, (n, blocks))
+    counts[:, -1] = np.abs(counts[:, -1])  # (a row taking all its cards shuffles need - last: at most its cards)
+    want = avail if seed % 2 else gen.integers(0, avail + 1)  # each row's cards in all, or some of them
+    counts[:, 0] += want - counts.sum(axis=1)
+    dest = np.arange(blocks, dtype=np.uint8)
+
+    def deal(rng):
+        out = owners.copy()
+        _deal(out, rng, cards, counts, dest)
+        return out
+
+    assert_twice_equal(deal, seed=f"deal {seed}")
+
+
 def test_chunk_sizes_do_not_change_the_stream():
     """A chunk cut short gives the first deals of the full chunk, on both paths."""
     plan = Plan.build(load_spec(str(ROOT / "examples" / "strong-nt.json")))

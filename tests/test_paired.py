@@ -18,6 +18,7 @@ from truedeal.constraints.compile import _unique_rows, compile_program
 from truedeal.constraints.evaluate import satisfies as fits
 from truedeal.engine import Plan
 from truedeal.evaluate import hcp, satisfies
+from truedeal.fill import _roles
 from truedeal.listing import build_listing
 from truedeal.listing.cases import _count_by_groups
 from truedeal.listing.exact_ops import exact_matmul, first_above, row_dots
@@ -149,6 +150,52 @@ def test_compiled_paired_draws_refuse_indices_out_of_range():
     with pytest.raises(IndexError, match="cell table"):
         k.cell(chunk_rng("x", 0).bits, q, L.v[q].argmax(axis=1), L.v, L.group_start, L.cell_order, past, *cells[3:],
                np.empty(1, np.int64))
+
+
+NT_INVITE_POOL = json.loads((Path(__file__).parents[1] / "bench" / "specs" / "nt-invite-pool.json").read_text())
+
+
+@pytest.mark.skipif(kernel.paired() is None or kernel.sampler() is None, reason="compiled draws not built")
+@pytest.mark.parametrize("spec", [SMALL_FOUR, BOTH[1], NT_INVITE_POOL], ids=["small four", "both 1", "rank pool"])
+def test_compiled_splits_and_options_fill_make_the_numpy_draws(spec):
+    """The splits, options and fill in two compiled calls (the options keyed
+    by their vectors' places in g) draw the deals, and read the bytes, of
+    the compiled steps one by one and of the numpy path."""
+    listing = build_paired(_comp(spec))
+    assert (listing.layout.pool is not None) == (spec is NT_INVITE_POOL)
+    out = []
+    for path in ("two calls", "step by step", "numpy"):
+        s, rng = listing.make_sampler(), chunk_rng("fill", 1)
+        assert s.option_arrays is not None
+        if path == "step by step":
+            s.option_arrays = None
+        if path == "numpy":
+            with kernel.numpy_only():
+                owners = s.draw(3000, rng)
+        else:
+            owners = s.draw(3000, rng)
+        out.append((owners.tobytes(), rng.bits.read(32)))
+    assert out[0] == out[1] == out[2]
+
+
+@pytest.mark.skipif(kernel.paired() is None or kernel.sampler() is None, reason="compiled draws not built")
+def test_compiled_splits_and_options_fill_refuse_indices_out_of_range():
+    sampler = build_paired(_comp(SMALL_FOUR)).make_sampler()
+    L, n = sampler.listing, 5
+    q, zero = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    past = np.full(n, len(L.cell_cols), np.int64)  # a cell past the last
+    with pytest.raises(IndexError, match="cell"):
+        kernel.paired().splits(chunk_rng("x", 0).bits, q, past, zero, zero, L.group_table, L.cell_table, L.cell_cols,
+                               L.tables, sampler._split_arrays(), np.empty((n, 4), np.int64))
+    roles = _roles(L.layout)
+    far = np.full((n, 4), L.g.w.shape[1], np.int64)  # places past the last
+    with pytest.raises(ValueError, match="out of range"):
+        kernel.sampler().options_fill(chunk_rng("x", 0).bits, roles, len(L.layout.patterned), np.empty((n, 52), np.uint8),
+                                      zero, far, L.g.w.shape[1], sampler.option_arrays)
+    with pytest.raises(ValueError, match="malformed"):  # start one short
+        arrays = sampler.option_arrays[:4] + (sampler.option_arrays[4][:-1],) + sampler.option_arrays[5:]
+        kernel.sampler().options_fill(chunk_rng("x", 0).bits, roles, len(L.layout.patterned), np.empty((n, 52), np.uint8),
+                                      zero, np.zeros((n, 4), np.int64), L.g.w.shape[1], arrays)
 
 
 def _no_cache(s):

@@ -27,9 +27,11 @@
  *                                          PairedSampler._z2
  *   cell(bits, q, z2, v, group_start, cell_order, run_table i4, tables, cell_at, cell_sums, out)
  *                                          PairedSampler._cell
- *   split(bits, ca, cb, z, total, support, support_packed, z_packed, guard, z_flat, g, n_used, pos,
- *         split_at u8, split_list u8, va, vb)
+ *   split(bits, ca, cb, z, total, (support, support_packed, z_packed, guard, z_flat, g, n_used, pos, used,
+ *         split_at u8, split_list u8), va, vb)
  *                                          PairedSampler._split
+ *   splits(bits, q, cell, z1, z2, group_table, cell_table, cell_cols, tables, (split arrays), places)
+ *                                          PairedSampler._split twice, each suit's place in g
  *
  * All arrays are C-contiguous int64 unless said otherwise; indices are
  * checked (the large index tables as they are read), so a malformed call
@@ -266,6 +268,21 @@ static inline int accepted_row(const Accepted *A, const Dims *D, const int64_t *
     return 1;
 }
 
+/* Prefetch the lines of V_q that the scan of an accepted row [from, to)
+ * reads first: every line of its first PREFETCH_RUN runs (a run spans one
+ * or two lines), or of its first PREFETCH_RUN entries. */
+static inline void prefetch_v(const Accepted *A, const Dims *D, const int64_t *vq, int64_t from, int64_t to) {
+    uintptr_t last = 0;
+    int64_t end = to - from > PREFETCH_RUN ? from + PREFETCH_RUN : to;
+    for (int64_t j = from; j < end; j++) {
+        uint64_t z = A->runs ? (uint32_t)A->runs[j] : (uint64_t)A->idx[j], top = A->runs ? z + (A->runs[j] >> 32) : z + 1;
+        if (top > D->n_z || top <= z) break;
+        uintptr_t line = (uintptr_t)(vq + z) >> 6, stop = (uintptr_t)(vq + top - 1) >> 6;
+        for (line = line > last ? line : last + 1; line <= stop; line++) /* ascending: a line once */
+            pf((const void *)(line << 6)), last = line;
+    }
+}
+
 /* z2: r below Y_q[z1], then the first z2 whose running sum of
  * V_q[z2] * accept[sig_q][z1][z2] (below Y, so within int64) exceeds r: the same z2 as a scan of every
  * z2, since the sum grows only at accepted ones.  The row is prefetched
@@ -278,17 +295,13 @@ static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_
     for (size_t i = 0; i < n && !bad; i++) {
         int64_t from, to;
         if (i + 2 * AHEAD < n && accepted_row(A, D, sig, q[i + 2 * AHEAD], z1[i + 2 * AHEAD], &from, &to) && from < to) {
-            if (A->runs) pf(A->runs + from);
-            else pf(A->idx + from), pf(A->w + from);
+            int64_t end = to - from > PREFETCH_RUN ? from + PREFETCH_RUN : to; /* the entries the next step reads */
+            for (int64_t j = from; j < end; j += 8)
+                if (A->runs) pf(A->runs + j);
+                else pf(A->idx + j), pf(A->w + j);
         }
-        if (i + AHEAD < n && accepted_row(A, D, sig, q[i + AHEAD], z1[i + AHEAD], &from, &to)) {
-            const int64_t *vq = v + (size_t)q[i + AHEAD] * D->n_z;
-            int64_t last = -1, end = to - from > PREFETCH_RUN ? from + PREFETCH_RUN : to;
-            for (int64_t j = from; j < end; j++) {
-                uint64_t z = A->runs ? (uint32_t)A->runs[j] : (uint64_t)A->idx[j];
-                if (z < D->n_z && (int64_t)z >> 3 != last) pf(vq + z), last = (int64_t)z >> 3; /* ascending: a line once */
-            }
-        }
+        if (i + AHEAD < n && accepted_row(A, D, sig, q[i + AHEAD], z1[i + AHEAD], &from, &to))
+            prefetch_v(A, D, v + (size_t)q[i + AHEAD] * D->n_z, from, to);
         if (sig[q[i]] < 0 || (size_t)sig[q[i]] >= A->n_sig) {
             bad = "paired: signature out of range";
             break;
@@ -470,22 +483,29 @@ static int draw_cell(PyObject *bits, const Dims *D, const int64_t *q, const int6
 
 /* The splits of (column, pair vector) that can weigh anything, listed the
  * first time a draw needs them: split_at[col * n_z + z] is 0, or
- * start << 20 | count << 1 | 1 for the entries list[1 + start ..][0 .. count)
- * (list[0] counts the entries used); an entry packs a support index j (16
- * bits) and the places of the two suits' vectors in g (24 bits each).  A
- * column's support is some hundred vectors, of which a pair vector admits
- * one in ten or so, and each is random reads in pos: the list turns a split
- * into a scan of those few, reading g (a few hundred kB) alone.  A full list
- * (or a shape too large to pack) scans the support as before. */
+ * start << 20 | count << 1 | 1 for the entries [start, start + count) of
+ * the 32-bit words after list[0] (which counts the entries used); an entry
+ * packs the places of the two suits' vectors in g (16 bits each: used[] maps
+ * a place back to its flat vector).  A column's support is some hundred
+ * vectors, of which a pair vector admits one in ten or so, and each is
+ * random reads in pos: the list turns a split into a scan of those few,
+ * reading g (a few hundred kB) alone, a 64-byte line per 16 of them (the
+ * lists outgrow the caches: a scan's lines are what it waits for).  A full
+ * list (or more than 2**16 places) scans the support as before. */
 typedef struct {
-    const int64_t *support, *support_packed, *z_packed, *z_flat, *g, *pos;
+    const int64_t *support, *support_packed, *z_packed, *z_flat, *g, *pos, *used;
     size_t width, zsize, n_used, n_z; /* g is (n_cols, n_used); pos maps a flat vector to its column of g, or -1 */
     int64_t guard;
     uint64_t *at, *list; /* NULL: no list */
-    size_t cap;          /* entries list can hold */
+    size_t cap;          /* 32-bit entries the list can hold */
+    size_t n_cols;
 } Splits;
 
 #define LIST_BUILT 1
+#define LIST_PLACES (1 << 16) /* most places an entry packs */
+
+static inline uint32_t *list_entries(const Splits *S) { return (uint32_t *)(S->list + 1); }
+
 #define LIST_COUNT(w) ((size_t)((w) >> 1) & 0x7FFFF)
 #define LIST_START(w) ((size_t)((w) >> 20))
 
@@ -515,7 +535,7 @@ static inline int split_fits(const Splits *S, int64_t ca, int64_t z, size_t j, i
 static int list_splits(const Splits *S, int64_t ca, int64_t z) {
     size_t used = (size_t)S->list[0], c = 0, end = S->width, fit = 0;
     if (S->cap - used < S->width) return 0;
-    uint64_t *e = S->list + 1 + used;
+    uint32_t *e = list_entries(S) + used;
     const int64_t *sup = S->support + (size_t)ca * S->width;
     while (end && sup[end - 1] < 0) end--; /* the -1 padding at the end of a column's support */
     /* the support entries that fit inside z first, their pos entries prefetched (random reads in a table of
@@ -525,14 +545,14 @@ static int list_splits(const Splits *S, int64_t ca, int64_t z) {
         if (!split_fits(S, ca, z, j, &va, &vb)) continue;
         pf(S->pos + va);
         pf(S->pos + vb);
-        e[fit++] = (uint64_t)j;
+        e[fit++] = (uint32_t)j;
     }
     for (size_t k = 0; k < fit; k++) {
         size_t j = (size_t)e[k];
         int64_t va = sup[j], vb = S->z_flat[z] - va, pa = S->pos[va], pb = S->pos[vb];
         if (pa < 0 || (size_t)pa >= S->n_used || pb < 0 || (size_t)pb >= S->n_used) continue;
         if (!S->g[(size_t)ca * S->n_used + (size_t)pa]) continue;
-        e[c++] = (uint64_t)j | (uint64_t)pa << 16 | (uint64_t)pb << 40; /* c <= k: the pass reads ahead of its writes */
+        e[c++] = (uint32_t)pa | (uint32_t)pb << 16; /* c <= k: the pass reads ahead of its writes */
     }
     S->list[0] = used + c;
     S->at[(size_t)ca * S->n_z + (size_t)z] = (uint64_t)used << 20 | (uint64_t)c << 1 | LIST_BUILT;
@@ -544,7 +564,7 @@ static int list_splits(const Splits *S, int64_t ca, int64_t z) {
  * split whose running sum exceeds r.  A table that is not that sum is an
  * error, not a wrong draw. */
 static int draw_split(PyObject *bits, const Splits *S, const int64_t *ca, const int64_t *cb, const int64_t *z,
-                      const int64_t *total, size_t n, int64_t *va, int64_t *vb) {
+                      const int64_t *total, size_t n, int64_t *va, int64_t *vb, int64_t *places) {
     int64_t *r = grab(S_P_DRAW, (n + 1) * 8);
     int rc = -1;
     if (!r) {
@@ -556,32 +576,33 @@ static int draw_split(PyObject *bits, const Splits *S, const int64_t *ca, const 
         if (S->list && i + 2 * AHEAD < n) pf(S->at + (size_t)ca[i + 2 * AHEAD] * S->n_z + (size_t)z[i + 2 * AHEAD]);
         if (S->list && i + AHEAD < n) {
             uint64_t w = S->at[(size_t)ca[i + AHEAD] * S->n_z + (size_t)z[i + AHEAD]];
-            if (w & LIST_BUILT) { /* the list's first lines (a dozen entries or so, mostly) */
-                pf(S->list + 1 + LIST_START(w));
-                if (LIST_COUNT(w) > 4) pf(S->list + 9 + LIST_START(w));
+            if (w & LIST_BUILT) { /* the list's first lines (a scan reads 14 entries on average on four.json) */
+                pf(list_entries(S) + LIST_START(w));
+                if (LIST_COUNT(w) > 8) pf(list_entries(S) + LIST_START(w) + 16);
             }
         }
         uint64_t w = S->list ? S->at[(size_t)ca[i] * S->n_z + (size_t)z[i]] : 0;
         if (S->list && !(w & LIST_BUILT) && list_splits(S, ca[i], z[i]))
             w = S->at[(size_t)ca[i] * S->n_z + (size_t)z[i]];
-        int64_t acc = 0, a = -1, b = -1;
+        int64_t acc = 0, a = -1, b = -1, pa = -1, pb = -1;
         if (w & LIST_BUILT) { /* the list's entries, checked as read (the list is the caller's array) */
             if (LIST_START(w) + LIST_COUNT(w) > S->list[0]) {
                 PyErr_SetString(PyExc_IndexError, "paired: split list out of range");
                 goto out;
             }
-            const uint64_t *e = S->list + 1 + LIST_START(w);
+            const uint32_t *e = list_entries(S) + LIST_START(w);
             const int64_t *ga = S->g + (size_t)ca[i] * S->n_used, *gb = S->g + (size_t)cb[i] * S->n_used;
             for (size_t k = 0, c = LIST_COUNT(w); k < c; k++) {
-                size_t j = e[k] & 0xFFFF, pa = e[k] >> 16 & 0xFFFFFF, pb = e[k] >> 40;
-                if (j >= S->width || pa >= S->n_used || pb >= S->n_used) {
+                size_t at_a = e[k] & 0xFFFF, at_b = e[k] >> 16;
+                if (at_a >= S->n_used || at_b >= S->n_used) {
                     PyErr_SetString(PyExc_IndexError, "paired: split list out of range");
                     goto out;
                 }
-                acc += ga[pa] * gb[pb];
+                acc += ga[at_a] * gb[at_b];
                 if (acc > r[i]) {
-                    a = S->support[(size_t)ca[i] * S->width + j];
+                    a = S->used[at_a];
                     b = S->z_flat[z[i]] - a;
+                    pa = (int64_t)at_a, pb = (int64_t)at_b;
                     break;
                 }
             }
@@ -590,8 +611,8 @@ static int draw_split(PyObject *bits, const Splits *S, const int64_t *ca, const 
                 int64_t x, y;
                 if (!split_fits(S, ca[i], z[i], j, &x, &y)) continue;
                 acc += weight_at(S, ca[i], x) * weight_at(S, cb[i], y);
-                if (acc > r[i]) {
-                    a = x, b = y;
+                if (acc > r[i]) { /* both weigh something: their places are in g */
+                    a = x, b = y, pa = S->pos[x], pb = S->pos[y];
                     break;
                 }
             }
@@ -600,12 +621,54 @@ static int draw_split(PyObject *bits, const Splits *S, const int64_t *ca, const 
             PyErr_SetString(PyExc_ValueError, "paired: a pair table is not the sum of its splits");
             goto out;
         }
-        va[i] = a;
-        vb[i] = b;
+        if (va) va[i] = a, vb[i] = b;
+        if (places) places[4 * i] = pa, places[4 * i + 1] = pb;
     }
     rc = 0;
 out:
     drop(S_P_DRAW, r);
+    return rc;
+}
+
+/* The rows of both splits of a deal: its group q and cell, and the tables
+ * of its S+H pair (group_table[q]) and D+C pair (cell_table[cell]). */
+typedef struct {
+    const int64_t *q, *cell, *z1, *z2, *group_table, *cell_table, *cell_cols, *tables;
+    size_t n_t;
+} Pairs;
+
+/* Split z1 (suits 0 and 1) then z2 (suits 2 and 3), as PairedSampler.draw
+ * does, into the places in g of each suit's vector (places, (n, 4)).  The
+ * totals are single reads in tables far larger than the caches: prefetched
+ * AHEAD rows on. */
+static int draw_pairs(PyObject *bits, const Splits *S, const Pairs *P, size_t n, int64_t *places) {
+    int64_t *col = grab(S_P_SPLIT, (3 * n + 1) * 8); /* ca, cb, total */
+    if (!col) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int64_t *cb = col + n, *total = cb + n;
+    int rc = -1;
+    for (int pair = 0; pair < 2; pair++) {
+        const int64_t *z = pair ? P->z2 : P->z1, *rows = pair ? P->cell : P->q, *table = pair ? P->cell_table : P->group_table;
+        for (size_t i = 0; i < n; i++) {
+            if (i + AHEAD < n) {
+                int64_t t = table[rows[i + AHEAD]];
+                if (t >= 0 && (size_t)t < P->n_t) pf(P->tables + (size_t)t * S->n_z + (size_t)z[i + AHEAD]);
+            }
+            int64_t t = table[rows[i]], a = P->cell_cols[P->cell[i] * 4 + 2 * pair], b = P->cell_cols[P->cell[i] * 4 + 2 * pair + 1];
+            if (t < 0 || (size_t)t >= P->n_t || a < 0 || (size_t)a >= S->n_cols || b < 0 || (size_t)b >= S->n_cols) {
+                PyErr_SetString(PyExc_IndexError, "paired: a pair's table or column out of range");
+                goto out;
+            }
+            col[i] = a, cb[i] = b;
+            total[i] = P->tables[(size_t)t * S->n_z + (size_t)z[i]];
+        }
+        if (draw_split(bits, S, col, cb, z, total, n, NULL, NULL, places + 2 * pair) < 0) goto out;
+    }
+    rc = 0;
+out:
+    drop(S_P_SPLIT, col);
     return rc;
 }
 
@@ -712,40 +775,89 @@ static PyObject *p_cell(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static PyObject *p_split(PyObject *self, PyObject *args) {
-    PyObject *bits;
-    Py_buffer b[14]; /* ca, cb, z, support, support_packed, z_packed, z_flat, g, va, vb, total, pos, split_at, split_list */
+/* The split arrays, a tuple (support, support_packed, z_packed, guard,
+ * z_flat, g, n_used, pos, used, split_at u8, split_list u8), into S: 0 with
+ * the views (b[9]) to release, or -1 with an exception set and none held. */
+static int splits_of(PyObject *args, Splits *S, Py_buffer *b) {
     long long guard;
     Py_ssize_t n_used;
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*Ly*y*ny*w*w*w*w*", &bits, &b[0], &b[1], &b[2], &b[10], &b[3], &b[4],
-                          &b[5], &guard, &b[6], &b[7], &n_used, &b[11], &b[12], &b[13], &b[8], &b[9]))
-        return NULL;
-    size_t n = (size_t)b[0].len / 8, n_z = (size_t)b[5].len / 8, zsize = (size_t)b[11].len / 8;
-    size_t n_cols = n_used > 0 ? (size_t)b[7].len / 8 / (size_t)n_used : 0;
-    Splits S = {b[3].buf, b[4].buf, b[5].buf, b[6].buf, b[7].buf, b[11].buf, n_cols ? (size_t)b[3].len / 8 / n_cols : 0,
-                zsize, (size_t)n_used, n_z, guard, NULL, NULL, 0};
-    int rc = !n_cols || !S.width ? (PyErr_SetString(PyExc_ValueError, "paired: bad split shape"), -1) : 0;
-    if (!rc) rc = shaped(&b[3], n_cols, S.width, 8, "support");
-    if (!rc) rc = shaped(&b[4], n_cols, S.width, 8, "support_packed");
-    if (!rc) rc = shaped(&b[6], n_z, 1, 8, "z_flat");
-    if (!rc) rc = shaped(&b[7], n_cols, S.n_used, 8, "g");
-    for (int i = 1; i < 3 && !rc; i++) rc = shaped(&b[i], n, 1, 8, "a split argument");
-    if (!rc) rc = shaped(&b[10], n, 1, 8, "total");
-    for (int i = 8; i < 10 && !rc; i++) rc = shaped(&b[i], n, 1, 8, "a split output");
-    /* the list: used when given (split_at one word per (column, z), split_list its count and room) and
-     * when its entries can pack j and the places in g */
-    if (!rc && b[12].len) rc = shaped(&b[12], n_cols, n_z, 8, "split_at");
-    if (!rc && b[12].len && b[13].len >= 8 && S.width <= 1 << 16 && S.n_used <= 1 << 24) {
-        S.at = b[12].buf;
-        S.list = b[13].buf;
-        S.cap = (size_t)b[13].len / 8 - 1;
-        if (S.list[0] > S.cap) rc = (PyErr_SetString(PyExc_ValueError, "paired: split_list is not a list"), -1);
+    if (!PyTuple_Check(args)) {
+        PyErr_SetString(PyExc_TypeError, "paired: the split arrays are a tuple");
+        return -1;
     }
-    if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_cols, "column");
-    if (!rc) rc = in_range(b[1].buf, n, (int64_t)n_cols, "column");
-    if (!rc) rc = in_range(b[2].buf, n, (int64_t)n_z, "pair vector");
-    if (!rc) rc = draw_split(bits, &S, b[0].buf, b[1].buf, b[2].buf, b[10].buf, n, b[8].buf, b[9].buf);
-    release(b, 14);
+    if (!PyArg_ParseTuple(args, "y*y*y*Ly*y*ny*y*w*w*", &b[0], &b[1], &b[2], &guard, &b[3], &b[4], &n_used, &b[5], &b[8],
+                          &b[6], &b[7]))
+        return -1;
+    size_t n_z = (size_t)b[2].len / 8, zsize = (size_t)b[5].len / 8;
+    size_t n_cols = n_used > 0 ? (size_t)b[4].len / 8 / (size_t)n_used : 0;
+    *S = (Splits){b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf, b[5].buf, b[8].buf,
+                  n_cols ? (size_t)b[0].len / 8 / n_cols : 0, zsize, (size_t)n_used, n_z, guard, NULL, NULL, 0, n_cols};
+    int rc = !n_cols || !S->width ? (PyErr_SetString(PyExc_ValueError, "paired: bad split shape"), -1) : 0;
+    if (!rc) rc = shaped(&b[0], n_cols, S->width, 8, "support");
+    if (!rc) rc = shaped(&b[1], n_cols, S->width, 8, "support_packed");
+    if (!rc) rc = shaped(&b[3], n_z, 1, 8, "z_flat");
+    if (!rc) rc = shaped(&b[4], n_cols, S->n_used, 8, "g");
+    if (!rc) rc = shaped(&b[8], S->n_used, 1, 8, "used");
+    for (size_t p = 0; !rc && p < S->n_used; p++) /* a place's flat vector is read as a split's */
+        if (S->used[p] < 0 || (size_t)S->used[p] >= zsize) rc = (PyErr_SetString(PyExc_ValueError, "paired: used out of range"), -1);
+    /* the list: used when given (split_at one word per (column, z), split_list its count and room) and
+     * when its entries can pack the places in g and its words a list's count (at most the support's width) */
+    if (!rc && b[6].len) rc = shaped(&b[6], n_cols, n_z, 8, "split_at");
+    if (!rc && b[6].len && b[7].len >= 8 && S->n_used <= LIST_PLACES && S->width <= 1 << 16) {
+        S->at = b[6].buf;
+        S->list = b[7].buf;
+        S->cap = 2 * ((size_t)b[7].len / 8 - 1);
+        if (S->list[0] > S->cap) rc = (PyErr_SetString(PyExc_ValueError, "paired: split_list is not a list"), -1);
+    }
+    if (rc) release(b, 9);
+    return rc;
+}
+
+static PyObject *p_split(PyObject *self, PyObject *args) {
+    PyObject *bits, *arrays;
+    Py_buffer b[6], sb[9]; /* ca, cb, z, total, va, vb; the split arrays */
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*Ow*w*", &bits, &b[0], &b[1], &b[2], &b[3], &arrays, &b[4], &b[5])) return NULL;
+    size_t n = (size_t)b[0].len / 8;
+    Splits S;
+    int rc = splits_of(arrays, &S, sb), got = rc == 0;
+    for (int i = 1; i < 4 && !rc; i++) rc = shaped(&b[i], n, 1, 8, "a split argument");
+    for (int i = 4; i < 6 && !rc; i++) rc = shaped(&b[i], n, 1, 8, "a split output");
+    if (!rc) rc = in_range(b[0].buf, n, (int64_t)S.n_cols, "column");
+    if (!rc) rc = in_range(b[1].buf, n, (int64_t)S.n_cols, "column");
+    if (!rc) rc = in_range(b[2].buf, n, (int64_t)S.n_z, "pair vector");
+    if (!rc) rc = draw_split(bits, &S, b[0].buf, b[1].buf, b[2].buf, b[3].buf, n, b[4].buf, b[5].buf, NULL);
+    release(b, 6);
+    if (got) release(sb, 9);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Both splits of PairedSampler.draw (S+H of z1 by the group's table, then
+ * D+C of z2 by the cell's), their columns and tables' totals read here:
+ * the places in g of the four suits' vectors into places (n, 4). */
+static PyObject *p_splits(PyObject *self, PyObject *args) {
+    PyObject *bits, *arrays;
+    Py_buffer b[9], sb[9]; /* q, cell, z1, z2, group_table, cell_table, cell_cols, tables, places; the split arrays */
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*y*Ow*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7],
+                          &arrays, &b[8]))
+        return NULL;
+    size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[4].len / 8, n_cells = (size_t)b[5].len / 8;
+    Splits S;
+    int rc = splits_of(arrays, &S, sb), got = rc == 0;
+    Pairs P = {b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf, b[5].buf, b[6].buf, b[7].buf, 0};
+    if (!rc) P.n_t = (size_t)b[7].len / 8 / S.n_z;
+    if (!rc) rc = shaped(&b[1], n, 1, 8, "cell");
+    for (int i = 2; i < 4 && !rc; i++) rc = shaped(&b[i], n, 1, 8, "a pair vector");
+    if (!rc) rc = shaped(&b[6], n_cells, 4, 8, "cell_cols");
+    if (!rc) rc = shaped(&b[7], P.n_t, S.n_z, 8, "tables");
+    if (!rc) rc = shaped(&b[8], n, 4, 8, "places");
+    if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
+    if (!rc) rc = in_range(b[1].buf, n, (int64_t)n_cells, "cell");
+    if (!rc) rc = in_range(b[2].buf, n, (int64_t)S.n_z, "z1");
+    if (!rc) rc = in_range(b[3].buf, n, (int64_t)S.n_z, "z2");
+    if (!rc) rc = draw_pairs(bits, &S, &P, n, b[8].buf);
+    release(b, 9);
+    if (got) release(sb, 9);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
@@ -757,8 +869,11 @@ static PyMethodDef methods[] = {
     {"cell", p_cell, METH_VARARGS,
      "cell(bits, q, z2, v, group_start, cell_order, run_table i4, tables, cell_at, cell_sums, out)."},
     {"split", p_split, METH_VARARGS,
-     "split(bits, ca, cb, z, total, support, support_packed, z_packed, guard, z_flat, g, n_used, pos, split_at u8, "
-     "split_list u8, va, vb)."},
+     "split(bits, ca, cb, z, total, (support, support_packed, z_packed, guard, z_flat, g, n_used, pos, used, split_at u8, "
+     "split_list u8), va, vb)."},
+    {"splits", p_splits, METH_VARARGS,
+     "splits(bits, q, cell, z1, z2, group_table, cell_table, cell_cols, tables, split arrays, places (n, 4)): both "
+     "splits, each suit's place in g."},
     {NULL, NULL, 0, NULL},
 };
 

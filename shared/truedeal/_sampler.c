@@ -81,6 +81,28 @@ static void locate_rows(const int64_t *keys, const int64_t *cum, size_t nc, cons
 
 /* ------------------------------------------------------------ the deal */
 
+/* memcpy of a few bytes (a row's lengths, masks or cards): fixed-size
+ * copies, inlined, where a copy of a size known at run time is a libc call
+ * per row. */
+static inline void copy_small(void *dst, const void *src, size_t n) {
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    if (n > 16) {
+        memcpy(d, s, n);
+    } else if (n >= 8) { /* two copies that overlap in the middle */
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    }
+}
+
+
 /* NO GIL: the loops between the reads of the bits touch no Python object
  * and no scratch slot (grab and drop need the GIL), so they let go of the
  * GIL: a job's chunk-writer thread then packs and sends the last chunk on
@@ -132,6 +154,27 @@ out:
 }
 
 
+/* A row's shuffled list l to its blocks: position p goes to dest[block],
+ * block = how many block ends (running sums of its counts c, into ends) are
+ * <= p, when that is a block (numpy's rule); no block starts at or after the
+ * last end.  Each position counts the ends without a branch: a loop per
+ * block would mispredict at its end, the blocks' lengths varying row by row
+ * (restrict: a store to o changes neither l nor dest). */
+static inline void write_blocks(uint8_t *restrict o, const uint8_t *restrict l, const int64_t *c, int64_t *restrict ends,
+                                size_t K, const uint8_t *restrict dest, int64_t width) {
+    int64_t end = 0, top = 0;
+    for (size_t k = 0; k < K; k++) {
+        ends[k] = end += c[k];
+        top = end > top ? end : top;
+    }
+    top = top < width ? top : width;
+    for (int64_t p = 0; p < top; p++) {
+        size_t block = 0;
+        for (size_t k = 0; k < K; k++) block += ends[k] <= p;
+        if (block < K) o[l[p]] = dest[block];
+    }
+}
+
 /* fill._deal: give row r's counts[r, k] cards to dest[k], a uniform choice
  * among the cards of `cards` (in that order) that row r's owner array marks
  * `take`; the partial Fisher-Yates draws all positions of all rows in one
@@ -151,51 +194,49 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
         return -1;
     }
     uint8_t *lists = grab(S_LISTS, n * m + 1);
-    int64_t *length = grab(S_LENGTH, n * sizeof *length);
+    int64_t *length = grab(S_LENGTH, (n + K) * sizeof *length); /* then room for a row's block ends */
     uint8_t *pick = NULL;
     int rc = -1;
     if (!lists || !length) goto nomem;
     int all = 1, full = 1;
+    uint8_t card8[NCARDS];
+    for (size_t c = 0; c < m; c++) card8[c] = (uint8_t)cards[c];
     for (size_t r = 0; r < n && all; r++)
         for (size_t c = 0; c < m; c++)
-            if (owners[r * NCARDS + cards[c]] != take) {
+            if (owners[r * NCARDS + card8[c]] != take) {
                 all = 0;
                 break;
             }
-    int64_t S = 0;
+    /* the shuffle's steps: when every row's blocks take all its cards the last block needs no shuffle */
+    int64_t steps_full = 0, steps_all = 0;
     for (size_t r = 0; r < n; r++) {
         uint8_t *l = lists + r * m;
         const uint8_t *o = owners + r * NCARDS;
         size_t a = 0;
         if (all) {
-            for (size_t c = 0; c < m; c++) l[c] = (uint8_t)cards[c];
+            copy_small(l, card8, m);
             a = m;
         } else { /* the available cards first, then the rest, each in card order (branch-free) */
             uint8_t rest[NCARDS];
             size_t b = 0;
             for (size_t c = 0; c < m; c++) {
-                uint8_t card = (uint8_t)cards[c];
+                uint8_t card = card8[c];
                 size_t av = o[card] == take;
                 l[a] = card;
                 rest[b] = card;
                 a += av;
                 b += 1 - av;
             }
-            memcpy(l + a, rest, b);
+            copy_small(l + a, rest, b);
         }
         length[r] = (int64_t)a;
         int64_t need = 0;
         for (size_t k = 0; k < K; k++) need += counts[r * K + k];
         if (need != length[r]) full = 0;
+        if (need - counts[r * K + K - 1] > steps_full) steps_full = need - counts[r * K + K - 1];
+        if (need > steps_all) steps_all = need;
     }
-    /* When every row's blocks take all its cards the last block needs no shuffle. */
-    for (size_t r = 0; r < n; r++) {
-        int64_t need = 0;
-        for (size_t k = 0; k < K; k++) need += counts[r * K + k];
-        int64_t sh = full ? need - counts[r * K + K - 1] : need;
-        if (sh > S) S = sh;
-    }
-    size_t steps = (size_t)S;
+    size_t steps = (size_t)(full ? steps_full : steps_all);
     pick = grab(S_DRAW, steps * n + 1);
     if (!pick) goto nomem;
     if (positions(bits, length, n, steps, pick) < 0) goto out;
@@ -210,28 +251,8 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
             l[j] = t;
         }
     }
-    for (size_t r = 0; r < n; r++) {
-        const uint8_t *l = lists + r * m;
-        uint8_t *o = owners + r * NCARDS;
-        const int64_t *c = counts + r * K;
-        int monotone = 1;
-        for (size_t k = 0; k < K; k++) monotone &= c[k] >= 0;
-        if (monotone) { /* block k takes positions [end of block k-1, end of block k) */
-            int64_t p = 0;
-            for (size_t k = 0; k < K; k++)
-                for (int64_t e = p + c[k]; p < e; p++) o[l[p]] = dest[k];
-            continue;
-        }
-        for (int64_t p = 0; p < width; p++) { /* numpy's rule: block = how many block ends are <= p */
-            size_t block = 0;
-            int64_t end = 0;
-            for (size_t k = 0; k < K; k++) {
-                end += c[k];
-                block += end <= p;
-            }
-            if (block < K) o[l[p]] = dest[block];
-        }
-    }
+    for (size_t r = 0; r < n; r++)
+        write_blocks(owners + r * NCARDS, lists + r * m, counts + r * K, length + n, K, dest, width);
     Py_END_ALLOW_THREADS
     rc = 0;
     goto out;
@@ -271,9 +292,10 @@ typedef struct {
 #define N_ROLES 11
 
 /* fill.fill_deals, stage by stage, with the same deal calls in the same
- * order (so the same bytes); lengths (n, n_pat, 4), masks (n, 4, n_rank)
- * uint16, fts (n, 4). */
-static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const int64_t *lengths, const uint16_t *masks,
+ * order (so the same bytes); lengths (n, n_pat, 4) int8 (suit lengths: a
+ * row's are one line, not two, in the passes below that read them once per
+ * suit and seat), masks (n, 4, n_rank) uint16, fts (n, 4). */
+static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const int8_t *lengths, const uint16_t *masks,
                 const int64_t *fts) {
     size_t K = L->n_rank + 1 > L->n_shape ? L->n_rank + 1 : L->n_shape;
     if (L->n_free > K) K = L->n_free;
@@ -305,12 +327,11 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
         size_t k = 0, k1 = L->n_pooled && L->n_shape; /* k1: the blocks of this deal */
         for (size_t i = 0; i < L->n_rank; i++) k1 += L->rank_pat[i] >= 0;
         uint16_t lowbits = (uint16_t)((1u << L->n_tr[s]) - 1);
-        for (size_t i = 0; i < L->n_rank; i++) {
-            if (L->rank_pat[i] < 0) continue;
-            for (size_t r = 0; r < n; r++)
-                counts[r * k1 + k] = LEN(r, L->rank_pat[i], s) - pc16(MASK(r, s, i) & lowbits);
-            dest[k++] = L->rank_seat[i];
-        }
+        for (size_t i = 0; i < L->n_rank; i++)
+            if (L->rank_pat[i] >= 0) dest[k++] = L->rank_seat[i];
+        for (size_t r = 0; r < n; r++) /* one pass over the rows for all the seats (rows are far apart) */
+            for (size_t i = 0, j = 0; i < L->n_rank; i++)
+                if (L->rank_pat[i] >= 0) counts[r * k1 + j++] = LEN(r, L->rank_pat[i], s) - pc16(MASK(r, s, i) & lowbits);
         if (L->n_pooled && L->n_shape) {
             for (size_t r = 0; r < n; r++) {
                 int64_t tot = 0;
@@ -727,7 +748,16 @@ static PyObject *s_fill(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "fill: lengths, masks or free_to_shape have the wrong size");
         rc = -1;
     }
-    if (!rc) rc = fill(bits, ob.buf, n, &L, lb.buf, mb.buf, fb.buf);
+    int8_t *len8 = NULL; /* the lengths as fill reads them */
+    size_t n_len = n * L.n_pat * 4;
+    if (!rc && !(len8 = grab(S_LEN8, n_len + 1))) rc = (PyErr_NoMemory(), -1);
+    for (size_t j = 0; !rc && j < n_len; j++) {
+        int64_t x = ((const int64_t *)lb.buf)[j];
+        if (x < 0 || x > 13) rc = (PyErr_SetString(PyExc_ValueError, "fill: a suit length out of 0..13"), -1);
+        len8[j] = (int8_t)x;
+    }
+    if (!rc) rc = fill(bits, ob.buf, n, &L, len8, mb.buf, fb.buf);
+    drop(S_LEN8, len8);
     if (got_roles)
         for (int j = 0; j < N_ROLES; j++) PyBuffer_Release(&views[j]);
     PyBuffer_Release(&ob);
@@ -767,6 +797,82 @@ static PyObject *s_level1(PyObject *self, PyObject *args) {
     PyBuffer_Release(&zb);
     if (rc < 0) return NULL;
     return PyBool_FromLong(rc);
+}
+
+/* ------------------------------------------------------------ level 3 */
+
+/* What level 3 and the fill read (OptionDraws, the cells' suit lengths).
+ * Suit s of a row with cell c takes an option keyed by col * width + x, col
+ * = cell_cols[c, s] and x the suit's vector: its flat index (Sampler), or
+ * its place in the listing's VectorWeights (PairedSampler: a key space of
+ * columns times the few hundred vectors some column reaches, where flat
+ * indices span millions).  g[key] sums the weights of the key's run of the
+ * option arrays (key, cum, masks, free), and start[key] is where that run
+ * starts (n_start == 0: a binary search in key instead). */
+typedef struct {
+    const int64_t *cell_cols, *g, *key, *cum, *start, *free;
+    const uint16_t *masks;  /* (n_opt, n_rank) */
+    const int8_t *lengths; /* (n_cells, n_pat, 4) */
+    size_t n_cells, n_cols, width, n_opt, n_start, n_pat, n_rank;
+} Options;
+
+/* OptionDraws.fill: each suit's option (one Rng.below per suit over all
+ * rows, then the search in its key's run), then fill.fill_deals on the
+ * options' masks and free honours and the cells' lengths. */
+static int options_fill(PyObject *bits, const Options *O, const Roles *L, const int64_t *cell, const int64_t *x,
+                        size_t n, uint8_t *owners) {
+    size_t np4 = O->n_pat * 4, nr = O->n_rank;
+    /* key, tot, r, at; the options (n, 4) and free honours (n, 4); then the masks (u16) and lengths (i8) */
+    int64_t *key = grab(S_OPTS, n * (12 * 8 + 4 * nr * 2 + np4) + 8);
+    if (!key) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int64_t *tot = key + n, *r = tot + n, *at = r + n, *opt = at + n, *fts = opt + 4 * n;
+    uint16_t *masks = (uint16_t *)(fts + 4 * n);
+    int8_t *lengths = (int8_t *)(masks + 4 * n * nr);
+    int rc = -1, malformed = 0;
+    /* every suit's key first, into opt (each row's cell columns: one read of a table far larger than the caches) */
+    for (size_t i = 0; i < n && !malformed; i++) {
+        int64_t c = cell[i];
+        malformed = c < 0 || (size_t)c >= O->n_cells;
+        for (int s = 0; s < 4 && !malformed; s++) {
+            int64_t col = O->cell_cols[c * 4 + s];
+            malformed = col < 0 || (size_t)col >= O->n_cols || x[i * 4 + s] < 0 || (size_t)x[i * 4 + s] >= O->width;
+            opt[i * 4 + s] = col * (int64_t)O->width + x[i * 4 + s];
+        }
+    }
+    for (int s = 0; s < 4 && !malformed; s++) {
+        for (size_t i = 0; i < n; i++) {
+            key[i] = opt[i * 4 + s];
+            tot[i] = O->g[key[i]];
+        }
+        if (below(bits, tot, r, n) < 0) goto out;
+        Py_BEGIN_ALLOW_THREADS
+        locate_rows(O->key, O->cum, O->n_opt, O->start, O->n_start, key, r, n, at);
+        Py_END_ALLOW_THREADS
+        for (size_t i = 0; i < n; i++) {
+            malformed |= (size_t)at[i] >= O->n_opt;
+            opt[i * 4 + s] = malformed ? 0 : at[i];
+        }
+    }
+    if (malformed) {
+        PyErr_SetString(PyExc_ValueError, "options: an index out of range (malformed listing)");
+        goto out;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t i = 0; i < n; i++) { /* the fill's rows: every cell was checked above */
+        copy_small(lengths + i * np4, O->lengths + (size_t)cell[i] * np4, np4);
+        for (int s = 0; s < 4; s++) {
+            copy_small(masks + (i * 4 + s) * nr, O->masks + (size_t)opt[i * 4 + s] * nr, nr * 2);
+            fts[i * 4 + s] = O->free[opt[i * 4 + s]];
+        }
+    }
+    Py_END_ALLOW_THREADS
+    rc = fill(bits, owners, n, L, lengths, masks, fts);
+out:
+    drop(S_OPTS, key);
+    return rc;
 }
 
 /* ------------------------------------------------------------ one call */
@@ -845,10 +951,9 @@ static int level1_row(const Tables *T, int64_t e, int64_t *z1, int64_t *exact, i
  * unravelling) is done here instead. */
 static int draw_rows(PyObject *bits, const Tables *T, const Roles *L, int64_t top, uint64_t low_max, int shift,
                      int gshift, uint8_t *owners, size_t n) {
-    size_t nb = T->nb, ne = T->ne, np4 = T->n_pat * 4, nr = T->n_rank;
-    /* 13 row arrays, the rows' vectors, 3 of 4 per row, the lengths, lo_w; then the masks (u16) */
-    size_t words = n * (13 + T->ndims + ne + 3 * nb + 3 * 4 + np4 + 1), bytes = words * 8 + n * 4 * nr * 2;
-    int64_t *arena = grab(S_ARENA, bytes);
+    size_t nb = T->nb, ne = T->ne;
+    /* 13 row arrays, the rows' vectors, 3 of 4 per row, lo_w */
+    int64_t *arena = grab(S_ARENA, n * (14 + T->ndims + ne + 3 * nb + 4) * 8);
     if (!arena) {
         PyErr_NoMemory();
         return -1;
@@ -856,10 +961,8 @@ static int draw_rows(PyObject *bits, const Tables *T, const Roles *L, int64_t to
     int rc = -1;
     int64_t *entry = arena, *hi_w = entry + n, *cell = hi_w + n, *which = cell + n, *z1f = which + n, *z2f = z1f + n, *key = z2f + n,
             *tot = key + n, *r = tot + n, *at = r + n, *va = at + n, *vb = va + n, *q = vb + n, *z1 = q + n,
-            *exact = z1 + n * T->ndims, *lo = exact + n * ne, *hi = lo + n * nb, *z2 = hi + n * nb, *v = z2 + n * nb,
-            *opt = v + n * 4, *fts = opt + n * 4, *lengths = fts + n * 4;
-    uint64_t *lo_w = (uint64_t *)(lengths + n * np4);
-    uint16_t *masks = (uint16_t *)(lo_w + n);
+            *exact = z1 + n * T->ndims, *lo = exact + n * ne, *hi = lo + n * nb, *z2 = hi + n * nb, *v = z2 + n * nb;
+    uint64_t *lo_w = (uint64_t *)(v + n * 4);
     const int64_t *dims = I64(T, A_DIMS);
     int64_t stride[L1_BOX + L1_EXACT + 1];
     for (size_t d = T->ndims; d-- > 0;) stride[d] = d + 1 == T->ndims ? 1 : stride[d + 1] * dims[d + 1];
@@ -900,36 +1003,11 @@ static int draw_rows(PyObject *bits, const Tables *T, const Roles *L, int64_t to
     for (size_t i = 0; i < n; i++) q[i] = I64(T, A_CELL_PAIRS)[cell[i] * 2 + 1];
     if (split_rows(bits, T, q, z2f, n, key, tot, r, at, va, vb) < 0) goto out;
     for (size_t i = 0; i < n; i++) v[i * 4 + 2] = va[i], v[i * 4 + 3] = vb[i];
-    /* level 3: each suit's option */
-    size_t n_cols = T->len[A_G] / T->zsize, n_opt = T->len[A_OPT_KEY];
-    for (int s = 0; s < 4; s++) {
-        for (size_t i = 0; i < n; i++) {
-            int64_t col = I64(T, A_CELL_COLS)[cell[i] * 4 + s], x = v[i * 4 + s];
-            if (col < 0 || (size_t)col >= n_cols || x < 0 || (size_t)x >= T->zsize) goto bad;
-            key[i] = col * (int64_t)T->zsize + x;
-            tot[i] = I64(T, A_G)[key[i]];
-        }
-        if (below(bits, tot, r, n) < 0) goto out;
-        Py_BEGIN_ALLOW_THREADS
-        locate_rows(I64(T, A_OPT_KEY), I64(T, A_OPT_CUM), n_opt, I64(T, A_OPT_START), T->len[A_OPT_START], key, r, n, at);
-        Py_END_ALLOW_THREADS
-        for (size_t i = 0; i < n; i++) {
-            if ((size_t)at[i] >= n_opt) goto bad;
-            opt[i * 4 + s] = at[i];
-        }
-    }
-    /* the fill */
-    const uint16_t *om = T->p[A_OPT_MASKS];
-    Py_BEGIN_ALLOW_THREADS
-    for (size_t i = 0; i < n; i++) {
-        memcpy(lengths + i * np4, I64(T, A_CELL_LENGTHS) + (size_t)cell[i] * np4, np4 * 8);
-        for (int s = 0; s < 4; s++) {
-            memcpy(masks + (i * 4 + s) * nr, om + (size_t)opt[i * 4 + s] * nr, nr * 2);
-            fts[i * 4 + s] = I64(T, A_OPT_FREE)[opt[i * 4 + s]];
-        }
-    }
-    Py_END_ALLOW_THREADS
-    rc = fill(bits, owners, n, L, lengths, masks, fts);
+    /* level 3: each suit's option, keyed by its flat vector; the fill */
+    Options O = {I64(T, A_CELL_COLS), I64(T, A_G), I64(T, A_OPT_KEY), I64(T, A_OPT_CUM), I64(T, A_OPT_START),
+                 I64(T, A_OPT_FREE), T->p[A_OPT_MASKS], T->p[A_CELL_LENGTHS], n_cells, T->len[A_G] / T->zsize, T->zsize,
+                 T->len[A_OPT_KEY], T->len[A_OPT_START], T->n_pat, T->n_rank};
+    rc = options_fill(bits, &O, L, cell, v, n, owners);
     goto out;
 bad:
     PyErr_SetString(PyExc_ValueError, "draw: an index out of range (malformed listing)");
@@ -947,7 +1025,7 @@ static int tables_of(PyObject *arrays, size_t nb, size_t n_pat, size_t n_rank, T
     int got = 0, bad = 0;
     for (; got < N_ARRAYS; got++) {
         if (PyObject_GetBuffer(PyTuple_GET_ITEM(arrays, got), &views[got], PyBUF_C_CONTIGUOUS) < 0) break;
-        size_t item = got == A_OPT_MASKS ? 2 : 8;
+        size_t item = got == A_OPT_MASKS ? 2 : got == A_CELL_LENGTHS ? 1 : 8;
         T->p[got] = views[got].buf;
         T->len[got] = (size_t)views[got].len / item;
         bad |= views[got].len % (Py_ssize_t)item != 0;
@@ -1021,6 +1099,48 @@ static PyObject *s_draw(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* The option arrays of options_fill, in this order (int64 unless said). */
+enum { O_CELL_COLS, O_G, O_KEY, O_CUM, O_START, O_FREE, O_MASKS /* u16 */, O_LENGTHS /* i1 */, N_OPTION_ARRAYS };
+
+static PyObject *s_options_fill(PyObject *self, PyObject *args) {
+    PyObject *bits, *roles, *arrays;
+    Py_ssize_t n_pat, width;
+    Py_buffer ob, cb, xb, rviews[N_ROLES], views[N_OPTION_ARRAYS];
+    if (!PyArg_ParseTuple(args, "OOnw*y*y*nO", &bits, &roles, &n_pat, &ob, &cb, &xb, &width, &arrays)) return NULL;
+    Roles L;
+    L.n_pat = n_pat < 0 ? 0 : (size_t)n_pat;
+    int rc = roles_arrays(roles, &L, rviews), got = 0;
+    int got_roles = rc == 0;
+    if (!rc && (!PyTuple_Check(arrays) || PyTuple_GET_SIZE(arrays) != N_OPTION_ARRAYS))
+        rc = (PyErr_SetString(PyExc_TypeError, "options_fill: arrays must be a tuple of the option arrays"), -1);
+    for (; !rc && got < N_OPTION_ARRAYS; got++)
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(arrays, got), &views[got], PyBUF_C_CONTIGUOUS) < 0) rc = -1;
+    if (rc && got) got--; /* the view that failed holds nothing */
+    size_t n = 0, len[N_OPTION_ARRAYS];
+    for (int j = 0; !rc && j < N_OPTION_ARRAYS; j++) rc = sized(&views[j], j == O_MASKS ? 2 : j == O_LENGTHS ? 1 : 8, &len[j], "options_fill");
+    if (!rc) rc = sized(&ob, NCARDS, &n, "options_fill");
+    Options O;
+    if (!rc) {
+        O = (Options){views[O_CELL_COLS].buf, views[O_G].buf, views[O_KEY].buf, views[O_CUM].buf, views[O_START].buf,
+                      views[O_FREE].buf, views[O_MASKS].buf, views[O_LENGTHS].buf, len[O_CELL_COLS] / 4,
+                      width > 0 ? len[O_G] / (size_t)width : 0, width > 0 ? (size_t)width : 0, len[O_KEY],
+                      len[O_START], L.n_pat, L.n_rank};
+        if (width < 1 || len[O_G] % (size_t)width || len[O_CELL_COLS] % 4 || len[O_CUM] != O.n_opt ||
+            len[O_FREE] != O.n_opt || len[O_MASKS] != O.n_opt * O.n_rank || len[O_LENGTHS] != O.n_cells * O.n_pat * 4 ||
+            (O.n_start && O.n_start != len[O_G] + 1) || (size_t)cb.len != 8 * n || (size_t)xb.len != 32 * n)
+            rc = (PyErr_SetString(PyExc_ValueError, "options_fill: malformed arrays"), -1);
+    }
+    if (!rc) rc = options_fill(bits, &O, &L, cb.buf, xb.buf, n, ob.buf);
+    if (got_roles)
+        for (int j = 0; j < N_ROLES; j++) PyBuffer_Release(&rviews[j]);
+    for (int j = 0; j < got; j++) PyBuffer_Release(&views[j]);
+    PyBuffer_Release(&ob);
+    PyBuffer_Release(&cb);
+    PyBuffer_Release(&xb);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"below", s_below, METH_VARARGS, "below(bits, bounds i8, out i8): Rng.below, same bytes."},
     {"below_wide", s_below_wide, METH_VARARGS, "below_wide(bits, top, low_max, shift, hi i8, lo u8): Rng.below_wide."},
@@ -1033,6 +1153,9 @@ static PyMethodDef methods[] = {
      "level1(bits, prefix, shape, nb, ne, which, lo, hi, exact, z2 out) -> bool: Sampler._level1's coordinates (False: not handled)."},
     {"fill", s_fill, METH_VARARGS,
      "fill(bits, roles, n_pat, owners u8 (n,52), lengths i8 (n,n_pat,4), masks u16 (n,4,n_rank), free_to_shape i8 (n,4)): fill.fill_deals."},
+    {"options_fill", s_options_fill, METH_VARARGS,
+     "options_fill(bits, roles, n_pat, owners u8 (n,52), cell i8 (n,), x i8 (n,4), width, arrays): OptionDraws.fill,"
+     " each suit keyed by col * width + x; arrays = (cell_cols, g, key, cum, start, free, masks u16, lengths i1)."},
     {"draw", s_draw, METH_VARARGS,
      "draw(bits, top, low_max, shift, guide_shift, nb, roles, n_pat, arrays, owners u8 (n,52)): Sampler.draw in one call."},
     {NULL, NULL, 0, NULL},

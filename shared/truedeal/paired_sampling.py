@@ -24,8 +24,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from .fill import _roles
 from .kernel import paired as _compiled
+from .kernel import sampler as _compiled_sampler
 from .listing.exact_ops import block_product_sums, first_above, first_above_digits
+from .listing.layout import Layout
 from .listing.paired import PairedListing
 from .patterns import PATTERNS
 from .randomness import Rng
@@ -39,9 +42,9 @@ _BLOCK = 1024
 _GUIDE_Z = 8
 _GUIDE_BYTES = 64 << 20
 #: The compiled split lists the splits of each (column, pair vector) it meets:
-#: at most _SPLIT_ENTRIES entries of 8 bytes (then it scans unlisted ones as
+#: at most _SPLIT_ENTRIES entries of 4 bytes (then it scans unlisted ones as
 #: before), and a word per (column, pair vector) if that is below _SPLIT_AT_BYTES.
-#: Listing all of them takes 36 MB (four.json) to 49 MB (four-pool.json).
+#: Listing all of them takes 18 MB (four.json) to 25 MB (four-pool.json).
 _SPLIT_ENTRIES = 1 << 23
 _SPLIT_AT_BYTES = 128 << 20
 #: The compiled cell step keeps, for the heaviest groups (most draws fall in
@@ -109,6 +112,7 @@ class PairedSampler:
         self.split_list: np.ndarray | None = None
         self.cell_at: np.ndarray | None = None
         self.cell_sums: np.ndarray | None = None
+        self.option_arrays = self._option_arrays()
 
     def _block_z1(self) -> list[np.ndarray]:
         """The numpy z1 is drawn in two steps, a block of about sqrt(n_z)
@@ -126,6 +130,23 @@ class PairedSampler:
         self.block_sums = sums
         return sums
 
+    def _option_arrays(self) -> tuple | None:
+        """What the compiled level 3 and fill (``_sampler.options_fill``) read:
+        the options keyed by column * n_used + their vector's place in g, a
+        key space small enough for a table of where each key's run starts
+        (flat vectors span millions: the numpy path bisects all the keys).
+        None when some option's vector has no place in g."""
+        L, o = self.listing, self.options
+        col, flat = np.divmod(o.key, L.layout.zsize)
+        place = L.g.pos[flat]
+        key = col * L.g.w.shape[1] + place
+        if (place < 0).any() or (np.diff(key) < 0).any():
+            return None
+        start = np.searchsorted(key, np.arange(L.g.w.size + 1)).astype(np.int64)
+        return (np.ascontiguousarray(L.cell_cols, np.int64), np.ascontiguousarray(L.g.w, np.int64), key, o.cum, start,
+                np.ascontiguousarray(o.free, np.int64), np.ascontiguousarray(o.masks, np.uint16),
+                np.ascontiguousarray(self.cell_lengths, np.int8))
+
     def draw(self, n: int, rng: Rng) -> np.ndarray:
         """``n`` uniform deals as an ``(n, 52)`` uint8 owners array."""
         L = self.listing
@@ -133,16 +154,34 @@ class PairedSampler:
         z1 = self._z1(q, rng)
         z2 = self._z2(q, z1, rng)
         cell = self._cell(q, z2, rng)
-        cols = L.cell_cols[cell]
-        v = np.empty((n, 4), dtype=np.int64)
-        v[:, 0], v[:, 1] = self._split(cols[:, 0], cols[:, 1], z1, L.tables[L.group_table[q], z1], rng)
-        v[:, 2], v[:, 3] = self._split(cols[:, 2], cols[:, 3], z2, L.tables[L.cell_table[cell], z2], rng)
         pool = L.layout.pool
-        if pool is None:
-            return self.options.fill(L.layout, self.cell_lengths[cell], cols, v, L.g, rng)
-        owners = self.options.fill(self.listed, self.cell_lengths[cell], cols, v, L.g, rng)
-        z = self.zvec[z1] + self.zvec[z2]  # the forms are unclamped: vectors add
-        pool.deal(owners, rng, L.layout, L.sig_boxes, L.group_sig[q], z)
+        layout = L.layout if pool is None else self.listed  # with a pool, the fill deals the patterned seats alone
+        if (owners := self._compiled_fill(layout, q, z1, z2, cell, rng)) is None:
+            cols = L.cell_cols[cell]
+            v = np.empty((n, 4), dtype=np.int64)
+            v[:, 0], v[:, 1] = self._split(cols[:, 0], cols[:, 1], z1, L.tables[L.group_table[q], z1], rng)
+            v[:, 2], v[:, 3] = self._split(cols[:, 2], cols[:, 3], z2, L.tables[L.cell_table[cell], z2], rng)
+            owners = self.options.fill(layout, self.cell_lengths[cell], cols, v, L.g, rng)
+        if pool is not None:
+            z = self.zvec[z1] + self.zvec[z2]  # the forms are unclamped: vectors add
+            pool.deal(owners, rng, L.layout, L.sig_boxes, L.group_sig[q], z)
+        return owners
+
+    def _compiled_fill(self, layout: Layout, q: np.ndarray, z1: np.ndarray, z2: np.ndarray, cell: np.ndarray,
+                       rng: Rng) -> np.ndarray | None:
+        """The splits, options and fill of :meth:`draw` compiled (the same
+        draws): the splits give each suit's place in g, which keys its
+        options; None without the compiled steps."""
+        paired, sampler = _compiled(), _compiled_sampler()
+        if paired is None or sampler is None or self.option_arrays is None:
+            return None
+        L = self.listing
+        places = np.empty((len(q), 4), np.int64)
+        paired.splits(rng.bits, q, cell, z1, z2, L.group_table, L.cell_table, L.cell_cols, L.tables, self._split_arrays(),
+                      places)
+        owners = np.empty((len(q), 52), np.uint8)
+        sampler.options_fill(rng.bits, _roles(layout), len(layout.patterned), owners, cell, places, L.g.w.shape[1],
+                             self.option_arrays)
         return owners
 
     def _z1(self, q: np.ndarray, rng: Rng) -> np.ndarray:
@@ -219,22 +258,26 @@ class PairedSampler:
                 used += int(words[q])
         return at, np.zeros(used, np.int64)
 
+    def _split_arrays(self) -> tuple:
+        """What the compiled splits read, their lists made (zeros) at the first call."""
+        L = self.listing
+        if self.split_at is None:
+            keys = len(self.support) * len(L.z_flat)
+            listed = keys * 8 <= _SPLIT_AT_BYTES
+            self.split_at = np.zeros(keys if listed else 0, np.uint64)
+            room = min(_SPLIT_ENTRIES, keys * self.support.shape[1])  # list[0] counts the entries used
+            self.split_list = np.zeros(1 + (room + 1) // 2 if listed else 0, np.uint64)  # two entries a word
+        return (self.support, self.support_packed, self.z_packed, self.guard, L.z_flat, L.g.w, L.g.w.shape[1], L.g.pos,
+                L.g.used, self.split_at, self.split_list)
+
     def _split(self, ca: np.ndarray, cb: np.ndarray, z: np.ndarray, total: np.ndarray, rng: Rng) -> tuple[np.ndarray, np.ndarray]:
         """Flat vectors ``(va, vb)`` of two suits whose sum is pair vector ``z``;
         ``total`` is the pair's table at ``z``, which sums the splits' weights
         (the compiled step reads it; the numpy one adds the weights up)."""
         L = self.listing
         if (k := _compiled()) is not None:
-            if self.split_at is None:
-                keys = len(self.support) * len(L.z_flat)
-                listed = keys * 8 <= _SPLIT_AT_BYTES
-                self.split_at = np.zeros(keys if listed else 0, np.uint64)
-                room = min(_SPLIT_ENTRIES, keys * self.support.shape[1])  # list[0] counts the entries used
-                self.split_list = np.zeros(1 + room if listed else 0, np.uint64)
             va, vb = np.empty(len(z), np.int64), np.empty(len(z), np.int64)
-            k.split(rng.bits, np.ascontiguousarray(ca), np.ascontiguousarray(cb), z, total, self.support,
-                    self.support_packed, self.z_packed, self.guard, L.z_flat, L.g.w, L.g.w.shape[1], L.g.pos,
-                    self.split_at, self.split_list, va, vb)
+            k.split(rng.bits, np.ascontiguousarray(ca), np.ascontiguousarray(cb), z, total, self._split_arrays(), va, vb)
             return va, vb
         va = self.support[ca]
         ok = (va >= 0) & ((self.z_packed[z][:, None] - self.support_packed[ca]) & self.guard == self.guard)

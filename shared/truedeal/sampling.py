@@ -276,7 +276,7 @@ class Sampler:
                   i64(self.cell_box[1]), i64(self.dc_prefix), i64(self.dc_prefix.shape), i64(L.cell_cols),
                   i64(L.cell_pairs), i64(L.pair_tables), i64(self.split_key), i64(self.split_cum), i64(self.split_start),
                   i64(self.split_va), i64(self.split_vb), i64(L.g), i64(o.key), i64(o.cum), i64(o.start),
-                  np.ascontiguousarray(o.masks, np.uint16), i64(o.free), i64(self.cell_lengths))
+                  np.ascontiguousarray(o.masks, np.uint16), i64(o.free), np.ascontiguousarray(self.cell_lengths, np.int8))
         return (e.top, e.low_max, e.shift, e.guide_shift, nb, _roles(lay), len(lay.patterned), arrays)
 
 

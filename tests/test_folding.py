@@ -9,10 +9,11 @@ from truedeal import kernel
 from truedeal.constraints.compile import compile_program, unclamped
 from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
+from truedeal.engine import Plan
 from truedeal.listing import build_listing, count_cases
 from truedeal.listing.folding import find_folds, folded
 from truedeal.listing.layout import make_layout
-from truedeal.listing.paired import Prepared, _fold_sources, build_paired
+from truedeal.listing.paired import Prepared, _fold_sources, build_paired, cases_first
 from truedeal.listing.rank_pool import pool_layout
 from truedeal.randomness import chunk_rng
 
@@ -79,3 +80,18 @@ def test_a_spec_too_wide_with_every_form_is_listed_folded_and_counts_what_the_fa
     with kernel.numpy_only():
         again = listing.make_sampler().draw(3000, chunk_rng("folded", 0))
     assert (owners == again).all()
+
+
+def test_a_paired_listing_counts_its_cases_when_asked_or_first_for_a_count():
+    """Cases are left out of a build for drawing (generate never reads them)
+    and counted on first use; a build for a count has them at once.  Equal."""
+    comp = _comp(BOTH[0])
+    lazy = build_paired(comp)
+    assert lazy.known_cases is None and lazy.prepared is not None
+    with cases_first():
+        counted = build_paired(comp)
+    assert counted.known_cases is not None and counted.prepared is None
+    assert lazy.cases == counted.cases > 0 and lazy.prepared is None
+    nt_game = ("hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4333 + any 4432 + any 5332) && spades(east) >= 5"
+               " && hcp(east) >= 8 && hcp(east) <= 16 && hcp(south) <= 12 && hcp(west) <= 10 && hcp(north) + hcp(south) >= 24")
+    assert Plan.build_to_count(load_program(f"condition {nt_game}\n")).listing.known_cases is not None  # a paired listing

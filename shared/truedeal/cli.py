@@ -41,7 +41,9 @@ class OutputClosed(Exception):
     """The reader of our output went away (e.g. ``| head``): stop quietly."""
 
 
-def _load_plan(spec_arg: str) -> Plan:
+def _load_plan(spec_arg: str, to_count: bool = False) -> Plan:
+    """The plan of SPEC (a path, inline JSON, a script or - for stdin), with a
+    progress bar on a terminal; ``to_count``: :meth:`Plan.build_to_count`."""
     if not spec_arg.strip():
         raise UserError("empty SPEC: give a JSON file, a dealer script (.dlr), inline JSON, or - for standard input")
     from .constraints.load import load_constraints
@@ -63,7 +65,7 @@ def _load_plan(spec_arg: str) -> Plan:
             bar.update(done - bar.n)
 
     try:
-        return Plan.build(spec, progress)
+        return (Plan.build_to_count if to_count else Plan.build)(spec, progress)
     except TooWide as exc:
         raise UserError(f"spec too wide for exact enumeration: {exc}") from None
     finally:
@@ -184,7 +186,7 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def count(spec: str, as_json: bool) -> None:
     """Exact number of deals that satisfy SPEC, its probability and its cases."""
-    summary = _load_plan(spec).summary()
+    summary = _load_plan(spec, to_count=True).summary()
     odds = odds_of_summary(summary)  # "1 in 291 (0.343%)"; the exact fraction is probability_exact
     if as_json:
         click.echo(json.dumps({**summary.to_json(), "odds": odds}))
@@ -315,7 +317,7 @@ def explain(spec: str, as_json: bool) -> None:
     listed exactly and what is left to rejection, the cases and the build time."""
     from .explain import explanation
 
-    info = explanation(_load_plan(spec))
+    info = explanation(_load_plan(spec, to_count=True))
     if as_json:
         click.echo(json.dumps(info))
         return

@@ -115,6 +115,15 @@ class Plan:
         raise wide
 
     @classmethod
+    def build_to_count(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None) -> Plan:
+        """:meth:`build` for a count (:meth:`summary`): a paired listing counts
+        its cases before its weights, which keeps its peak memory lower."""
+        from .listing.paired import cases_first
+
+        with cases_first():
+            return cls.build(spec, progress)
+
+    @classmethod
     def build_routed(cls, spec: Spec | ir.Program) -> Plan | None:
         """The plan of ``spec`` in shards, which draws stream v3; None when its
         listing cannot be cut, or every deal fits (v3 then draws it as v2 does)."""

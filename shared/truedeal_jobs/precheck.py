@@ -57,7 +57,7 @@ def main() -> None:
     from truedeal.spec import load_spec
 
     try:
-        reply = {"kind": "ok", "value": Plan.build(load_spec(sys.stdin.buffer.read())).summary().to_json()}
+        reply = {"kind": "ok", "value": Plan.build_to_count(load_spec(sys.stdin.buffer.read())).summary().to_json()}
     except TooWide as exc:
         reply = {"kind": "too_wide", "value": " ".join(str(exc).split())}
     except Exception as exc:  # reported; the caller lets the workers decide

@@ -63,7 +63,7 @@ def answer(request: dict) -> dict:
             estimate = estimate_build_seconds(spec)
             if estimate > budget:
                 raise OverBudget(estimate)
-        return Plan.build(spec).summary().to_json()
+        return Plan.build_to_count(spec).summary().to_json()
     from truedeal.analysis.laws import distribution_of
 
     try:

@@ -55,15 +55,16 @@ class PlanCache:
     def get(self, spec_json: str, progress: Callable[[int, int], None] | None = None,
             build: Callable[[], Plan] | None = None) -> Plan:
         """The plan of ``spec_json``, made on first use by ``build`` (default:
-        :meth:`Plan.build`; TooWide propagates, and so does whatever
-        ``progress`` raises; neither is cached)."""
+        :meth:`Plan.build_to_count`: a job reports its count, cases included;
+        TooWide propagates, and so does whatever ``progress`` raises; neither
+        is cached)."""
         plan = self._plans.get(spec_json)
         if plan is not None:
             self._plans.move_to_end(spec_json)
             return plan
         if self._plans and resident_bytes() > self.max_rss:
             self._keep_only(None)  # make room before building
-        plan = build() if build is not None else Plan.build(load_spec(spec_json), progress)
+        plan = build() if build is not None else Plan.build_to_count(load_spec(spec_json), progress)
         self._plans[spec_json] = plan
         while len(self._plans) > self.maxsize:
             self._plans.popitem(last=False)

@@ -20,6 +20,7 @@ then the spots uniformly: every deal that fits is equally likely.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from math import factorial
@@ -164,24 +165,31 @@ def deal_ranks_and_spots(owners: np.ndarray, rng: Rng, ranks: tuple[int, ...], c
     open cards of rank ``ranks[i]`` to ``seats[k]`` (suits by a uniform
     permutation), then each seat's open spot cards up to 13, then the free
     seats share what is left.  Every completion is equally likely."""
-    deal_classes_and_spots(owners, rng, [[card(r, s) for s in range(4)] for r in ranks], counts, seats, free)
+    deal_classes_and_spots(owners, rng, tuple(tuple(card(r, s) for s in range(4)) for r in ranks), counts, seats, free)
 
 
-def deal_classes_and_spots(owners: np.ndarray, rng: Rng, classes: list[list[int]], counts: np.ndarray,
+def deal_classes_and_spots(owners: np.ndarray, rng: Rng, classes: tuple[tuple[int, ...], ...], counts: np.ndarray,
                            seats: tuple[int, ...], free: tuple[int, ...]) -> None:
-    """:func:`deal_ranks_and_spots` by classes of cards (each a list of cards
-    that the seats' features weigh alike): ``counts[:, i, k]`` open cards of
+    """:func:`deal_ranks_and_spots` by classes of cards (each the cards that
+    the seats' features weigh alike): ``counts[:, i, k]`` open cards of
     ``classes[i]`` to ``seats[k]``; the cards of no class are the spot cards."""
     dest = np.array(seats, np.uint8)
-    for i, cards in enumerate(classes):
-        _deal(owners, rng, np.array(cards, np.int64), counts[:, i], dest)
-    held = {c for cards in classes for c in cards}
-    spots = np.array([card(r, s) for r in range(13) for s in range(4) if card(r, s) not in held], dtype=np.int64)
+    arrays, spots = _class_arrays(classes)
+    for i, cards in enumerate(arrays):
+        _deal(owners, rng, cards, counts[:, i], dest)
     _deal(owners, rng, spots, 13 - counts.sum(axis=1), dest)  # the seats hold only their tracked cards so far
     if len(free) > 1:
         _deal(owners, rng, np.arange(52), np.full((len(owners), len(free) - 1), 13, np.int64), np.array(free[:-1], np.uint8))
     if free:
         owners[owners == _OPEN] = free[-1]
+
+
+@functools.lru_cache(maxsize=16)
+def _class_arrays(classes: tuple[tuple[int, ...], ...]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Each class's cards, and the cards of none (the spot cards), as arrays (made once per pool)."""
+    held = {c for cards in classes for c in cards}
+    spots = np.array([card(r, s) for r in range(13) for s in range(4) if card(r, s) not in held], dtype=np.int64)
+    return [np.array(cards, np.int64) for cards in classes], spots
 
 
 def _multinomials(a: np.ndarray) -> np.ndarray:

@@ -175,6 +175,10 @@ class PoolTable:
         return (sum(self.cum_ways[end] - self.cum_ways[first] for first, end in runs),
                 sum(self.cum_cases[end] - self.cum_cases[first] for first, end in runs))
 
+    def ways(self, h: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """The first of :meth:`totals` alone (what a draw reads)."""
+        return sum(self.cum_ways[end] - self.cum_ways[first] for first, end in self.runs(h, lo, hi))
+
     def pick(self, h: np.ndarray, lo: np.ndarray, hi: np.ndarray, r: np.ndarray) -> np.ndarray:
         """The combo at running way ``r`` among those of :meth:`totals`."""
         first, rest, acc = np.full(len(h), -1, np.int64), r.copy(), np.zeros(len(h), np.int64)
@@ -350,7 +354,7 @@ class RankPool:
         for s in np.unique(sig).tolist():
             rows = np.nonzero(sig == s)[0]
             for j, (lo, hi) in enumerate(sig_boxes[s]):
-                ways, _ = self.table(lo, hi).totals(h[rows], *self._q_range(layout, z[rows], lo, hi))
+                ways = self.table(lo, hi).ways(h[rows], *self._q_range(layout, z[rows], lo, hi))
                 w[rows, j] = np.where(self._listed_inside(layout, z[rows], lo, hi), ways, 0)
         cum = np.cumsum(w, axis=1)
         r = rng.below(cum[:, -1])
@@ -362,7 +366,7 @@ class RankPool:
                 rows = np.nonzero((sig == s) & (j == jj))[0]
                 if len(rows):
                     counts[rows] = self.table(lo, hi).pick(h[rows], *self._q_range(layout, z[rows], lo, hi), r[rows])
-        deal_classes_and_spots(owners, rng, [c.cards() for c in self.classes], counts, self.seats, self.source.free)
+        deal_classes_and_spots(owners, rng, tuple(tuple(c.cards()) for c in self.classes), counts, self.seats, self.source.free)
 
 
 def _running(x: np.ndarray) -> np.ndarray:

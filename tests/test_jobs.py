@@ -415,6 +415,7 @@ class RecordingDispatcher:
     def __init__(self) -> None:
         self.calls: list[tuple] = []
         self.lanes: set[str] = set()  # lanes the job logic queued on
+        self.longest: list[int | None] = []  # each draw_chunks call's run length
 
     def enumerate_partitions(self, job_id, ks, lane="fast"):
         self.lanes.add(lane)
@@ -428,6 +429,7 @@ class RecordingDispatcher:
 
     def draw_chunks(self, job_id, indices, lane="fast", longest=None):
         self.lanes.add(lane)
+        self.longest.append(longest)
         self.calls += [("c", job_id, i) for i in indices]
         return [f"c{i}" for i in indices]
 
@@ -485,17 +487,28 @@ def test_job_logic_idempotent_and_checked(unit_store):
 
 
 def test_chunk_runs_cover_every_chunk_once_in_consecutive_runs():
-    from truedeal_jobs.dispatch import LONGEST_RUN, chunk_runs
+    from truedeal_jobs.dispatch import chunk_runs
+    from truedeal_jobs.models import LONGEST_RUN
 
     def covered(runs):
         return [first + k for first, count in runs for k in range(count)]
 
     assert chunk_runs(range(10)) == [(i, 1) for i in range(10)]  # a short job: a chunk a task, as before
     runs = chunk_runs(range(1000))
-    assert covered(runs) == list(range(1000)) and len(runs) >= 32 and max(c for _, c in runs) == LONGEST_RUN
+    assert covered(runs) == list(range(1000)) and len(runs) >= 32 and max(c for _, c in runs) == 1000 // 32
+    runs = chunk_runs(range(5000))
+    assert covered(runs) == list(range(5000)) and max(c for _, c in runs) == LONGEST_RUN
     holes = [i for i in range(3000) if i % 100 != 50]  # runs never bridge a chunk that is not asked for
     assert covered(chunk_runs(holes)) == holes
     assert chunk_runs([7, 3, 4, 4, 5, 9]) == [(3, 1), (4, 1), (5, 1), (7, 1), (9, 1)]  # sorted, once each
+
+
+def test_run_length_keeps_32_tasks_and_the_time_budget():
+    from truedeal_jobs.models import LONGEST_RUN, run_length
+
+    assert run_length(10) == 1 and run_length(320) == 10 and run_length(10**6) == LONGEST_RUN
+    assert run_length(10**6, chunk_seconds=100.0, budget=450.0) == 4  # double dummy: 4 chunks a task
+    assert run_length(10**6, chunk_seconds=1000.0, budget=450.0) == 1
 
 
 def test_a_run_of_chunks_draws_each_chunk_once(unit_store):
@@ -698,6 +711,21 @@ def test_a_rejection_job_cut_short_stores_the_chunks_prefix(unit_store):
     job = jobs.submit(st, disp, program, n, seed=seed)
     assert _enumerate(st, disp, plans, job) == "ok"
     assert _draw_all(st, disp, plans, job) == expected
+    st.delete(job.id)
+
+
+def test_a_long_jobs_draw_tasks_are_runs_sized_by_the_whole_job(rclient):
+    """The reduce queues a long job's chunks 500 at a time, each batch in runs
+    of the whole job's length (LONGEST_RUN here), not a 500-chunk batch's;
+    the job records it for the watchdog's re-sends."""
+    from truedeal_jobs.models import LONGEST_RUN
+
+    n = 5000 * CHUNK_DEALS
+    st = jobs.JobStore(jobs.connect(REDIS_URL), jobs.JobSettings(prefix=UNIT_PREFIX, max_deals=n))
+    disp, plans = RecordingDispatcher(), jobs.PlanCache()
+    job = jobs.submit(st, disp, STRONG_NT, n, seed="runs")
+    assert _enumerate(st, disp, plans, job) == "ok"
+    assert st.get(job.id).run == LONGEST_RUN and set(disp.longest) == {LONGEST_RUN} and len(disp.longest) == 10
     st.delete(job.id)
 
 

@@ -16,15 +16,13 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from celery import Celery
 
-from .models import FAST_LANE
+from .models import FAST_LANE, run_length
 from .settings import DispatchSettings
 
 #: Task names (stable: they are what queued messages refer to).
 ENUMERATE = "truedeal.enumerate_partition"
 REDUCE = "truedeal.reduce"
 DRAW = "truedeal.draw_chunk"
-#: Most chunks that one draw task draws (:func:`chunk_runs`).
-LONGEST_RUN = 16
 WATCHDOG = "truedeal.watchdog"
 
 
@@ -149,13 +147,9 @@ class CeleryDispatcher:
 
 def chunk_runs(indices: Sequence[int], longest: int | None = None) -> list[tuple[int, int]]:
     """``indices`` as runs ``(first, count)`` of consecutive chunks, one draw
-    task each.  A task costs a worker ~2 ms of Celery and Redis, about what
-    a 4,096-deal chunk costs to draw, so a long job's chunks go out in runs
-    of up to :data:`LONGEST_RUN`; a run stays short enough that the job still
-    makes >= 32 tasks for the workers to share (and a few chunks, e.g. the
-    watchdog's re-sends, go one by one).  ``longest``: runs of up to that
-    many instead (a routed job's pieces, which a partition draws best in long runs)."""
-    longest = longest or max(1, min(LONGEST_RUN, len(indices) // 32))
+    task each, of up to ``longest`` chunks (default: :func:`run_length` of
+    ``len(indices)``); a few chunks, e.g. the watchdog's re-sends, go one by one."""
+    longest = longest or run_length(len(indices))
     runs: list[tuple[int, int]] = []
     for i in sorted({int(i) for i in indices}):
         first, count = runs[-1] if runs else (-2, 0)

@@ -82,6 +82,21 @@ def lane_for(summary: CountSummary | None) -> str:
     return FAST_LANE
 
 
+#: Most chunks that one draw task draws (:func:`run_length`).
+LONGEST_RUN = 64
+
+
+def run_length(chunks: int, chunk_seconds: float = 0.0, budget: float = 450.0) -> int:
+    """Chunks per draw task for a job of ``chunks`` chunks that take about
+    ``chunk_seconds`` each (0: exact, a few ms).  A task costs a worker a few
+    ms of Celery and Redis, about what a chunk costs to draw, so a long job's
+    tasks draw up to :data:`LONGEST_RUN` chunks; few enough that the job still
+    makes >= 32 tasks for the workers to share, and that a task's estimated
+    draws stay within ``budget`` seconds (a script checked double dummy)."""
+    by_time = int(budget // chunk_seconds) if chunk_seconds > 0 else LONGEST_RUN
+    return max(1, min(LONGEST_RUN, chunks // 32, by_time))
+
+
 @dataclass
 class Job:
     """One job record, as read from Redis (read-only snapshot)."""
@@ -106,6 +121,7 @@ class Job:
     summary: CountSummary | None = None
     sliced: bool = False  # its listing is merged from the partitions' slices
     shard_totals: list[int] | None = None  # a routed job's (stream v3): every shard's side total, once reduced
+    run: int | None = None  # chunks per draw task, once reduced (None: by the count of chunks sent)
 
     @property
     def routed(self) -> bool:

@@ -8,7 +8,7 @@ import gc
 import itertools
 import json
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -26,7 +26,7 @@ from truedeal.spec import Spec, load_spec
 from truedeal.summary import CountSummary, ListingSizes
 
 from . import routed
-from .models import DRAWING, ENUMERATING, FAST_LANE, QUEUED, Dispatcher, Job, JobNotFound, Partial
+from .models import DRAWING, ENUMERATING, FAST_LANE, QUEUED, Dispatcher, Job, JobNotFound, Partial, run_length
 from .settings import JobSettings
 from .store import JobStore
 
@@ -278,7 +278,7 @@ def run_reduce(store: JobStore, dispatcher: Dispatcher, job_id: str, plans: Plan
 def _queue_draws(store: JobStore, dispatcher: Dispatcher, job: Job, items: list[int]) -> list[str]:
     """Queue draw tasks for ``items`` (chunks, or a routed job's pieces, one
     partition's in long runs); returns their labels."""
-    ids = dispatcher.draw_chunks(job.id, items, lane=job.lane, longest=routed.ROUTED_RUN if job.routed else None)
+    ids = dispatcher.draw_chunks(job.id, items, lane=job.lane, longest=routed.ROUTED_RUN if job.routed else job.run)
     store.remember_tasks(job.id, {f"c:{i}": t for i, t in zip(items, ids)})
     return [f"c:{i}" for i in items]
 
@@ -304,7 +304,8 @@ def _sliced_fields(job: Job, partials: dict[int, Partial]) -> dict[str, str] | N
     sizes = ListingSizes(total, free, len(cut.cells), sum(p.entries for p in found), 0.0)
     summary = CountSummary.exact(total * free, cases, sizes, slices=len(found))
     cumulative = list(itertools.accumulate(p.total for p in found))
-    return {**_count_fields(summary), "sliced": "1", "slice_totals": json.dumps([str(c) for c in cumulative])}
+    return {**_count_fields(summary), "sliced": "1", "slice_totals": json.dumps([str(c) for c in cumulative]),
+            "run": str(run_length(job.chunks))}
 
 
 def _routed_fields(store: JobStore, job: Job, partials: dict[int, Partial]) -> dict[str, str] | None:
@@ -327,7 +328,8 @@ def _whole_fields(store: JobStore, dispatcher: Dispatcher, job: Job, plans: Plan
     if reason:
         store.fail(job.id, reason, dispatcher)
         return None
-    return _count_fields(plan.summary())
+    run = run_length(job.chunks, plan.rejection_seconds(CHUNK_DEALS), store.settings.task_seconds / 4)
+    return {**_count_fields(plan.summary()), "run": str(run)}
 
 
 def _too_slow_reason(plan: Plan, job: Job, settings: JobSettings) -> str | None:
@@ -457,6 +459,10 @@ def _assemble(store: JobStore, job: Job, i: int) -> str:
     return outcome
 
 
+#: Chunk writes a run may have queued before it waits for the oldest.
+WRITES_IN_FLIGHT = 2
+
+
 def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Plan, todo: list[int]) -> str:
     """The chunks ``todo`` of :func:`run_chunks`, not stored when the run was
     checked.  Their starts are counted first, in one round trip (a run that
@@ -473,14 +479,17 @@ def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Pla
                            "crashed, was killed or timed out each time)", dispatcher)
         return "failed"
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk-writer") as writer:
-        pending: Future[int] | None = None
+        pending: deque[Future[int]] = deque()
         for i in todo:
             data = draw_chunk_bytes(plan, job.seed, i, job.chunk_size(i), job.stream)
-            outcome = "ok" if pending is None else _stored(store, job, pending.result())
-            if outcome != "ok":
+            while len(pending) >= WRITES_IN_FLIGHT:
+                if (outcome := _stored(store, job, pending.popleft().result())) != "ok":
+                    return outcome
+            pending.append(writer.submit(store.write_chunk, job.id, i, data))
+        while pending:
+            if (outcome := _stored(store, job, pending.popleft().result())) != "ok":
                 return outcome
-            pending = writer.submit(store.write_chunk, job.id, i, data)
-        return "ok" if pending is None else _stored(store, job, pending.result())
+        return "ok"
 
 
 def _stored(store: JobStore, job: Job, done: int) -> str:
@@ -573,7 +582,7 @@ def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = N
                 items = ["finish"]
         elif job.state == DRAWING:
             items = _requeue(store, job_id, "c", job.chunks, store.done_chunks(job_id), st.requeue_batch,
-                             functools.partial(dispatcher.draw_chunks, lane=job.lane))
+                             functools.partial(dispatcher.draw_chunks, lane=job.lane, longest=job.run))
             if not items:  # every chunk is in: finishing went missing
                 store.finish(job_id)
                 items = ["finish"]

@@ -85,6 +85,7 @@ def _job_from_hash(job_id: str, h: dict[bytes, bytes]) -> Job:
         summary=CountSummary.from_json(json.loads(h[b"summary"])) if h.get(b"summary") else None,
         sliced=h.get(b"sliced") == b"1",
         shard_totals=[int(t) for t in json.loads(h[b"shard_totals"])] if h.get(b"shard_totals") else None,
+        run=int(h[b"run"]) if h.get(b"run") else None,
     )
 
 

@@ -281,3 +281,163 @@ def test_three_patterned_seats_and_a_pool_partition_the_count_without_it():
         assert applicable(comp) and len(comp.patterned) == 3
         parts.append(build_paired(comp).deals)
     assert all(parts) and sum(parts) == whole
+
+
+#: Pools that a draw reads in several boxes: three cell signatures (South's
+#: five-card suit), each with one to three boxes, a mixed form among them;
+#: and one signature of two boxes with two mixed forms (East's HCP beside
+#: North's and beside South's).
+MANY_BOXES = [
+    {"condition": "shape(north, 4333 + 3433) && shape(south, 5xxx + x5xx) && hcp(north) <= 2 && hcp(south) <= 3"
+                  " && (spades(south) == 5 && hcp(east) <= 2"
+                  " || hearts(south) == 5 && (hcp(east) >= 6 && hcp(east) <= 8 || hcp(north) + hcp(east) <= 1))"},
+    {"condition": "shape(north, 4333 + 3433) && shape(south, 5xxx) && hcp(north) <= 2 && hcp(south) <= 3 && hcp(east) <= 6"
+                  " && (hcp(north) + hcp(east) >= 3 || hcp(south) == 0) && hcp(south) + hcp(east) <= 6"},
+]
+
+
+def _pool_rows(spec, n: int):
+    """A pool's sampler's rows as RankPool.deal sees them (its layout,
+    sig_boxes, signatures and summed vectors) for ``n`` draws."""
+    listing = build_paired(_comp(spec))
+    pool, seen = listing.layout.pool, {}
+    deal = pool.deal
+
+    def spy(owners, rng, layout, sig_boxes, sig, z):
+        seen.update(layout=layout, sig_boxes=sig_boxes, sig=sig, z=z)
+        deal(owners, rng, layout, sig_boxes, sig, z)
+
+    pool.deal = spy
+    listing.make_sampler().draw(n, chunk_rng("pool rows", 0))
+    del pool.deal
+    return pool, seen
+
+
+def test_the_many_boxes_specs_read_several_boxes_and_signatures():
+    pool, rows = _pool_rows(MANY_BOXES[0], 10)
+    assert len(rows["sig_boxes"]) == 3 and max(map(len, rows["sig_boxes"])) == 3 and pool.mixed_forms
+    pool, rows = _pool_rows(MANY_BOXES[1], 10)
+    assert len(rows["sig_boxes"][0]) == 2 and len(pool.mixed_forms) == 2
+
+
+@pytest.mark.skipif(getattr(kernel.paired(), "pool_pick", None) is None, reason="compiled pool pick not built")
+@pytest.mark.parametrize("spec", [*MANY_BOXES, NT_INVITE, NT_OVERCALL, {"condition": NT_GAME + " && hcp(north) + hcp(south) >= 24"},
+                                  {"north": {"shape": "4333"}, "south": {"shape": "5xxx"}, "east": {"hcp": [8, 12]}}],
+                         ids=["three signatures", "two mixed forms", "two patterned", "card classes", "partnership sum",
+                              "no listed form, a free seat"])
+def test_compiled_pool_pick_makes_the_numpy_picks_from_the_same_bytes(spec):
+    """RankPool._pick_compiled against its numpy reference on the same rows:
+    the same counts, and the stream left at the same place."""
+    pool, rows = _pool_rows(spec, 3000)
+    args = (rows["layout"], rows["sig_boxes"], rows["sig"], rows["z"], pool._h(rows["layout"], rows["z"]))
+    a, b = chunk_rng("pick", 1), chunk_rng("pick", 1)
+    compiled = pool._pick_compiled(kernel.paired().pool_pick, a, *args)
+    with kernel.numpy_only():
+        reference = pool._pick(b, *args)
+    assert np.array_equal(compiled, reference)
+    assert a.bits.read(64) == b.bits.read(64)
+
+
+@pytest.mark.parametrize("spec", MANY_BOXES, ids=["three signatures", "two mixed forms"])
+def test_pools_of_several_boxes_deal_alike_without_the_kernel(spec):
+    listing = build_paired(_comp(spec))
+    owners = listing.make_sampler().draw(3000, chunk_rng("many boxes", 0))
+    assert fits(owners, load_spec(spec).program()).all()
+    with kernel.numpy_only():
+        again = listing.make_sampler().draw(3000, chunk_rng("many boxes", 0))
+    assert (owners == again).all()
+
+
+@pytest.mark.skipif(getattr(kernel.paired(), "pool_pick", None) is None, reason="compiled pool pick not built")
+def test_compiled_pool_pick_refuses_bad_input():
+    """Wrong types, shapes, indices and tables raise; none is read out of bounds."""
+    pool, rows = _pool_rows(MANY_BOXES[0], 200)
+    pick, arrays = kernel.paired().pool_pick, pool._pool_arrays(rows["sig_boxes"])
+    cols = [*pool.listed_forms, *pool.mixed_forms]
+    sig = np.ascontiguousarray(rows["sig"], np.int64)
+    h = np.ascontiguousarray(pool._h(rows["layout"], rows["z"]), np.int64)
+    x = np.ascontiguousarray(rows["layout"].form_values(rows["z"])[:, cols], np.int64)
+    counts = np.empty((len(pool.classes), len(sig), len(pool.seats)), np.int64)  # class-major
+
+    def call(sig=sig, h=h, x=x, arrays=arrays, counts=counts):
+        pick(chunk_rng("bad", 0).bits, sig, h, x, arrays, counts)
+
+    call()  # the good call
+    with pytest.raises(TypeError, match="int64"):
+        call(h=h.astype(np.float64))
+    with pytest.raises(TypeError, match="int64"):
+        call(sig=sig.astype(np.int32))
+    read_only = counts.copy()
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        call(counts=read_only)
+    with pytest.raises(ValueError, match="contiguous"):
+        call(x=np.asfortranarray(np.repeat(x, 2, axis=1)))
+    with pytest.raises(ValueError, match="wrong size"):
+        call(h=h[:-1].copy())
+    with pytest.raises(ValueError, match="wrong size"):
+        call(x=x[:-1].copy())
+    with pytest.raises(ValueError, match="wrong size"):
+        call(counts=counts[:, :-1].copy())
+    with pytest.raises(ValueError, match="wrong size"):
+        call(counts=counts.reshape(len(counts), -1))
+    with pytest.raises(IndexError, match="signature"):
+        call(sig=sig + len(rows["sig_boxes"]))
+    with pytest.raises(IndexError, match="class counts"):
+        call(h=h - h.max() - 1)
+    with pytest.raises(IndexError, match="class counts"):
+        call(h=np.full_like(h, int(np.prod(pool.dims))))
+    with pytest.raises(ValueError, match="form value"):
+        call(x=x + (1 << 50))
+    with pytest.raises(TypeError, match="tuple"):
+        call(arrays=list(arrays))
+    with pytest.raises(TypeError, match="tuple"):
+        call(arrays=arrays[:-1])
+    with pytest.raises(TypeError, match="int64"):
+        call(arrays=(*arrays[:7], arrays[7].astype(np.float64), *arrays[8:]))
+
+    def altered(i, value):
+        return (*arrays[:i], value, *arrays[i + 1 :])
+
+    sig_ptr, sig_box, lim, box_table, start_at, cum_at, start, cum, combo, q_dims, n_h = arrays
+    with pytest.raises(ValueError, match="sig_ptr"):
+        call(arrays=altered(0, sig_ptr + 1))
+    with pytest.raises(IndexError, match="box"):
+        call(arrays=altered(1, sig_box + len(lim)))
+    with pytest.raises(ValueError, match="lim"):
+        call(arrays=altered(2, lim[:, 1:].copy()))
+    with pytest.raises(ValueError, match="box bound"):
+        call(arrays=altered(2, lim - (1 << 50)))
+    with pytest.raises(IndexError, match="table"):
+        call(arrays=altered(3, box_table + len(start_at)))
+    with pytest.raises(ValueError, match="start_at"):
+        call(arrays=altered(4, start_at * 2))
+    with pytest.raises(ValueError, match="cum_at"):
+        call(arrays=altered(5, cum_at[:-1].copy()))
+    with pytest.raises(IndexError, match="run"):
+        call(arrays=altered(6, start + len(cum)))  # runs past their table
+    with pytest.raises(IndexError, match="run"):
+        call(arrays=altered(6, start[::-1].copy()))  # runs that end before they start
+    with pytest.raises(ValueError, match="running sums"):
+        call(arrays=altered(7, -cum))  # ways that fall
+    with pytest.raises(ValueError, match="running sums"):
+        call(arrays=altered(7, cum * (1 << 62)))  # ways that wrap
+    # one signature reading one table twice, of 2**62 ways: each box's ways fit int64, not their sum
+    one = np.zeros(1, np.int64)
+    twice = (np.array([0, 2]), np.zeros(2, np.int64), np.zeros((1, 0), np.int64), one, np.array([0, 2]), np.array([0, 2]),
+             np.array([0, 1]), np.array([0, 1 << 62]), np.zeros((1, 4), np.int64), np.zeros(0, np.int64), 1)
+    with pytest.raises(ValueError, match="a row's ways pass 2\\*\\*63"):
+        pick(chunk_rng("bad", 0).bits, one, one, np.zeros((1, 0), np.int64), twice, np.empty((4, 1, 1), np.int64))
+    half = (*twice[:7], np.array([0, (1 << 62) - 1]), *twice[8:])  # just below: drawn
+    pick(chunk_rng("bad", 0).bits, one, one, np.zeros((1, 0), np.int64), half, np.empty((4, 1, 1), np.int64))
+    with pytest.raises(ValueError, match="combo"):
+        call(arrays=altered(8, combo[1:].copy()))
+    with pytest.raises(ValueError, match="combo"):
+        call(counts=counts[1:].copy())  # a class short
+    with pytest.raises(ValueError, match="q_dims"):
+        call(arrays=altered(9, q_dims - q_dims))
+    with pytest.raises(ValueError, match="bad n_h|start_at"):
+        call(arrays=altered(10, n_h + 1))
+    with pytest.raises(ValueError, match="bounds must be >= 1"):  # a row of no ways: no draw, as Rng.below
+        call(arrays=altered(7, np.zeros_like(cum)))
+    pick(chunk_rng("bad", 0).bits, sig[:0], h[:0], x[:0], arrays, counts[:, :0])  # no rows: nothing read

@@ -32,6 +32,8 @@
  *                                          PairedSampler._split
  *   splits(bits, q, cell, z1, z2, group_table, cell_table, cell_cols, tables, (split arrays), places)
  *                                          PairedSampler._split twice, each suit's place in g
+ *   pool_pick(bits, sig, h, x, (sig_ptr, sig_box, lim, box_table, start_at, cum_at, start, cum, combo, q_dims, n_h),
+ *             counts (classes, n, seats))  RankPool.deal's box and combo
  *
  * All arrays are C-contiguous int64 unless said otherwise; indices are
  * checked (the large index tables as they are read), so a malformed call
@@ -672,6 +674,196 @@ out:
     return rc;
 }
 
+/* ------------------------------------------------------------ the rank pool */
+
+/* RankPool.deal's box and combo (truedeal/listing/rank_pool.py): each row's
+ * ways in each box of its cell signature, one Rng.below on their sums, then
+ * the box and, in that box's table, the combo at the drawn way.  The numpy
+ * code loops over signatures and boxes on arrays; here each row reads a few
+ * entries of small tables, so one pass over the rows does it all.
+ *
+ * The tables are RankPool's PoolTables, concatenated once per pool: table t
+ * holds start[start_at[t] ..] (n_h * n_q + 1 run starts, by (h, q)) and
+ * cum[cum_at[t] .. cum_at[t + 1]) (its running ways, from 0), whose combos
+ * are combo rows cum_at[t] - t .. .  A row's x holds its listed forms'
+ * values then its mixed forms' patterned parts; a box's lim row holds the
+ * lows of those columns, then the highs.  The counts come out class-major,
+ * (classes, rows, seats): each class's counts are then one contiguous array,
+ * what each of deal_classes_and_spots' deals reads (numpy copies and sums
+ * rows of two or three counts slowly). */
+typedef struct {
+    const int64_t *sig_ptr, *sig_box, *lim, *box_table, *start_at, *cum_at, *start, *cum, *combo, *q_dims;
+    size_t n_sig, n_box, n_tab, n_col, n_mixed, n_h, n_q, n_prefix, row, n_start, n_cum;
+    size_t n_seat; /* a combo's row: classes * n_seat counts */
+} Pool;
+
+/* A fault found with the GIL released: raised once it is held again. */
+typedef struct {
+    PyObject *type;
+    const char *msg;
+} Fault;
+
+static inline int fault(Fault *F, PyObject *type, const char *msg) {
+    F->type = type;
+    F->msg = msg;
+    return -1;
+}
+
+/* Run k of box b for a row (PoolTable.runs, in its order: one run per value
+ * of the mixed parts but the last, the last part's range within it) as
+ * combos [*first, *end) of the box's table; empty where the box excludes
+ * those parts.  x: the row's columns (the mixed parts are its last n_mixed).
+ * -1 when the table's starts are not runs of it. */
+static int pool_run(const Pool *P, size_t b, int64_t h, const int64_t *x, size_t k, int64_t *first, int64_t *end) {
+    size_t t = (size_t)P->box_table[b], M = P->n_mixed, c0 = P->n_col - M;
+    const int64_t *start = P->start + P->start_at[t], *lo = P->lim + b * 2 * P->n_col, *hi = lo + P->n_col;
+    int64_t m = P->cum_at[t + 1] - P->cum_at[t] - 1, at, to;
+    if (!M) {
+        at = start[h], to = start[h + 1];
+    } else { /* the pool's part of mixed form i may be lo - p .. hi - p, p the row's patterned part */
+        int64_t stride = P->q_dims[M - 1], base = h * (int64_t)P->n_q, rem = (int64_t)k;
+        int ok = 1;
+        for (size_t i = M - 1; i-- > 0;) { /* k's digits, the last mixed form's but one first */
+            int64_t v = rem % P->q_dims[i], p = x[c0 + i];
+            rem /= P->q_dims[i];
+            base += v * stride;
+            stride *= P->q_dims[i];
+            ok &= lo[c0 + i] - p <= v && v <= hi[c0 + i] - p;
+        }
+        int64_t p = x[c0 + M - 1], a = lo[c0 + M - 1] - p, z = hi[c0 + M - 1] - p, last = P->q_dims[M - 1];
+        a = a > 0 ? a : 0;
+        z = z < last - 1 ? z : last - 1;
+        if (!ok || a > z) {
+            *first = *end = 0;
+            return 0;
+        }
+        at = start[base + a], to = start[base + z + 1];
+    }
+    if (at < 0 || at > to || to > m) return -1;
+    *first = at, *end = to;
+    return 0;
+}
+
+/* Is the row inside box b's listed forms (RankPool._listed_inside)? */
+static inline int pool_inside(const Pool *P, size_t b, const int64_t *x) {
+    const int64_t *lo = P->lim + b * 2 * P->n_col, *hi = lo + P->n_col;
+    for (size_t c = 0; c + P->n_mixed < P->n_col; c++)
+        if (x[c] < lo[c] || x[c] > hi[c]) return 0;
+    return 1;
+}
+
+/* The row's ways in box b (RankPool.deal's w[row, j]) into *w. */
+static int pool_ways(const Pool *P, size_t b, int64_t h, const int64_t *x, int64_t *w, Fault *F) {
+    const int64_t *cum = P->cum + P->cum_at[P->box_table[b]];
+    *w = 0;
+    if (!pool_inside(P, b, x)) return 0;
+    for (size_t k = 0; k < P->n_prefix; k++) {
+        int64_t a, e;
+        if (pool_run(P, b, h, x, k, &a, &e) < 0) return fault(F, PyExc_IndexError, "pool: a table's run out of range");
+        int64_t d; /* a run's ways: below 2**62 in a well-formed table, checked all the same */
+        if (__builtin_sub_overflow(cum[e], cum[a], &d) || d < 0 || __builtin_add_overflow(*w, d, w))
+            return fault(F, PyExc_ValueError, "pool: ways not running sums below 2**63");
+    }
+    return 0;
+}
+
+/* A row's signature, checked, and its class counts h and columns x. */
+static int pool_row(const Pool *P, const int64_t *sig, const int64_t *h, size_t i, Fault *F) {
+    if (sig[i] < 0 || (size_t)sig[i] >= P->n_sig) return fault(F, PyExc_IndexError, "pool: signature out of range");
+    if (h[i] < 0 || (size_t)h[i] >= P->n_h) return fault(F, PyExc_IndexError, "pool: class counts out of range");
+    return 0;
+}
+
+/* Pass 1: each row's ways over its signature's boxes (the bound of its draw). */
+static int pool_totals(const Pool *P, const int64_t *sig, const int64_t *h, const int64_t *x, size_t n, int64_t *total,
+                       Fault *F) {
+    for (size_t i = 0; i < n; i++) {
+        if (pool_row(P, sig, h, i, F) < 0) return -1;
+        const int64_t *xi = x + i * P->n_col;
+        for (size_t c = 0; c < P->n_col; c++) /* bounds minus these stay far from a wrap */
+            if (xi[c] < -((int64_t)1 << 40) || xi[c] > (int64_t)1 << 40)
+                return fault(F, PyExc_ValueError, "pool: a form value out of range");
+        total[i] = 0;
+        for (int64_t j = P->sig_ptr[sig[i]]; j < P->sig_ptr[sig[i] + 1]; j++) {
+            int64_t w;
+            if (pool_ways(P, (size_t)P->sig_box[j], h[i], xi, &w, F) < 0) return -1;
+            if (__builtin_add_overflow(total[i], w, &total[i]))
+                return fault(F, PyExc_ValueError, "pool: a row's ways pass 2**63");
+        }
+    }
+    return 0;
+}
+
+/* The combo at way r of box b (PoolTable.pick): the run that holds r, then
+ * the first combo whose running ways pass it, searched within that run (all
+ * before it end at or below the run's start: numpy's search of the whole
+ * table finds the same); into row i of the n rows of counts. */
+static int pool_combo(const Pool *P, size_t b, int64_t h, const int64_t *x, int64_t r, size_t i, size_t n, int64_t *counts,
+                      Fault *F) {
+    size_t t = (size_t)P->box_table[b];
+    const int64_t *cum = P->cum + P->cum_at[t];
+    int64_t acc = 0;
+    for (size_t k = 0; k < P->n_prefix; k++) {
+        int64_t a, e;
+        if (pool_run(P, b, h, x, k, &a, &e) < 0) return fault(F, PyExc_IndexError, "pool: a table's run out of range");
+        if (r - acc < cum[e] - cum[a]) {
+            size_t c = (size_t)a + upper(cum + 1 + a, (size_t)(e - a), cum[a] + (r - acc));
+            if (c >= (size_t)e) return fault(F, PyExc_ValueError, "pool: ways not running sums");
+            const int64_t *combo = P->combo + (size_t)(P->cum_at[t] - (int64_t)t + (int64_t)c) * P->row;
+            for (size_t v = 0; v < P->row; v++) /* class v / n_seat, seat v % n_seat */
+                counts[((v / P->n_seat) * n + i) * P->n_seat + v % P->n_seat] = combo[v];
+            return 0;
+        }
+        acc += cum[e] - cum[a];
+    }
+    return fault(F, PyExc_ValueError, "pool: a draw past the box's ways");
+}
+
+/* Pass 2: each row's box (the first whose running ways pass its draw r),
+ * then its combo at what r leaves, into counts. */
+static int pool_picks(const Pool *P, const int64_t *sig, const int64_t *h, const int64_t *x, size_t n, const int64_t *r,
+                      int64_t *counts, Fault *F) {
+    for (size_t i = 0; i < n; i++) {
+        const int64_t *xi = x + i * P->n_col;
+        int64_t acc = 0, j = P->sig_ptr[sig[i]], w = 0;
+        for (; j < P->sig_ptr[sig[i] + 1]; j++, acc += w) {
+            if (pool_ways(P, (size_t)P->sig_box[j], h[i], xi, &w, F) < 0) return -1;
+            if (r[i] - acc < w) break;
+        }
+        if (j == P->sig_ptr[sig[i] + 1]) return fault(F, PyExc_ValueError, "pool: a draw past the row's ways");
+        if (pool_combo(P, (size_t)P->sig_box[j], h[i], xi, r[i] - acc, i, n, counts, F) < 0) return -1;
+    }
+    return 0;
+}
+
+/* RankPool.deal's draws: totals, one below() (Rng.below's bytes), picks.
+ * The passes run without the GIL (see _sampler.c's NO GIL note). */
+static int pool_pick(PyObject *bits, const Pool *P, const int64_t *sig, const int64_t *h, const int64_t *x, size_t n,
+                     int64_t *counts) {
+    int64_t *total = grab(S_POOL_TOTAL, (n + 1) * 8), *r = grab(S_POOL_R, (n + 1) * 8);
+    Fault F = {NULL, NULL};
+    int rc = -1;
+    if (!total || !r) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    rc = pool_totals(P, sig, h, x, n, total, &F);
+    Py_END_ALLOW_THREADS
+    if (!rc) rc = below(bits, total, r, n);
+    else PyErr_SetString(F.type, F.msg);
+    if (!rc) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = pool_picks(P, sig, h, x, n, r, counts, &F);
+        Py_END_ALLOW_THREADS
+        if (rc) PyErr_SetString(F.type, F.msg);
+    }
+out:
+    drop(S_POOL_TOTAL, total);
+    drop(S_POOL_R, r);
+    return rc;
+}
+
 /* ------------------------------------------------------------ Python glue */
 
 static void release(Py_buffer *v, int n) {
@@ -862,6 +1054,118 @@ static PyObject *p_splits(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* An int64 array's buffer (C-contiguous, of format l or q; writable if
+ * asked): the pool's arrays are checked for their type, not only their
+ * size, since a float64 array of the right size would read as wild ints. */
+static int i64(PyObject *o, Py_buffer *v, int writable, const char *what) {
+    if (PyObject_GetBuffer(o, v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0) return -1;
+    const char *f = v->format ? v->format : "B";
+    if (*f == '@' || *f == '=' || *f == '<') f++;
+    if (v->itemsize != 8 || (strcmp(f, "l") && strcmp(f, "q"))) {
+        PyBuffer_Release(v);
+        PyErr_Format(PyExc_TypeError, "pool: %s must be an int64 array", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* Offsets off[0..k] that start at 0, step by at least `least` (exactly, if
+ * `exact`) and end at `total` (the steps taken unsigned: wild offsets do not wrap). */
+static int offsets(const int64_t *off, size_t k, int64_t least, int exact, size_t total, const char *what) {
+    int ok = off[0] == 0 && off[k] == (int64_t)total;
+    for (size_t i = 0; ok && i < k; i++) {
+        uint64_t step = (uint64_t)off[i + 1] - (uint64_t)off[i];
+        ok = off[i + 1] >= off[i] && (exact ? step == (uint64_t)least : step >= (uint64_t)least);
+    }
+    if (!ok) PyErr_Format(PyExc_ValueError, "pool: %s are not offsets of the tables", what);
+    return ok ? 0 : -1;
+}
+
+#define N_POOL_ARRAYS 10 /* then n_h */
+
+/* The pool's tuple (sig_ptr, sig_box, lim, box_table, start_at, cum_at,
+ * start, cum, combo, q_dims, n_h) into its views b[N_POOL_ARRAYS] (all
+ * held, or none with -1 and an exception set) and n_h. */
+static int pool_views(PyObject *args, Py_buffer *b, Py_ssize_t *n_h) {
+    static const char *names[N_POOL_ARRAYS] = {"sig_ptr", "sig_box", "lim", "box_table", "start_at",
+                                               "cum_at", "start", "cum", "combo", "q_dims"};
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != N_POOL_ARRAYS + 1) {
+        PyErr_SetString(PyExc_TypeError, "pool: the pool arrays are a tuple of 11");
+        return -1;
+    }
+    *n_h = PyLong_AsSsize_t(PyTuple_GET_ITEM(args, N_POOL_ARRAYS));
+    if (*n_h == -1 && PyErr_Occurred()) return -1;
+    for (int i = 0; i < N_POOL_ARRAYS; i++)
+        if (i64(PyTuple_GET_ITEM(args, i), &b[i], 0, names[i]) < 0) {
+            release(b, i);
+            return -1;
+        }
+    return 0;
+}
+
+/* The pool arrays into P for rows of n_col columns and combos of n_class
+ * classes and n_seat seats: 0 with the views (b[N_POOL_ARRAYS]) to release,
+ * or -1 with an exception set and none held.  Every index the passes
+ * follow without a check of their own is checked here. */
+static int pool_of(PyObject *args, Pool *P, size_t n_col, size_t n_class, size_t n_seat, Py_buffer *b) {
+    Py_ssize_t n_h;
+    if (pool_views(args, b, &n_h) < 0) return -1;
+    *P = (Pool){b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf, b[5].buf, b[6].buf, b[7].buf, b[8].buf, b[9].buf,
+                b[0].len >= 8 ? (size_t)b[0].len / 8 - 1 : 0, (size_t)b[3].len / 8, b[4].len >= 8 ? (size_t)b[4].len / 8 - 1 : 0,
+                n_col, (size_t)b[9].len / 8, n_h > 0 ? (size_t)n_h : 0, 1, 1, n_class * n_seat, (size_t)b[6].len / 8,
+                (size_t)b[7].len / 8, n_seat};
+    size_t n_sb = (size_t)b[1].len / 8;
+    int rc = !P->n_sig || !P->n_box || !P->n_tab || !P->n_h || !P->row || P->n_mixed > n_col
+                 ? (PyErr_SetString(PyExc_ValueError, "pool: bad shape"), -1)
+                 : 0;
+    for (size_t i = 0; !rc && i < P->n_mixed; i++) { /* at most 2**20 runs a box, 2**40 starts a table: no wrap */
+        if (P->q_dims[i] < 1 || P->q_dims[i] > 1 << 20 || (P->n_q *= (size_t)P->q_dims[i]) > (size_t)1 << 40)
+            rc = (PyErr_SetString(PyExc_ValueError, "pool: bad q_dims"), -1);
+        else if (i + 1 < P->n_mixed && (P->n_prefix *= (size_t)P->q_dims[i]) > (size_t)1 << 20)
+            rc = (PyErr_SetString(PyExc_ValueError, "pool: too many runs"), -1);
+    }
+    if (!rc && P->n_h > ((size_t)1 << 40) / P->n_q) rc = (PyErr_SetString(PyExc_ValueError, "pool: bad n_h"), -1);
+    if (!rc) rc = shaped(&b[2], P->n_box, 2 * n_col, 8, "lim");
+    if (!rc) rc = shaped(&b[5], P->n_tab + 1, 1, 8, "cum_at");
+    if (!rc) rc = offsets(P->sig_ptr, P->n_sig, 0, 0, n_sb, "sig_ptr");
+    if (!rc) rc = offsets(P->start_at, P->n_tab, (int64_t)(P->n_h * P->n_q + 1), 1, P->n_start, "start_at");
+    if (!rc) rc = offsets(P->cum_at, P->n_tab, 1, 0, P->n_cum, "cum_at");
+    if (!rc) rc = shaped(&b[8], P->n_cum - P->n_tab, P->row, 8, "combo");
+    if (!rc) rc = in_range(P->sig_box, n_sb, (int64_t)P->n_box, "box");
+    if (!rc) rc = in_range(P->box_table, P->n_box, (int64_t)P->n_tab, "table");
+    for (size_t i = 0; !rc && i < P->n_box * 2 * n_col; i++) /* a bound minus a form value: no wrap */
+        if (P->lim[i] < -((int64_t)1 << 40) || P->lim[i] > (int64_t)1 << 40)
+            rc = (PyErr_SetString(PyExc_ValueError, "pool: a box bound out of range"), -1);
+    if (rc) release(b, N_POOL_ARRAYS);
+    return rc;
+}
+
+/* RankPool.deal's box and combo: rows of signature sig, class counts h and
+ * columns x (n, n_col); each row's combo into counts (classes, n, seats). */
+static PyObject *p_pool_pick(PyObject *self, PyObject *args) {
+    PyObject *bits, *o[4], *arrays;
+    Py_buffer b[4], pb[N_POOL_ARRAYS]; /* sig, h, x, counts; the pool arrays */
+    static const char *names[4] = {"sig", "h", "x", "counts"};
+    if (!PyArg_ParseTuple(args, "OOOOOO", &bits, &o[0], &o[1], &o[2], &arrays, &o[3])) return NULL;
+    for (int i = 0; i < 4; i++)
+        if (i64(o[i], &b[i], i == 3, names[i]) < 0) {
+            release(b, i);
+            return NULL;
+        }
+    size_t n = (size_t)b[0].len / 8, n_col = n ? (size_t)b[2].len / 8 / n : 0;
+    Pool P;
+    int rc = shaped(&b[1], n, 1, 8, "h"), got = 0;
+    if (!rc) rc = shaped(&b[2], n, n_col, 8, "x");
+    if (!rc && (b[3].ndim != 3 || (size_t)b[3].shape[1] != n))
+        rc = (PyErr_SetString(PyExc_ValueError, "pool: counts has the wrong size (classes, rows, seats)"), -1);
+    if (!rc && n) got = !(rc = pool_of(arrays, &P, n_col, (size_t)b[3].shape[0], (size_t)b[3].shape[2], pb));
+    if (!rc && n) rc = pool_pick(bits, &P, b[0].buf, b[1].buf, b[2].buf, n, b[3].buf);
+    release(b, 4);
+    if (got) release(pb, N_POOL_ARRAYS);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"z1", p_z1, METH_VARARGS, "z1(bits, q, w_hi u8, w_lo u8, tables, group_table, y, guide u8, out)."},
     {"z2", p_z2, METH_VARARGS,
@@ -874,6 +1178,9 @@ static PyMethodDef methods[] = {
     {"splits", p_splits, METH_VARARGS,
      "splits(bits, q, cell, z1, z2, group_table, cell_table, cell_cols, tables, split arrays, places (n, 4)): both "
      "splits, each suit's place in g."},
+    {"pool_pick", p_pool_pick, METH_VARARGS,
+     "pool_pick(bits, sig, h, x, (sig_ptr, sig_box, lim, box_table, start_at, cum_at, start, cum, combo, q_dims, n_h), "
+     "counts (classes, n, seats)): RankPool.deal's box and combo of each row."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -176,7 +176,7 @@ class Workers:
 
 
 def wait_done(store: jobs.JobStore, job_id: str, timeout: float = 3600, seen: dict | None = None) -> dict:
-    """The job's status once done; ``seen[state]``: when each state was first seen (polled every 10 ms)."""
+    """The job's status once done; ``seen[state]``: when each state was first seen (polled every 50 ms)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         s = store.status(job_id)
@@ -186,7 +186,7 @@ def wait_done(store: jobs.JobStore, job_id: str, timeout: float = 3600, seen: di
             if s["state"] != "done":
                 raise RuntimeError(f"job {job_id} ended {s['state']}: {s['error']}")
             return s
-        time.sleep(0.01 if seen is not None else 0.05)
+        time.sleep(0.05)  # a poll costs ~0.5 ms of CPU: at 10 ms it took 5% of a core from the job it measures
     raise RuntimeError(f"job {job_id} not done after {timeout} s")
 
 

@@ -117,3 +117,17 @@ def test_server_commands_are_registered_entry_points():
 
     names = {ep.name for ep in entry_points(group="truedeal.commands")}
     assert names == {"worker", "submit", "status", "fetch", "cancel", "submit-set", "fetch-set", "deal-set", "serve"}
+
+
+def test_generate_starts_without_the_heavy_libraries():
+    """Start-up budget (issue 9: ``generate strong-nt.json -n 1`` in <= 0.3 s):
+    scipy alone takes ~0.3 s to import (scipy.sparse), matplotlib, endplay and
+    fpdf more; a plain generate needs none of them."""
+    probe = ("import json, runpy, sys\n"
+             f"sys.argv = ['truedeal', 'generate', {str(EXAMPLE)!r}, '-n', '1']\n"
+             "try:\n    runpy.run_module('truedeal.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    seen = set(json.loads(out.stderr.strip().splitlines()[-1]))
+    assert out.returncode == 0 and out.stdout.count("\n") >= 1
+    assert not seen & {"scipy", "matplotlib", "endplay", "fpdf"}

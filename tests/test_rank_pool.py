@@ -19,7 +19,8 @@ from truedeal.engine import Plan
 from truedeal.evaluate import hcp
 from truedeal.listing import build_listing, count_cases
 from truedeal.listing.exact_ops import block_product_sums, first_above
-from truedeal.listing.paired import build_paired
+from truedeal.listing.layout import small_vectors
+from truedeal.listing.paired import Prepared, build_paired
 from truedeal.listing.rank_pool import applicable
 from truedeal.randomness import chunk_rng
 from truedeal.spec import load_spec
@@ -441,3 +442,33 @@ def test_compiled_pool_pick_refuses_bad_input():
     with pytest.raises(ValueError, match="bounds must be >= 1"):  # a row of no ways: no draw, as Rng.below
         call(arrays=altered(7, np.zeros_like(cum)))
     pick(chunk_rng("bad", 0).bits, sig[:0], h[:0], x[:0], arrays, counts[:, :0])  # no rows: nothing read
+
+
+def _accepts_on_the_grid(layout, z_flat, keys):
+    """The pool's accept matrices read at every (z1, z2), as they were before
+    RankPool.accepts read them at the pairs in a box alone."""
+    pool, zv = layout.pool, small_vectors(layout, z_flat)
+    out = ([], [])
+    for boxes in pool.source.boxes_of(keys):
+        z, fits = layout.add(zv[:, None, :], zv[None, :, :])
+        h = pool._h(layout, z, fits)
+        ways, cases = np.zeros(fits.shape, np.int64), np.zeros(fits.shape, np.int64)
+        for lo, hi in boxes:
+            inside = fits & pool._listed_inside(layout, z, lo, hi)
+            w, c = pool.table(lo, hi).totals(h, *pool._q_range(layout, z, lo, hi))
+            ways += np.where(inside, w, 0)
+            cases += np.where(inside, c, 0)
+        out[0].append(ways)
+        out[1].append(cases)
+    return out
+
+
+@pytest.mark.parametrize("spec", MIXED + PER_SUIT + [{"condition": NT_GAME}, NT_INVITE], ids=range(len(MIXED) + 4))
+def test_accept_matrices_read_in_boxes_equal_the_whole_grid(spec):
+    """The same values as the grid (folded, mixed and per-suit forms), in a
+    narrow unsigned dtype where they fit."""
+    prepared = Prepared.of(_comp(spec))
+    frame = prepared.frame
+    ways, cases = _accepts_on_the_grid(prepared.layout, frame.z_flat, frame.sig_keys)
+    for got, want in zip(frame.accept + frame.accept_cases, ways + cases):
+        assert got.dtype.kind == "u" and got.tolist() == want.tolist()

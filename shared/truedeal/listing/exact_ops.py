@@ -5,6 +5,10 @@ helpers stay exact without a Python int per element:
 
 * matrix products run in float64 on pieces small enough that every partial
   sum is an integer below 2**53, so BLAS is exact whatever order it adds in;
+  or, when the right factor is sparse (a paired listing's accept matrices and
+  shifted weight tables: 1-2% set), in int64 over its stored entries alone
+  (:class:`SparseRight`), where every partial sum is below the bound that
+  keeps the whole product in int64;
 * an elementwise product ``a * b`` is carried as three base-``2**k`` digits
   (``a`` and ``b`` split in two), small enough that running sums along a row
   of up to ``n`` terms stay below 2**63 (:func:`digit_bits`).
@@ -12,9 +16,27 @@ helpers stay exact without a Python int per element:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .layout import TooWide
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
+
+
+def check_product_bound(top: int, reach: int) -> None:
+    """TooWide unless ``big @ small`` is sure to fit in int64 for entries of
+    ``big`` up to ``top`` and column sums of ``small`` up to ``reach``:
+    every output (and, the inputs being non-negative, every partial sum) is
+    at most ``top * reach < 2**(top bits + reach bits) <= 2**63``.  The float
+    path also needs ``reach`` below 2**51 (a piece of one bit times it stays
+    below 2**53); the sparse path keeps that limit too, so that whether a
+    listing fits never depends on which product runs."""
+    if reach.bit_length() > 51 or (top and reach and top.bit_length() + reach.bit_length() > 63):
+        raise TooWide("a table of ways is too large for int64")
 
 
 def exact_matmul(big: np.ndarray, small: np.ndarray, reach: int | None = None) -> np.ndarray:
@@ -26,8 +48,7 @@ def exact_matmul(big: np.ndarray, small: np.ndarray, reach: int | None = None) -
     if reach is None:
         reach = int(small.sum(axis=0).max(initial=0))
     top = int(big.max(initial=0))
-    if reach.bit_length() > 51 or (top and reach and top.bit_length() + reach.bit_length() > 63):
-        raise TooWide("a table of ways is too large for int64")
+    check_product_bound(top, reach)
     bits = max(1, 52 - reach.bit_length())  # each piece times ``reach`` stays below 2**53
     s = small if small.dtype == np.float64 else small.astype(np.float64)
     if top < 1 << bits:
@@ -37,6 +58,50 @@ def exact_matmul(big: np.ndarray, small: np.ndarray, reach: int | None = None) -
         piece = ((big >> shift) & ((1 << bits) - 1)).astype(np.float64)
         out += (piece @ s).astype(np.int64) << shift
     return out
+
+
+@dataclass(frozen=True)
+class SparseRight:
+    """A sparse non-negative int64 matrix ``S`` as the right factor of exact
+    products ``big @ S`` (:meth:`times`), and ``reach``, a bound on its column
+    sums that :func:`check_product_bound` reads.  ``S`` is kept transposed, in
+    compressed rows: the product runs as ``S.T @ big.T``, one axpy over a row
+    of ``big.T`` per stored entry, so its cost is ``nnz(S) * len(big)``
+    where a dense product's is ``S.size * len(big)``."""
+
+    t: csr_matrix  # S.T, int64
+    reach: int
+
+    @classmethod
+    def of(cls, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, shape: tuple[int, int],
+           reach: int | None = None) -> SparseRight:
+        """``S[rows[i], cols[i]] += vals[i]`` (repeats added up, in int64:
+        exact while ``reach`` passes :func:`check_product_bound`).  ``reach``
+        defaults to the largest column sum, summed in float64: exact below
+        2**53, and past 2**51 (where it may round) refused either way."""
+        from scipy.sparse import csr_matrix  # here: importing it costs ~0.3 s, past the start-up budget
+
+        vals = np.asarray(vals, np.int64)
+        if reach is None:
+            reach = int(np.bincount(cols, weights=vals, minlength=shape[1]).max(initial=0)) if len(cols) else 0
+        t = csr_matrix((vals, (cols, rows)), shape=(shape[1], shape[0]), dtype=np.int64)
+        t.sum_duplicates()
+        return cls(t, reach)
+
+    @classmethod
+    def dense(cls, a: np.ndarray, reach: int | None = None) -> SparseRight:
+        """From a dense matrix of non-negative integers (or bool); ``reach`` as in :meth:`of`."""
+        rows, cols = np.nonzero(a)
+        return cls.of(rows, cols, a[rows, cols], a.shape, reach)
+
+    def times(self, big: np.ndarray) -> np.ndarray:
+        """``big @ S`` (int64, a transposed view), exact for non-negative
+        integer ``big``: TooWide unless :func:`check_product_bound` holds,
+        which keeps every partial sum of the int64 products below 2**63."""
+        check_product_bound(int(big.max(initial=0)), self.reach)
+        if not self.t.nnz or not big.size:
+            return np.zeros((big.shape[0], self.t.shape[0]), np.int64)
+        return np.asarray(self.t @ np.ascontiguousarray(big.T, dtype=np.int64)).T
 
 
 def digit_bits(n: int) -> int:
@@ -55,9 +120,17 @@ def product_digits(a: np.ndarray, b: np.ndarray, k: int) -> list[np.ndarray]:
     return [a0 * b0, a0 * b1 + a1 * b0, a1 * b1]
 
 
+#: Rows per pass of :func:`row_dots`: its digits make about ten temporaries
+#: the size of a pass (128 rows of 4,492 vectors: 46 MB, not 184 MB for 512).
+_DOT_ROWS = 128
+
+
 def row_dots(a: np.ndarray, b: np.ndarray) -> list[int]:
     """``(a * b).sum(axis=1)`` as exact Python ints (2-D arrays), in runs of
-    columns short enough for the digits of the widest entries."""
+    columns short enough for the digits of the widest entries; rows go
+    :data:`_DOT_ROWS` at a time (each row's sum is its own)."""
+    if len(a) > _DOT_ROWS:
+        return [x for r in range(0, len(a), _DOT_ROWS) for x in row_dots(a[r : r + _DOT_ROWS], b[r : r + _DOT_ROWS])]
     wide = max(int(a.max(initial=0)).bit_length(), int(b.max(initial=0)).bit_length())
     run = max(a.shape[1], 1)
     while run > 1 and 2 * digit_bits(run) < wide:

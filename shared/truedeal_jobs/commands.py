@@ -31,6 +31,7 @@ from truedeal.randomness import DEFAULT_STREAM, STREAMS
 from truedeal.spec import SpecError
 
 from .precheck import precheck
+from .submission import check_submission
 
 
 class JobCommandError(click.ClickException):
@@ -101,6 +102,8 @@ def submit_command(spec: str, n: int, seed: str | None, stream: str, fmt: str, f
         except RotationError as exc:
             raise JobCommandError(f"--{exc.field}: {exc}") from None
         store = open_store()
+        # a bad count, seed or board gets its one line before a child process counts the spec
+        check_submission(n, seed, fmt, first_board, store.settings.max_deals, stream)
         workers = store.workers_alive()
         check = precheck(parsed)
         if check.impossible:

@@ -117,6 +117,20 @@ def test_paired_deals_fit_their_spec_and_are_the_same_without_the_kernel():
 
 
 @pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
+@pytest.mark.parametrize("n", [10, 500, 700, 3000])
+def test_compiled_steps_draw_alike_whether_they_visit_rows_by_group_or_in_order(n):
+    """z1, z2 and the cell scan a draw's rows group by group when the groups
+    (2,379 here) are at most four times the rows, else in row order (as
+    below 16 rows): 10 and 500 rows take row order, 700 and 3000 the groups'.
+    The r's are drawn in row order first, so both give the numpy deals."""
+    listing = build_paired(_comp(BOTH[1]))
+    assert len(listing.y) == 2379
+    with kernel.numpy_only():
+        want = listing.make_sampler().draw(n, chunk_rng("scan order", n))
+    assert (listing.make_sampler().draw(n, chunk_rng("scan order", n)) == want).all()
+
+
+@pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
 def test_compiled_paired_draws_refuse_indices_out_of_range():
     sampler = build_paired(_comp(SMALL_FOUR)).make_sampler()
     L, k = sampler.listing, kernel.paired()

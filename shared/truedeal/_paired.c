@@ -122,10 +122,9 @@ typedef struct {
  * row order (a counting sort), or NULL for row order.  Each deal's r is drawn
  * first, in row order, and its scan reads nothing another deal writes but a
  * cache, so the order changes no draw; it changes what stays in the caches:
- * a group's Y_q, V_q and cells are read for all its deals together (four-pool:
- * z2 42 -> 25 ms and the cell 35 -> 26 ms per 200,000 deals).  Row order when
- * the groups outnumber the rows (the counts would cost more than they save).
- * Give it back with drop(S_P_ORDER, order). */
+ * a group's Y_q, V_q and cells are read for all its deals together.  Row
+ * order when the groups outnumber the rows (the counts would cost more than
+ * they save).  Give it back with drop(S_P_ORDER, order). */
 static uint32_t *by_group(const int64_t *q, size_t n, size_t n_q) {
     if (n < 2 * AHEAD || n_q > 4 * n || n > UINT32_MAX) return NULL;
     uint32_t *order = grab(S_P_ORDER, n * sizeof *order);
@@ -143,8 +142,32 @@ static uint32_t *by_group(const int64_t *q, size_t n, size_t n_q) {
     return order;
 }
 
-/* Row k of the scan order. */
-static inline size_t row_at(const uint32_t *order, size_t k) { return order ? order[k] : k; }
+/* A scan's row arrays in group order: k arrays of n words (8 or 16 bytes:
+ * `wide` says which), gathered into one scratch block, then room for the
+ * scan's n outputs.  The scan then reads them in sequence, where indexing
+ * them through the order would be a random read per array per deal (the
+ * gather's reads are independent, so they overlap).  Wide arrays come
+ * first, so that they are 16-byte aligned.  NULL: scan in row order.  Give it back with drop(S_P_GROUPED, block). */
+static void *grouped(const uint32_t *order, size_t n, size_t k, const void *const *src, const int *wide, void **dst) {
+    size_t bytes = 8 * n;
+    for (size_t a = 0; a < k; a++) bytes += (wide[a] ? 16 : 8) * n;
+    char *block = order ? grab(S_P_GROUPED, bytes) : NULL, *at = block;
+    for (size_t a = 0; block && a < k; a++) {
+        if (wide[a])
+            for (size_t j = 0; j < n; j++) ((u128 *)at)[j] = ((const u128 *)src[a])[order[j]];
+        else
+            for (size_t j = 0; j < n; j++) ((int64_t *)at)[j] = ((const int64_t *)src[a])[order[j]];
+        dst[a] = at;
+        at += (wide[a] ? 16 : 8) * n;
+    }
+    dst[k] = at; /* the outputs */
+    return block;
+}
+
+/* A grouped scan's outputs back to row order. */
+static void ungrouped(const uint32_t *order, size_t n, const int64_t *got, int64_t *out) {
+    for (size_t j = 0; j < n; j++) out[order[j]] = got[j];
+}
 
 /* z1's guide, per group q (a row of 2 + 2m words, m = 2**m_log slots): word 0
  * says the row is built; slot s (words 2 + 2s, 2 + 2s + 1) holds, for
@@ -183,15 +206,60 @@ bad:
     return -1;
 }
 
+/* What z1's scan reads: T1 by group_table, Y, and the guide of 2**m_log slots. */
+typedef struct {
+    const int64_t *tables, *group_table, *y;
+    uint64_t *guide;
+    int m_log;
+} Guided;
+
+/* z1's scan of rows [0, n), their bounds W_q, r and guide slots drawn. */
+static int scan_z1(const Dims *D, const Guided *G, const int64_t *q, const u128 *bound, const u128 *r, const uint64_t *slot,
+                   size_t n, int64_t *out) {
+    size_t rw = 2 + ((size_t)2 << G->m_log);
+    const int64_t *tables = G->tables, *group_table = G->group_table, *y = G->y;
+    uint64_t *guide = G->guide;
+    for (size_t i = 0; i < n; i++) {
+        if (i + 2 * AHEAD < n) { /* the guide row's flag and the slot */
+            const uint64_t *row = guide + (size_t)q[i + 2 * AHEAD] * rw;
+            pf(row);
+            pf(row + 2 + 2 * slot[i + 2 * AHEAD]);
+        }
+        if (i + AHEAD < n) { /* where its scan starts in T1 and Y_q */
+            size_t k = i + AHEAD, z = guide[(size_t)q[k] * rw + 3 + 2 * slot[k]] >> 32;
+            if (z < D->n_z) {
+                pf(tables + (size_t)group_table[q[k]] * D->n_z + z);
+                pf(y + (size_t)q[k] * D->n_z + z);
+            }
+        }
+        uint64_t *row = guide + (size_t)q[i] * rw;
+        const int64_t *t1 = tables + (size_t)group_table[q[i]] * D->n_z, *yq = y + (size_t)q[i] * D->n_z;
+        if (!row[0] && build_guide(D->n_z, t1, yq, bound[i], G->m_log, row) < 0) return -1;
+        const uint64_t *s = row + 2 + 2 * slot[i];
+        u128 cum = (u128)(uint32_t)s[1] << 64 | s[0];
+        size_t z = s[1] >> 32;
+        for (; z < D->n_z; z++) {
+            cum += (u128)t1[z] * (u128)yq[z];
+            if (cum > r[i]) break;
+        }
+        if (z == D->n_z) { /* not reached: a built row sums to W_q > r */
+            PyErr_SetString(PyExc_ValueError, "paired: a group's weight is not the sum of its z1 weights");
+            return -1;
+        }
+        out[i] = (int64_t)z;
+    }
+    return 0;
+}
+
 /* z1: r below W_q, then the first z1 whose running sum of T1[z1] * Y_q[z1]
  * exceeds r, scanned from r's guide slot. */
 static int draw_z1(PyObject *bits, const Dims *D, const int64_t *q, size_t n, const uint64_t *w_hi, const uint64_t *w_lo,
-                   const int64_t *tables, const int64_t *group_table, const int64_t *y, uint64_t *guide, int m_log,
-                   int64_t *out) {
-    size_t rw = 2 + ((size_t)2 << m_log);
+                   const Guided *G, int64_t *out) {
+    const int64_t *group_table = G->group_table;
     u128 *bound = grab(S_P_BND, (n + 1) * sizeof *bound), *r = grab(S_P_R, (n + 1) * sizeof *r);
     uint64_t *slot = grab(S_P_AUX, (n + 1) * sizeof *slot); /* each deal's guide slot */
     uint32_t *order = NULL;
+    void *block = NULL;
     int rc = -1;
     if (!bound || !r || !slot) {
         PyErr_NoMemory();
@@ -210,45 +278,19 @@ static int draw_z1(PyObject *bits, const Dims *D, const int64_t *q, size_t n, co
         }
     }
     if (below_int128(bits, bound, n, r) < 0) goto out;
-    for (size_t i = 0; i < n; i++) slot[i] = (uint64_t)(r[i] >> guide_shift(bound[i], m_log));
+    for (size_t i = 0; i < n; i++) slot[i] = (uint64_t)(r[i] >> guide_shift(bound[i], G->m_log));
     order = by_group(q, n, D->n_q);
-    for (size_t ii = 0; ii < n; ii++) {
-        size_t i = row_at(order, ii);
-        if (ii + 2 * AHEAD < n) { /* the guide row's flag and the slot */
-            size_t k = row_at(order, ii + 2 * AHEAD);
-            const uint64_t *row = guide + (size_t)q[k] * rw;
-            pf(row);
-            pf(row + 2 + 2 * slot[k]);
-        }
-        if (ii + AHEAD < n) { /* where its scan starts in T1 and Y_q */
-            size_t k = row_at(order, ii + AHEAD), z = guide[(size_t)q[k] * rw + 3 + 2 * slot[k]] >> 32;
-            if (z < D->n_z) {
-                pf(tables + (size_t)group_table[q[k]] * D->n_z + z);
-                pf(y + (size_t)q[k] * D->n_z + z);
-            }
-        }
-        uint64_t *row = guide + (size_t)q[i] * rw;
-        const int64_t *t1 = tables + (size_t)group_table[q[i]] * D->n_z, *yq = y + (size_t)q[i] * D->n_z;
-        if (!row[0] && build_guide(D->n_z, t1, yq, bound[i], m_log, row) < 0) goto out;
-        const uint64_t *s = row + 2 + 2 * slot[i];
-        u128 cum = (u128)(uint32_t)s[1] << 64 | s[0];
-        size_t z = s[1] >> 32;
-        for (; z < D->n_z; z++) {
-            cum += (u128)t1[z] * (u128)yq[z];
-            if (cum > r[i]) break;
-        }
-        if (z == D->n_z) { /* not reached: a built row sums to W_q > r */
-            PyErr_SetString(PyExc_ValueError, "paired: a group's weight is not the sum of its z1 weights");
-            goto out;
-        }
-        out[i] = (int64_t)z;
-    }
+    void *g[5];
+    block = grouped(order, n, 4, (const void *[]){bound, r, q, slot}, (const int[]){1, 1, 0, 0}, g);
+    if (block ? scan_z1(D, G, g[2], g[0], g[1], g[3], n, g[4]) : scan_z1(D, G, q, bound, r, slot, n, out)) goto out;
+    if (block) ungrouped(order, n, g[4], out);
     rc = 0;
 out:
+    drop(S_P_GROUPED, block);
+    drop(S_P_ORDER, order);
     drop(S_P_BND, bound);
     drop(S_P_R, r);
     drop(S_P_AUX, slot);
-    drop(S_P_ORDER, order);
     return rc;
 }
 
@@ -324,24 +366,19 @@ static inline void prefetch_v(const Accepted *A, const Dims *D, const int64_t *v
  * V_q[z2] * accept[sig_q][z1][z2] (below Y, so within int64) exceeds r: the same z2 as a scan of every
  * z2, since the sum grows only at accepted ones.  The row is prefetched
  * 2 * AHEAD deals ahead, the V_q its scan starts on AHEAD ahead. */
-static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z1, size_t n, const int64_t *y,
-                   const int64_t *v, const Accepted *A, const int64_t *sig, int64_t *out) {
-    int64_t *r = below_entries(bits, y, q, z1, D->n_z, n);
-    if (!r) return -1;
+static const char *scan_z2(const Dims *D, const int64_t *q, const int64_t *z1, const int64_t *r, size_t n,
+                           const int64_t *v, const Accepted *A, const int64_t *sig, int64_t *out) {
     const char *bad = NULL;
-    uint32_t *order = by_group(q, n, D->n_q);
-    for (size_t ii = 0; ii < n && !bad; ii++) {
-        size_t i = row_at(order, ii), k2 = ii + 2 * AHEAD < n ? row_at(order, ii + 2 * AHEAD) : 0,
-               k = ii + AHEAD < n ? row_at(order, ii + AHEAD) : 0;
+    for (size_t i = 0; i < n && !bad; i++) {
         int64_t from, to;
-        if (ii + 2 * AHEAD < n && accepted_row(A, D, sig, q[k2], z1[k2], &from, &to) && from < to) {
+        if (i + 2 * AHEAD < n && accepted_row(A, D, sig, q[i + 2 * AHEAD], z1[i + 2 * AHEAD], &from, &to) && from < to) {
             int64_t end = to - from > PREFETCH_RUN ? from + PREFETCH_RUN : to; /* the entries the next step reads */
             for (int64_t j = from; j < end; j += 8)
                 if (A->runs) pf(A->runs + j);
                 else pf(A->idx + j), pf(A->w + j);
         }
-        if (ii + AHEAD < n && accepted_row(A, D, sig, q[k], z1[k], &from, &to))
-            prefetch_v(A, D, v + (size_t)q[k] * D->n_z, from, to);
+        if (i + AHEAD < n && accepted_row(A, D, sig, q[i + AHEAD], z1[i + AHEAD], &from, &to))
+            prefetch_v(A, D, v + (size_t)q[i + AHEAD] * D->n_z, from, to);
         if (sig[q[i]] < 0 || (size_t)sig[q[i]] >= A->n_sig) {
             bad = "paired: signature out of range";
             break;
@@ -381,8 +418,21 @@ static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_
         }
         out[i] = found >= 0 ? found : (int64_t)D->n_z; /* n_z: not reached for r below Y_q[z1] */
     }
-    drop(S_P_DRAW, r);
+    return bad;
+}
+
+static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z1, size_t n, const int64_t *y,
+                   const int64_t *v, const Accepted *A, const int64_t *sig, int64_t *out) {
+    int64_t *r = below_entries(bits, y, q, z1, D->n_z, n);
+    if (!r) return -1;
+    uint32_t *order = by_group(q, n, D->n_q);
+    void *g[4];
+    void *block = grouped(order, n, 3, (const void *[]){q, z1, r}, (const int[]){0, 0, 0}, g);
+    const char *bad = block ? scan_z2(D, g[0], g[1], g[2], n, v, A, sig, g[3]) : scan_z2(D, q, z1, r, n, v, A, sig, out);
+    if (block && !bad) ungrouped(order, n, g[3], out);
+    drop(S_P_GROUPED, block);
     drop(S_P_ORDER, order);
+    drop(S_P_DRAW, r);
     if (bad) PyErr_SetString(PyExc_IndexError, bad);
     return bad ? -1 : 0;
 }
@@ -445,24 +495,20 @@ static const int64_t *cell_sums(const Cells *C, const Dims *D, int64_t q, size_t
     return seg[0] == 1 ? seg + 1 : NULL;
 }
 
-static int draw_cell(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z2, size_t n, const int64_t *v,
-                     const Cells *C, int64_t *out) {
-    int64_t *r = below_entries(bits, v, q, z2, D->n_z, n);
-    if (!r) return -1;
+static const char *scan_cell(const Dims *D, const int64_t *q, const int64_t *z2, const int64_t *r, size_t n, const Cells *C,
+                             int64_t *out) {
     const char *bad = NULL;
-    uint32_t *order = by_group(q, n, D->n_q);
-    for (size_t ii = 0; ii < n && !bad; ii++) {
-        size_t i = row_at(order, ii);
-        if (ii + 2 * AHEAD < n) { /* the run, or the line of block sums */
-            size_t k = row_at(order, ii + 2 * AHEAD);
+    for (size_t i = 0; i < n && !bad; i++) {
+        if (i + 2 * AHEAD < n) { /* the run, or the line of block sums */
+            size_t k = i + 2 * AHEAD;
             int64_t a = C->start[q[k]], b = C->start[q[k] + 1];
             if (a >= 0 && a <= b && has_sums(C, D, q[k], (size_t)(b - a)))
                 pf(C->sums + C->at[q[k]] + 1 + (size_t)z2[k] * (((size_t)(b - a) + CELL_BLOCK - 1) / CELL_BLOCK));
             else if (a >= 0 && (size_t)a < C->n_cells)
                 pf(C->run + a);
         }
-        if (ii + AHEAD < n) { /* the T2 lines its scan starts on */
-            size_t k = row_at(order, ii + AHEAD);
+        if (i + AHEAD < n) { /* the T2 lines its scan starts on */
+            size_t k = i + AHEAD;
             int64_t a = C->start[q[k]], b = C->start[q[k] + 1];
             if (a >= 0 && a <= b && (size_t)b <= C->n_cells) {
                 size_t size = (size_t)(b - a), from = 0, to = size < PREFETCH_RUN ? size : PREFETCH_RUN;
@@ -519,8 +565,21 @@ static int draw_cell(PyObject *bits, const Dims *D, const int64_t *q, const int6
         }
         out[i] = cell;
     }
-    drop(S_P_DRAW, r);
+    return bad;
+}
+
+static int draw_cell(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z2, size_t n, const int64_t *v,
+                     const Cells *C, int64_t *out) {
+    int64_t *r = below_entries(bits, v, q, z2, D->n_z, n);
+    if (!r) return -1;
+    uint32_t *order = by_group(q, n, D->n_q);
+    void *g[4];
+    void *block = grouped(order, n, 3, (const void *[]){q, z2, r}, (const int[]){0, 0, 0}, g);
+    const char *bad = block ? scan_cell(D, g[0], g[1], g[2], n, C, g[3]) : scan_cell(D, q, z2, r, n, C, out);
+    if (block && !bad) ungrouped(order, n, g[3], out);
+    drop(S_P_GROUPED, block);
     drop(S_P_ORDER, order);
+    drop(S_P_DRAW, r);
     if (bad) PyErr_SetString(PyExc_IndexError, bad);
     return bad ? -1 : 0;
 }
@@ -952,7 +1011,7 @@ static PyObject *p_z1(PyObject *self, PyObject *args) {
     if (!rc) rc = shaped(&b[7], n, 1, 8, "out");
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
     if (!rc)
-        rc = draw_z1(bits, &D, b[0].buf, n, b[1].buf, b[2].buf, b[3].buf, b[4].buf, b[5].buf, b[6].buf, m_log, b[7].buf);
+        rc = draw_z1(bits, &D, b[0].buf, n, b[1].buf, b[2].buf, &(Guided){b[3].buf, b[4].buf, b[5].buf, b[6].buf, m_log}, b[7].buf);
     release(b, 8);
     if (rc) return NULL;
     Py_RETURN_NONE;

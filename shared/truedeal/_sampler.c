@@ -314,10 +314,13 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
     Py_BEGIN_ALLOW_THREADS
     for (size_t r = 0; r < n; r++) memcpy(owners + r * NCARDS, L->dead, NCARDS);
     for (size_t r = 0; r < n; r++) /* the honours: visit the set bits only (n_tr <= 13) */
-        for (size_t i = 0; i < L->n_rank; i++)
-            for (int s = 0; s < 4; s++)
-                for (unsigned b = MASK(r, s, i) & ((1u << L->n_tr[s]) - 1); b; b &= b - 1)
-                    owners[r * NCARDS + L->tr[s][__builtin_ctz(b)]] = L->rank_seat[i];
+        for (size_t i = 0; i < L->n_rank; i++) {
+            uint8_t seat = L->rank_seat[i], *o = owners + r * NCARDS; /* locals: a byte store may alias L */
+            for (int s = 0; s < 4; s++) {
+                const int64_t *tr = L->tr[s];
+                for (unsigned b = MASK(r, s, i) & ((1u << L->n_tr[s]) - 1); b; b &= b - 1) o[tr[__builtin_ctz(b)]] = seat;
+            }
+        }
     Py_END_ALLOW_THREADS
     for (int s = 0; s < 4; s++) {
         size_t m = 0;

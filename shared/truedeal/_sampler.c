@@ -160,7 +160,7 @@ out:
  * last end.  Each position counts the ends without a branch: a loop per
  * block would mispredict at its end, the blocks' lengths varying row by row
  * (restrict: a store to o changes neither l nor dest). */
-static inline void write_blocks(uint8_t *restrict o, const uint8_t *restrict l, const int64_t *c, int64_t *restrict ends,
+static inline __attribute__((always_inline)) void write_blocks(uint8_t *restrict o, const uint8_t *restrict l, const int64_t *c, int64_t *restrict ends,
                                 size_t K, const uint8_t *restrict dest, int64_t width) {
     int64_t end = 0, top = 0;
     for (size_t k = 0; k < K; k++) {
@@ -251,8 +251,14 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
             l[j] = t;
         }
     }
-    for (size_t r = 0; r < n; r++)
-        write_blocks(owners + r * NCARDS, lists + r * m, counts + r * K, length + n, K, dest, width);
+    for (size_t r = 0; r < n; r++) /* K as a constant where it is small: the loops over the blocks unrolled */
+        switch (K) {
+        case 1: write_blocks(owners + r * NCARDS, lists + r * m, counts + r, length + n, 1, dest, width); break;
+        case 2: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 2, length + n, 2, dest, width); break;
+        case 3: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 3, length + n, 3, dest, width); break;
+        case 4: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 4, length + n, 4, dest, width); break;
+        default: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * K, length + n, K, dest, width);
+        }
     Py_END_ALLOW_THREADS
     rc = 0;
     goto out;

@@ -10,11 +10,13 @@ at ``sys.modules``, so an import hidden in any module, at any depth, shows.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
 import truedeal
@@ -112,6 +114,15 @@ def test_without_the_server_extra_the_core_runs_and_server_commands_say_what_to_
                         out.stderr), out.stderr
 
 
+def test_the_job_package_finds_each_public_name_in_its_module():
+    # the package imports a name's module on first use (truedeal_jobs._HOMES): none may be missing or misplaced
+    import truedeal_jobs
+
+    assert set(truedeal_jobs._HOME_OF) == set(truedeal_jobs.__all__)
+    for name in truedeal_jobs.__all__:
+        assert getattr(truedeal_jobs, name) is not None
+
+
 def test_server_commands_are_registered_entry_points():
     from importlib.metadata import entry_points
 
@@ -119,15 +130,59 @@ def test_server_commands_are_registered_entry_points():
     assert names == {"worker", "submit", "status", "fetch", "cancel", "submit-set", "fetch-set", "deal-set", "serve"}
 
 
+_CLI = """
+import json, sys
+from truedeal.cli import main
+code = main(sys.argv[1:])
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _cli_modules(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """``truedeal ARGS`` in a fresh interpreter, as the console script runs it:
+    what it did, and every module it imported."""
+    out = subprocess.run([sys.executable, "-c", _CLI, *args], capture_output=True, text=True, timeout=120, env=env)
+    return out, set(json.loads(out.stderr.strip().splitlines()[-1]))
+
+
+def _loaded(seen: set[str], packages: tuple[str, ...]) -> set[str]:
+    """Which of ``packages`` (or modules) were imported, themselves or a module of theirs."""
+    return {p for p in packages if any(m == p or m.startswith(p + ".") for m in seen)}
+
+
 def test_generate_starts_without_the_heavy_libraries():
     """Start-up budget (issue 9: ``generate strong-nt.json -n 1`` in <= 0.3 s):
     scipy alone takes ~0.3 s to import (scipy.sparse), matplotlib, endplay and
     fpdf more; a plain generate needs none of them."""
-    probe = ("import json, runpy, sys\n"
-             f"sys.argv = ['truedeal', 'generate', {str(EXAMPLE)!r}, '-n', '1']\n"
-             "try:\n    runpy.run_module('truedeal.cli', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-             "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})), file=sys.stderr)\n")
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
-    seen = set(json.loads(out.stderr.strip().splitlines()[-1]))
+    out, seen = _cli_modules("generate", str(EXAMPLE), "-n", "1")
     assert out.returncode == 0 and out.stdout.count("\n") >= 1
-    assert not seen & {"scipy", "matplotlib", "endplay", "fpdf"}
+    assert not _loaded(seen, ("scipy", "matplotlib", "endplay", "fpdf"))
+
+
+#: What deals (numpy, pydantic's spec models, the engine) and what queues jobs
+#: (Redis, Celery): ~0.3 s of imports that no help text needs (issue 9).
+DEALING_AND_QUEUES = ("numpy", "pydantic", "truedeal.engine", "truedeal.spec", "redis", "celery", "kombu")
+
+
+def _command_names() -> list[str]:
+    from truedeal.cli import cli
+
+    return cli.list_commands(click.Context(cli))
+
+
+@pytest.mark.parametrize("args", [[], ["--help"], *([name, "--help"] for name in _command_names())],
+                         ids=lambda args: " ".join(args) or "bare")
+def test_help_imports_neither_the_engine_nor_redis(args):
+    # the group's help loads every command (for its summary), so each command's module must be light too
+    out, seen = _cli_modules(*args)
+    assert out.returncode == 0 and "Usage: truedeal" in out.stdout, out.stderr[-2000:]
+    assert not _loaded(seen, DEALING_AND_QUEUES)
+
+
+def test_status_reads_the_store_without_the_spec_models_or_the_engine():
+    env = {**os.environ, "TRUEDEAL_REDIS_URL": "redis://127.0.0.1:1/0"}  # nothing listens: the store is opened, then refused
+    out, seen = _cli_modules("status", "0" * 32, env=env)
+    assert out.returncode == 2 and out.stderr.startswith("truedeal: error: cannot reach Redis at redis://127.0.0.1:1/0")
+    assert "truedeal_jobs.store" in seen
+    assert not _loaded(seen, ("pydantic", "truedeal.engine", "truedeal.spec"))

@@ -243,8 +243,10 @@ def test_serve_killed_leaves_no_orphans(tmp_path):
             assert time.monotonic() < deadline, serve.descendants()
             time.sleep(0.1)
         # a slow count busy in a helper process: it must not run on alone
+        # (~2.7 s of CPU on a fast machine, so still counting at 1.5 s below)
         spec = json.dumps({"north": {"shape": "any 5xxx", "hcp": [10, 15]},
-                           "south": {"shape": "any 5xxx", "hcp": [8, 12]}}).encode()
+                           "south": {"shape": "any 5xxx", "hcp": [8, 12]},
+                           "east": {"hcp": [8, 12], "spades": [3, 13]}}).encode()
         info = json.loads((tmp_path / "data" / "serve.json").read_text())
         web = info["web"]
         req = urllib.request.Request(web + "api/count", data=spec, headers={"Content-Type": "application/json"})

@@ -17,20 +17,21 @@ from typing import TYPE_CHECKING
 
 import click
 
+# Only light modules here: what deals (numpy, the engine, pydantic's spec
+# models, the writers) is imported by the commands that deal, so that
+# `truedeal --help` and the job commands start without it.
 from . import __version__
 from .cards import D
-from .dealnumber import decode, encode
-from .engine import MAX_DEALS, Impossible, Plan, TooWide, check_count
-from .formats import FORMATS, WRITERS, Rotation, deal_string, parse_deal
-from .formats.rotation import RotationError
-from .kernel import note_if_missing
+from .choices import DEFAULT_STREAM, FORMATS, MAX_DEALS, STREAMS
+from .errors import Impossible, SpecError
 from .odds import odds_of_summary
-from .randomness import DEFAULT_STREAM, STREAMS
-from .spec import SpecError
-from .summary import CountSummary, Rejection
 
 if TYPE_CHECKING:
     import importlib.metadata
+
+    from .engine import Plan
+    from .formats import Rotation
+    from .summary import CountSummary, Rejection
 
 
 class UserError(Exception):
@@ -47,6 +48,7 @@ def _load_plan(spec_arg: str, to_count: bool = False) -> Plan:
     if not spec_arg.strip():
         raise UserError("empty SPEC: give a JSON file, a dealer script (.dlr), inline JSON, or - for standard input")
     from .constraints.load import load_constraints
+    from .engine import Plan, TooWide
 
     # stdin is JSON or a dealer script (bytes); an argument may be inline JSON, a script or a path
     source = sys.stdin.buffer.read() if spec_arg == "-" else spec_arg
@@ -249,6 +251,9 @@ def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str, 
     vulnerability follow the board numbers' standard cycle unless a dealer
     script's `dealer`/`vulnerable` or --dealer/--vulnerability fix them.
     """
+    from .formats import WRITERS
+    from .kernel import note_if_missing
+
     if n is not None:
         _check_count(n)
     if first_board < 1:
@@ -296,6 +301,8 @@ def _branch_list(branches: list[int]) -> str:
 
 def _rotation(program, dealer: str | None, vulnerability: str | None) -> Rotation:
     """--dealer/--vulnerability, else the script's settings, else the standard cycle."""
+    from .formats.rotation import Rotation, RotationError
+
     try:
         return Rotation.from_words(dealer, vulnerability, None if program is None else program.rotation())
     except RotationError as exc:
@@ -303,6 +310,8 @@ def _rotation(program, dealer: str | None, vulnerability: str | None) -> Rotatio
 
 
 def _check_count(n: int) -> int:
+    from .engine import check_count
+
     try:
         return check_count(n)
     except ValueError as exc:
@@ -370,6 +379,9 @@ def encode_cmd(deals: tuple[str, ...]) -> None:
     Give - to read standard input: a PBN file (its [Deal] tags are encoded)
     or one deal per line.
     """
+    from .dealnumber import encode
+    from .formats import parse_deal
+
     lines = list(pbn_deal_lines(sys.stdin.read())) if deals == ("-",) else deals
     for text in lines:
         if not text.strip():
@@ -387,6 +399,9 @@ def encode_cmd(deals: tuple[str, ...]) -> None:
 @click.argument("numbers", nargs=-1, required=True)
 def decode_cmd(numbers: tuple[str, ...]) -> None:
     """PBN deal string of each deal NUMBER (0 <= n < D).  Give - to read stdin."""
+    from .dealnumber import decode
+    from .formats import deal_string
+
     items = sys.stdin.read().split() if numbers == ("-",) else numbers
     rows = []
     for text in items:  # validate everything before printing anything

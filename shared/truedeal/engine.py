@@ -34,10 +34,12 @@ from functools import cached_property
 import numpy as np
 
 from .cards import RANKS, SEAT_NAMES, SUITS, D, rank_of, suit_of
+from .choices import MAX_DEALS
 from .constraints import card_owner, ir
 from .constraints.compile import Compiled, compile_program
 from .constraints.dds import needs_double_dummy
 from .dealnumber import decode_batch, encode_batch
+from .errors import Impossible
 from .evaluate import satisfies
 from .every_deal import deal_numbers
 from .listing import Listing, TooWide, build_listing, count_cases
@@ -47,8 +49,6 @@ from .sampling import Sampler
 from .spec import SeatConstraint, Spec
 from .summary import CountSummary, ListingSizes, Rejection
 
-#: Largest number of deals one request may ask for.
-MAX_DEALS = 1_000_000_000
 #: Draws used to estimate the acceptance rate of seats handled by rejection.
 PILOT_DRAWS = 200_000
 #: ... when the check solves deals double dummy (about 25 deals a second per strain here).
@@ -57,10 +57,6 @@ DD_PILOT_DRAWS = 256
 DD_BATCH_DRAWS = 80
 #: Below this acceptance rate rejection is refused as too slow.
 MIN_ACCEPTANCE = 1e-4
-
-
-class Impossible(ValueError):
-    """No deal satisfies the spec."""
 
 
 @dataclass

@@ -26,21 +26,21 @@ import os
 
 import numpy as np
 
+from .choices import DEFAULT_STREAM, STREAMS
 from .kernel import sampler as _compiled
 from .kernel import shake as _shake
 
 #: Deals per reproducible chunk.  Changing it changes every seeded stream.
 CHUNK_DEALS = 4096
-#: The published seeded streams.  v1 draws every spec through the listing.
-#: v2 draws a spec that every deal fits as deal numbers read straight off
-#: its bytes (:mod:`truedeal.every_deal`), and every other spec as v1 does,
-#: from v1's bytes: the same deals.  v3 routes the draws of a listing that is
-#: cut into shards (:mod:`truedeal.routing`): each chunk picks every deal's
-#: shard, then each shard draws its deals from a stream of its own, so workers
-#: that hold only some shards draw their part of a chunk; every other spec as
-#: v2, from v2's bytes.  A seed's deals never change within a stream.
-STREAMS = ("v1", "v2", "v3")
-DEFAULT_STREAM = "v1"
+# The published seeded streams (STREAMS and DEFAULT_STREAM, named in
+# truedeal.choices).  v1 draws every spec through the listing.
+# v2 draws a spec that every deal fits as deal numbers read straight off
+# its bytes (:mod:`truedeal.every_deal`), and every other spec as v1 does,
+# from v1's bytes: the same deals.  v3 routes the draws of a listing that is
+# cut into shards (:mod:`truedeal.routing`): each chunk picks every deal's
+# shard, then each shard draws its deals from a stream of its own, so workers
+# that hold only some shards draw their part of a chunk; every other spec as
+# v2, from v2's bytes.  A seed's deals never change within a stream.
 #: Bytes per block, by stream: v2's chunk reads ~73 KB, so 8 blocks of 16 KiB
 #: (one pass of the compiled SHAKE on AVX-512, two on AVX2) cover it where 8 of
 #: 64 KiB would waste 86%.

@@ -55,6 +55,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from .cards import MAX_HCP, SEAT_NAMES, SEATS, SUIT_NAMES
+from .errors import SpecError
 from .patterns import N_PATTERNS, PATTERNS
 from .shapes import ShapeError, normalize_shape, parse_shape
 
@@ -78,16 +79,6 @@ for _name, _letter in zip(SEAT_NAMES, SEATS):
 
 _SEAT_HINT = "keys are north, east, south, west (or N, E, S, W), condition, script and any_of"
 _FIELD_HINT = "fields are " + ", ".join(FIELD_NAMES)
-
-
-class SpecError(ValueError):
-    """An invalid spec.  The message is always one line, suitable after ``"error: "``."""
-
-    def __init__(self, message: str) -> None:
-        text = str(message)
-        if "\n" in text or "\r" in text:
-            text = " ".join(text.split())
-        super().__init__(text)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -54,44 +54,50 @@ Reliability
     ``stale_after`` seconds.
 """
 
-from truedeal.randomness import CHUNK_DEALS
+import importlib
+import importlib.util
+import sys
+from typing import TYPE_CHECKING, Any
 
-from .models import (
-    ACTIVE_STATES,
-    CANCELLED,
-    DONE,
-    DRAWING,
-    ENUMERATING,
-    FAILED,
-    FAST_LANE,
-    FINAL_STATES,
-    QUEUED,
-    SLOW_LANE,
-    STATES,
-    Dispatcher,
-    Job,
-    JobError,
-    JobInputError,
-    JobNotFound,
-    JobNotReady,
-    State,
-    lane_for,
-)
-from .runner import (
-    PlanCache,
-    WatchdogReport,
-    draw_chunk_bytes,
-    run_chunk,
-    run_chunks,
-    run_partition,
-    run_reduce,
-    submit,
-    watchdog_scan,
-)
-from .settings import MAX_PARTITIONS, JobSettings, SettingsError, redis_url
-from .store import JobStore, connect
-from .submission import partition_count
-from .view import NO_WORKER_NOTE, public_status
+if TYPE_CHECKING:
+    from truedeal.randomness import CHUNK_DEALS
+
+    from .models import (
+        ACTIVE_STATES,
+        CANCELLED,
+        DONE,
+        DRAWING,
+        ENUMERATING,
+        FAILED,
+        FAST_LANE,
+        FINAL_STATES,
+        QUEUED,
+        SLOW_LANE,
+        STATES,
+        Dispatcher,
+        Job,
+        JobError,
+        JobInputError,
+        JobNotFound,
+        JobNotReady,
+        State,
+        lane_for,
+    )
+    from .runner import (
+        PlanCache,
+        WatchdogReport,
+        draw_chunk_bytes,
+        run_chunk,
+        run_chunks,
+        run_partition,
+        run_reduce,
+        submit,
+        watchdog_scan,
+    )
+    from .settings import MAX_PARTITIONS, JobSettings, SettingsError, redis_url
+    from .store import JobStore, connect
+    from .submission import partition_count
+    from .view import NO_WORKER_NOTE, public_status
 
 __all__ = [
     "CHUNK_DEALS",
@@ -133,3 +139,47 @@ __all__ = [
     "NO_WORKER_NOTE",
     "public_status",
 ]
+
+#: The module of each name above.  A name's module is imported when the name is
+#: first used, not with the package: the job commands' module imports the package,
+#: and `truedeal status --help` needs neither the runner nor the store (numpy, the
+#: engine, Redis: ~0.3 s).
+_HOMES = {
+    "truedeal.randomness": ("CHUNK_DEALS",),
+    ".models": ("ACTIVE_STATES", "CANCELLED", "DONE", "DRAWING", "ENUMERATING", "FAILED", "FAST_LANE",
+                "FINAL_STATES", "QUEUED", "SLOW_LANE", "STATES", "Dispatcher", "Job", "JobError", "JobInputError",
+                "JobNotFound", "JobNotReady", "State", "lane_for"),
+    ".runner": ("PlanCache", "WatchdogReport", "draw_chunk_bytes", "run_chunk", "run_chunks", "run_partition",
+                "run_reduce", "submit", "watchdog_scan"),
+    ".settings": ("MAX_PARTITIONS", "JobSettings", "SettingsError", "redis_url"),
+    ".store": ("JobStore", "connect"),
+    ".submission": ("partition_count",),
+    ".view": ("NO_WORKER_NOTE", "public_status"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def require(*modules: str) -> None:
+    """Raise ModuleNotFoundError, as importing it would, for the first of
+    ``modules`` that is not installed; found without importing it (Redis
+    and Celery take ~0.1 s to import)."""
+    for module in modules:
+        # one imported already is there (and kombu's module, which replaces itself, has no spec to find)
+        if module not in sys.modules and importlib.util.find_spec(module) is None:
+            raise ModuleNotFoundError(f"No module named {module!r}", name=module)
+
+
+# The job system runs on Redis: without the server extra, importing it fails at
+# once, as when the store was imported with the package, so that `truedeal`
+# says which extra to install.
+require("redis")
+
+if not TYPE_CHECKING:  # a type checker sees the imports above, and no catch-all
+
+    def __getattr__(name: str) -> Any:
+        home = _HOME_OF.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home, __name__), name)
+        globals()[name] = value  # once: later uses find it here
+        return value

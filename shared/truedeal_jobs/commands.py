@@ -20,18 +20,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import click
-import redis
-from kombu.exceptions import OperationalError
 
 import truedeal_jobs as jobs
-from truedeal.constraints.load import load_constraints, rotation_of
-from truedeal.formats import FORMATS, WRITERS
-from truedeal.formats.rotation import RotationError
-from truedeal.randomness import DEFAULT_STREAM, STREAMS
-from truedeal.spec import SpecError
+from truedeal.choices import DEFAULT_STREAM, FORMATS, STREAMS
+from truedeal.errors import SpecError
 
-from .precheck import precheck
-from .submission import check_submission
+# Redis, kombu, the spec's models and the writers are imported when a command
+# runs: `truedeal --help` and `truedeal status --help` load none of them.  But
+# without kombu (the server extra) a job command fails at import, at once,
+# for `truedeal` to say what to install.
+jobs.require("kombu")
 
 
 class JobCommandError(click.ClickException):
@@ -50,13 +48,24 @@ def command_errors() -> Iterator[None]:
     url = jobs.redis_url()
     try:
         yield
-    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OperationalError) as exc:
+    except Exception as exc:
+        error = _command_error(exc, url)
+        if error is None:
+            raise
+        raise error from None
+
+
+def _command_error(exc: Exception, url: str) -> JobCommandError | None:
+    """The one-line error for ``exc`` if the user can cause it, else None."""
+    import redis
+    from kombu.exceptions import OperationalError
+
+    if isinstance(exc, (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OperationalError)):
         msg = " ".join(str(exc).split()) or type(exc).__name__
-        raise JobCommandError(f"cannot reach Redis at {_safe_url(url)} (TRUEDEAL_REDIS_URL): {msg}") from None
-    except (jobs.JobError, SpecError) as exc:
-        raise JobCommandError(str(exc)) from None
-    except ValueError as exc:  # bad TRUEDEAL_* setting
-        raise JobCommandError(str(exc)) from None
+        return JobCommandError(f"cannot reach Redis at {_safe_url(url)} (TRUEDEAL_REDIS_URL): {msg}")
+    if isinstance(exc, (jobs.JobError, SpecError, ValueError)):  # ValueError: a bad TRUEDEAL_* setting
+        return JobCommandError(str(exc))
+    return None
 
 
 def open_store() -> jobs.JobStore:
@@ -94,6 +103,12 @@ def submit_command(spec: str, n: int, seed: str | None, stream: str, fmt: str, f
     A spec that no deal satisfies (or one too wide to list) is refused at
     once, as the web API does, when it counts within a few seconds.
     """
+    from truedeal.constraints.load import load_constraints, rotation_of
+    from truedeal.formats.rotation import RotationError
+
+    from .precheck import precheck
+    from .submission import check_submission
+
     with command_errors():
         source = sys.stdin.read() if spec == "-" else spec
         parsed = load_constraints(source)  # spec or script errors before touching Redis
@@ -207,6 +222,8 @@ def _cancel_set(set_id: str) -> None:
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="Print at most this many deals.")
 def fetch_command(job_id: str, fmt: str | None, offset: int, limit: int | None) -> None:
     """Stream the deals of finished job ID (constant memory)."""
+    from truedeal.formats import WRITERS
+
     with command_errors():
         store = open_store()
         job = store.get(job_id)

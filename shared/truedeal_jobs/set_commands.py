@@ -15,11 +15,10 @@ from pathlib import Path
 
 import click
 
-from truedeal.tournament.setfile import SetError
+from truedeal.errors import SetError
 
-from . import sets as setjobs
+# the sets' module (numpy, pydantic, the tournament code) is imported when a command runs, not for --help
 from .commands import JobCommandError, command_errors, open_dispatcher, open_store
-from .view import NO_WORKER_NOTE
 
 
 def _read_set(path: str) -> dict:
@@ -42,6 +41,9 @@ def _read_set(path: str) -> dict:
               help="Commit now to a public value drawn later (say which): no board is dealt until deal-set gives it.")
 def submit_set_command(setfile: str, seed: str | None, public_value: str | None, to_come: str | None) -> None:
     """Queue the tournament set SETFILE to the workers and print its id."""
+    from . import sets as setjobs
+    from .view import NO_WORKER_NOTE
+
     data = _read_set(setfile)
     with command_errors():
         store = open_store()
@@ -66,6 +68,8 @@ def submit_set_command(setfile: str, seed: str | None, public_value: str | None,
 @click.option("--public-value", required=True, help="The public value, as drawn.")
 def deal_set_command(set_id: str, public_value: str) -> None:
     """Deal committed set ID with its public value, now drawn (see submit-set --public-value-to-come)."""
+    from . import sets as setjobs
+
     with command_errors():
         store = open_store()
         try:
@@ -82,6 +86,8 @@ def deal_set_command(set_id: str, public_value: str) -> None:
 def fetch_set_command(set_id: str, out_dir: str) -> None:
     """Write the files of finished set ID into --out: X.pbn to X.pdf for each
     session X, manifest.json and keys.json (for `truedeal verify`)."""
+    from . import sets as setjobs
+
     with command_errors():
         store = open_store()
         try:
@@ -112,6 +118,8 @@ def fetch_set_command(set_id: str, out_dir: str) -> None:
 
 
 def _write_manifest(store, set_id: str, out: Path) -> None:
+    from . import sets as setjobs
+
     out.mkdir(parents=True, exist_ok=True)
     (out / "manifest.json").write_text(json.dumps(setjobs.set_manifest(store.set_store(), set_id), indent=2) + "\n")
 

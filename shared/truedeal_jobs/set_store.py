@@ -16,7 +16,7 @@ import time
 from enum import StrEnum
 from typing import Any, cast
 
-from truedeal.tournament.setfile import SetError
+from truedeal.errors import SetError
 
 #: Seconds a set's keys live after their last write.
 TTL = 7 * 24 * 3600

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from truedeal.engine import MAX_DEALS
+from truedeal.choices import MAX_DEALS
 
 #: Hard upper bound on enumeration partitions per job.
 MAX_PARTITIONS = 64

@@ -11,15 +11,12 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import numpy as np
 import redis
 
-from truedeal.dealnumber import bytes_to_limbs, decode_batch, limbs_to_ints
 from truedeal.formats.rotation import STANDARD, Rotation
 from truedeal.randomness import CHUNK_DEALS, DEFAULT_STREAM
-from truedeal.spec import Spec, load_spec
 from truedeal.summary import CountSummary
 
 from . import lua
@@ -40,7 +37,13 @@ from .models import (
 )
 from .set_store import SetStore
 from .settings import JobSettings, redis_url
-from .submission import check_submission, partition_count
+
+# The spec's models and the engine (.submission) are imported by create(), the
+# deal numbers' decoding by _iter_deals(): `truedeal status` needs neither.
+if TYPE_CHECKING:
+    import numpy as np
+
+    from truedeal.spec import Spec
 
 _ID_RE = re.compile(r"^[0-9a-f]{32}$")
 
@@ -172,6 +175,10 @@ class JobStore:
         :class:`JobInputError` for bad options
         (:func:`~.submission.check_submission`).
         """
+        from truedeal.spec import load_spec
+
+        from .submission import check_submission, partition_count
+
         spec = load_spec(spec)
         seed, generated = check_submission(n, seed, fmt, first_board, self.settings.max_deals, stream)
         parts = partition_count(spec, self.settings.partitions, stream)
@@ -517,6 +524,8 @@ class JobStore:
         return self._iter_deals(job, offset, limit)
 
     def _iter_deals(self, job: Job, offset: int, limit: int | None) -> Iterator[tuple[np.ndarray, list[int]]]:
+        from truedeal.dealnumber import bytes_to_limbs, decode_batch, limbs_to_ints
+
         end = job.n if limit is None else min(job.n, offset + limit)
         if offset >= end:
             return

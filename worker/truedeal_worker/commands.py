@@ -7,9 +7,14 @@ import os
 
 import click
 
+from truedeal_jobs import require
 from truedeal_jobs.commands import command_errors, open_store
 
 from .lanes import LANES, SlowLane, follow_parent, queue_args
+
+# Celery is imported when the worker starts (.app), not for --help; but without
+# it this command fails to load, at once, for `truedeal` to say what to install.
+require("celery")
 
 
 @click.command(name="worker")

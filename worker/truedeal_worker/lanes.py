@@ -19,8 +19,6 @@ import subprocess
 import sys
 import threading
 
-from truedeal_jobs.dispatch import slow_queue
-
 LANES = ("split", "fast", "slow", "shared")
 #: Set in the slow-lane child: the pid of the worker that started it.
 PARENT_ENV = "TRUEDEAL_WORKER_PARENT"
@@ -32,6 +30,8 @@ logger = logging.getLogger("truedeal.worker")
 
 def queue_args(lanes: str, queue: str) -> list[str]:
     """Celery ``--queues`` for a node serving ``lanes`` (none: the app's both queues)."""
+    from truedeal_jobs.dispatch import slow_queue  # Celery: not for `truedeal worker --help`
+
     if lanes in ("split", "fast"):
         return [f"--queues={queue}"]
     if lanes == "slow":

@@ -20,6 +20,7 @@ import redis
 from kombu.exceptions import OperationalError
 
 import truedeal_jobs as jobs
+import truedeal_jobs.runner  # noqa: F401  (loaded before the pool forks, not at each child's first task)
 from truedeal_jobs import sets
 
 from .app import DRAW, ENUMERATE, REDUCE, WATCHDOG, CeleryDispatcher, app

@@ -13,17 +13,18 @@ import json
 import sys
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from ..engine import check_count
-from ..spec import Spec, load_spec
-from .conditioning import NotExact, spec_total
-from .distribution import Distribution, Feature, UnsupportedFeature, exact_distribution, parse_feature
-from .laws import distribution_of
-from .pavlicek1999 import CannotExpress
-from .sampled import DEFAULT_DD_SAMPLES, DEFAULT_SAMPLES, DEFAULT_SEED, SampledDistribution
-from .shapeclasses import HANDS, shape_classes
+# The laws and the engine (numpy, pydantic) are imported by the functions that
+# count: `truedeal --help` lists these commands without loading them.
+from ..choices import DEFAULT_DD_SAMPLES, DEFAULT_SAMPLES, DEFAULT_SEED
+
+if TYPE_CHECKING:
+    from ..spec import Spec
+    from .distribution import Distribution
+    from .sampled import SampledDistribution
 
 
 class UserError(click.ClickException):
@@ -35,10 +36,14 @@ class UserError(click.ClickException):
 def _spec(arg: str) -> Spec:
     if not arg.strip():
         raise UserError("empty SPEC: give a JSON file, inline JSON, or - for standard input")
+    from ..spec import load_spec
+
     return load_spec(sys.stdin.buffer.read() if arg == "-" else arg)
 
 
 def _seat(word: str) -> int:
+    from .distribution import UnsupportedFeature, parse_feature
+
     try:
         return parse_feature(f"hcp({word})").seat
     except UnsupportedFeature as exc:
@@ -51,6 +56,9 @@ def _frac(x: Fraction) -> str:
 
 def _exact(fn, *args):
     """Run an exact computation, turning engine limits into a one-line user error."""
+    from .conditioning import NotExact
+    from .distribution import UnsupportedFeature
+
     try:
         return fn(*args)
     except (NotExact, UnsupportedFeature) as exc:
@@ -62,6 +70,9 @@ def _exact(fn, *args):
 
 def shapes_rows(spec: Spec | None, seat: int) -> tuple[list[dict], int]:
     """Rows of the shapes table and their total (hands, or deals of the spec)."""
+    from .distribution import Feature, exact_distribution
+    from .shapeclasses import HANDS, shape_classes
+
     if spec is None:
         total = HANDS
         counts = {sc.name: sc.hands for sc in shape_classes()}
@@ -138,6 +149,10 @@ def _count_bar():
 
 def _law(constraints, expr: str, exact_only: bool, samples: int | None, seed: str) -> Distribution | SampledDistribution:
     """The law of ``expr``, with every engine or input problem as a one-line user error."""
+    from .conditioning import NotExact
+    from .distribution import Distribution, UnsupportedFeature
+    from .laws import distribution_of
+
     bar = _count_bar()
     try:
         dist = distribution_of(constraints, expr, sample=not exact_only, samples=samples, seed=seed,
@@ -171,6 +186,8 @@ def distribution_command(spec: str, expr: str, as_json: bool, plot_path: str | N
     """Exact distribution of a feature over every deal of SPEC (a JSON spec or a
     dealer script), with no deal drawn; a labelled estimate only where no exact
     answer is possible."""
+    from .distribution import Distribution
+
     dist = _law(_constraints(spec), expr, exact_only, samples, seed)
     if plot_path is not None:
         if not isinstance(dist, Distribution):
@@ -216,6 +233,8 @@ def answer_command(script: str, as_json: bool, samples: int | None, seed: str) -
     cannot be listed exactly gets a labelled estimate."""
     from ..constraints import ir
     from .actions import answer_script
+    from .conditioning import NotExact
+    from .distribution import UnsupportedFeature
 
     program = _constraints(script)
     if not isinstance(program, ir.Program):
@@ -269,6 +288,9 @@ def _write_bytes(path: str, data: bytes) -> None:
 @click.option("--html", "html_path", default=None, type=click.Path(dir_okay=False), help="Write an HTML report with plots.")
 def stats_command(spec: str, n: int, seed: str | None, method: str, as_json: bool, html_path: str | None) -> None:
     """Deal N deals and test them against the exact laws (chi-square per feature)."""
+    from ..engine import check_count
+    from .conditioning import NotExact, spec_total
+    from .pavlicek1999 import CannotExpress
     from .report import render_html
     from .stats import run_stats
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..choices import DEFAULT_DD_SAMPLES, DEFAULT_SAMPLES, DEFAULT_SEED
 from ..constraints import ir
 from ..constraints.dds import needs_double_dummy
 from ..constraints.evaluate import evaluate_num
@@ -24,12 +25,6 @@ from ..evaluate import pattern_index
 from .conditioning import NotExact
 from .general import Query, as_program
 from .shapeclasses import class_index_of_pattern, shape_classes
-
-#: Deals drawn for an estimate unless asked otherwise.
-DEFAULT_SAMPLES = 100_000
-#: ... and when the expression needs double dummy (DDS solves a few deals a second per core).
-DEFAULT_DD_SAMPLES = 500
-DEFAULT_SEED = "truedeal/distribution"
 
 
 def default_samples(query: Query) -> int:

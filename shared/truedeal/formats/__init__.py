@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from ..choices import FORMATS
 from .deal import deal_string, parse_deal
 from .jsonlines import json
 from .linfile import lin, lin_line
@@ -71,7 +72,7 @@ __all__ = [
     "vulnerability_of_board",
 ]
 
-#: Format name -> streaming writer ``(batches, first_board=1, **options)``.
+#: Format name (each of :data:`FORMATS`, in its order) -> streaming writer ``(batches, first_board=1, **options)``.
 WRITERS: dict[str, Callable[..., Iterator[str]]] = {
     "numbers": numbers,
     "pbn": pbn,
@@ -79,6 +80,3 @@ WRITERS: dict[str, Callable[..., Iterator[str]]] = {
     "text": text,
     "lin": lin,
 }
-
-#: Names of the available output formats.
-FORMATS: tuple[str, ...] = tuple(WRITERS)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .setfile import SetError, load_set
+from ..errors import SetError
 
 
 class SetCommandError(click.ClickException):
@@ -55,6 +55,8 @@ def set_command(setfile: str, out: str, seed: str | None, commit: bool, public_v
                 to_come: str | None, keys_path: str | None, lf: bool) -> None:
     """Deal a tournament set (see docs/tournaments.md): for each session X,
     X.pbn X.lin X.dup X.dlm X.bri X.csv X.html X.pdf in --out."""
+    from .setfile import load_set  # pydantic: not for `truedeal --help`
+
     _check_options(seed, commit, public_value, to_come, keys_path)
     sf, base = load_set(setfile)
     folder = _out_folder(out)

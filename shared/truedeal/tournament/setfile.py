@@ -19,11 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..errors import SetError
 from ..formats.rotation import Rotation, seat_index
-
-
-class SetError(ValueError):
-    """A bad set file: one line that names the problem."""
 
 
 class SessionModel(BaseModel):

@@ -879,3 +879,25 @@ def test_a_pilot_that_keeps_nothing_is_not_proof_of_impossibility():
     assert not empty.possible and empty.acceptance == 0
     with pytest.raises(Impossible):
         next(empty.deals(1, seed="x"))
+
+
+_NT_INVITE_POOL = {"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"},
+                   "south": {"hcp": [8, 9], "hearts": [5, 13]}, "east": {"hcp": [8, 12]}, "west": {"hcp": [5, 12]}}
+
+
+@pytest.mark.parametrize("spec", [_NT_INVITE_POOL, {"north": {"hcp": [15, 17]}}, {}], ids=["paired", "factored", "every deal"])
+@pytest.mark.parametrize("stream", ["v1", "v2", "v3"])
+def test_chunks_drawn_together_are_each_chunk_alone(spec, stream):
+    """Plan.chunks and numbered_chunks (which generate and the job runs
+    use) give each chunk's own deals and numbers, whether the sampler draws
+    the chunks together (a paired listing) or not, short chunks included."""
+    plan = Plan.build(load_spec(spec))
+    wanted = [(0, 4096), (7, 4096), (3, 100), (2, 1)]
+    alone = [plan.chunk(i, "s", size) for i, size in wanted]
+    assert all((a == b).all() for a, b in zip(plan.chunks(wanted, "s"), alone, strict=True))
+    numbered = [plan.numbered_chunk(i, "s", size, stream) for i, size in wanted]
+    for (owners, limbs), (want_owners, want_limbs) in zip(plan.numbered_chunks(wanted, "s", stream), numbered, strict=True):
+        assert (owners == want_owners).all() and (limbs == want_limbs).all()
+    assert sum(len(x) for x in plan.deals(9000, "s")) == 9000
+    assert (np.concatenate(list(plan.deals(9000, "s"))) == np.concatenate([plan.chunk(i, "s", n) for i, n in
+                                                                          [(0, 4096), (1, 4096), (2, 808)]])).all()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 from collections import Counter, defaultdict
@@ -167,6 +168,31 @@ def test_compiled_paired_draws_refuse_indices_out_of_range():
 
 
 NT_INVITE_POOL = json.loads((Path(__file__).parents[1] / "bench" / "specs" / "nt-invite-pool.json").read_text())
+
+
+@pytest.mark.parametrize("spec", [SMALL_FOUR, BOTH[1], NT_INVITE_POOL], ids=["small four", "both 1", "rank pool"])
+@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "numpy"])
+def test_chunks_drawn_together_are_the_chunks_drawn_one_by_one(spec, compiled):
+    """draw_chunks takes each chunk's bytes from its own rng, as draw does,
+    whatever the chunks' sizes (1 row, a few, a full chunk) and order."""
+    listing = build_paired(_comp(spec))
+    sizes = [4096, 1, 37, 4096, 500, 2]
+    parts = lambda: [(n, chunk_rng("together", k)) for k, n in enumerate(sizes)]  # noqa: E731
+    with contextlib.nullcontext() if compiled else kernel.numpy_only():
+        one_by_one = np.concatenate([listing.make_sampler().draw(n, rng) for n, rng in parts()])
+        together = listing.make_sampler().draw_chunks(parts())
+    assert together.shape == (sum(sizes), 52) and (together == one_by_one).all()
+
+
+@pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
+def test_compiled_steps_refuse_bits_parts_that_do_not_cover_the_rows():
+    sampler = build_paired(_comp(SMALL_FOUR)).make_sampler()
+    q = np.zeros(10, np.int64)
+    bits = chunk_rng("x", 0).bits
+    for parts, match in [(((bits, 4), (bits, 5)), "do not cover"), (((bits, 11),), "within the rows"),
+                         (((bits, -1),), "within the rows"), ((bits,), "pairs")]:
+        with pytest.raises(ValueError, match=match):
+            sampler._z1_compiled(kernel.paired(), q, parts)
 
 
 @pytest.mark.skipif(kernel.paired() is None or kernel.sampler() is None, reason="compiled draws not built")

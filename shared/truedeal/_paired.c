@@ -114,6 +114,49 @@ nomem:
 
 /* ------------------------------------------------------------ the steps */
 
+/* A step's bit source: one bits object, or a tuple of (bits, rows) pairs, one
+ * per chunk of consecutive rows.  Each chunk's r are then drawn from its own
+ * bits, as a draw of that chunk alone would draw them; the scans that follow
+ * take every chunk's rows together (by_group gains with the rows).  The
+ * rows' count of a chunk (through *rows) or -1 with an exception set. */
+static Py_ssize_t part_of(PyObject *bits, Py_ssize_t k, size_t left, PyObject **src) {
+    PyObject *item = PyTuple_GET_ITEM(bits, k);
+    Py_ssize_t rows = -1;
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 || (rows = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 1))) < 0 ||
+        (size_t)rows > left) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "paired: bits parts are (bits, rows) pairs within the rows");
+        return -1;
+    }
+    *src = PyTuple_GET_ITEM(item, 0);
+    return rows;
+}
+
+/* below() over rows [0, n), by parts when bits is a tuple of them. */
+static int below_parts(PyObject *bits, const int64_t *bound, int64_t *r, size_t n) {
+    if (!PyTuple_Check(bits)) return below(bits, bound, r, n);
+    size_t at = 0;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(bits); k++) {
+        PyObject *src;
+        Py_ssize_t rows = part_of(bits, k, n - at, &src);
+        if (rows < 0 || below(src, bound + at, r + at, (size_t)rows) < 0) return -1;
+        at += (size_t)rows;
+    }
+    return at == n ? 0 : (PyErr_SetString(PyExc_ValueError, "paired: the bits parts do not cover the rows"), -1);
+}
+
+/* below_int128() by parts, likewise. */
+static int below128_parts(PyObject *bits, const u128 *bound, size_t n, u128 *r) {
+    if (!PyTuple_Check(bits)) return below_int128(bits, bound, n, r);
+    size_t at = 0;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(bits); k++) {
+        PyObject *src;
+        Py_ssize_t rows = part_of(bits, k, n - at, &src);
+        if (rows < 0 || below_int128(src, bound + at, (size_t)rows, r + at) < 0) return -1;
+        at += (size_t)rows;
+    }
+    return at == n ? 0 : (PyErr_SetString(PyExc_ValueError, "paired: the bits parts do not cover the rows"), -1);
+}
+
 typedef struct {
     size_t n_q, n_z, n_t;
 } Dims;
@@ -277,7 +320,7 @@ static int draw_z1(PyObject *bits, const Dims *D, const int64_t *q, size_t n, co
             goto out;
         }
     }
-    if (below_int128(bits, bound, n, r) < 0) goto out;
+    if (below128_parts(bits, bound, n, r) < 0) goto out;
     for (size_t i = 0; i < n; i++) slot[i] = (uint64_t)(r[i] >> guide_shift(bound[i], G->m_log));
     order = by_group(q, n, D->n_q);
     void *g[5];
@@ -304,7 +347,7 @@ static int64_t *below_entries(PyObject *bits, const int64_t *table, const int64_
         PyErr_NoMemory();
     } else {
         for (size_t i = 0; i < n; i++) bound[i] = table[(size_t)rows[i] * stride + (size_t)cols[i]];
-        if (below(bits, bound, r, n) == 0) {
+        if (below_parts(bits, bound, r, n) == 0) {
             drop(S_P_BND, bound);
             return r;
         }

@@ -26,7 +26,7 @@ import itertools
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
@@ -57,6 +57,8 @@ DD_PILOT_DRAWS = 256
 DD_BATCH_DRAWS = 80
 #: Below this acceptance rate rejection is refused as too slow.
 MIN_ACCEPTANCE = 1e-4
+#: Chunks that :meth:`Plan.deals` draws together (131,072 deals: 7 MB of cards).
+CHUNKS_TOGETHER = 32
 
 
 @dataclass
@@ -405,6 +407,19 @@ class Plan:
         rng = chunk_rng(seed, index, "v3" if self.routed else "v1")
         return self._draw(CHUNK_DEALS if seed is not None else size, rng, size)[:size]
 
+    def chunks(self, wanted: Sequence[tuple[int, int]], seed: str | None) -> list[np.ndarray]:
+        """``chunk(index, seed, size)`` for each ``(index, size)``: the same
+        deals, drawn together where the sampler can (a paired listing's
+        scans then take every chunk's rows at once: 1.3-1.4x on four.json)."""
+        together = getattr(self.sampler, "draw_chunks", None) if self.exact and self.union is None else None
+        if together is None or len(wanted) < 2:
+            return [self.chunk(index, seed, size) for index, size in wanted]
+        drawn = [CHUNK_DEALS if seed is not None else size for _, size in wanted]
+        stream = "v3" if self.routed else "v1"
+        owners = together([(n, chunk_rng(seed, index, stream)) for (index, _), n in zip(wanted, drawn)])
+        starts = np.cumsum([0, *drawn])
+        return [owners[at : at + size] for at, (_, size) in zip(starts, wanted)]
+
     def numbered_chunk(self, index: int, seed: str | None, size: int = CHUNK_DEALS, stream: str = DEFAULT_STREAM,
                        cards: bool = True) -> tuple[np.ndarray | None, np.ndarray]:
         """Chunk ``index`` of ``stream`` as ``(owners, limbs)``: the deals and
@@ -425,6 +440,21 @@ class Plan:
         owners = self.chunk(index, seed, size)
         return owners, encode_batch(owners)
 
+    def numbered_chunks(self, wanted: Sequence[tuple[int, int]], seed: str | None, stream: str = DEFAULT_STREAM,
+                        cards: bool = True) -> list[tuple[np.ndarray | None, np.ndarray]]:
+        """``numbered_chunk(index, seed, size, stream, cards)`` for each
+        ``(index, size)``: the same deals, those of :meth:`chunk` drawn
+        together by :meth:`chunks`."""
+        if self._own_chunks(stream):
+            return [(owners, encode_batch(owners)) for owners in self.chunks(wanted, seed)]
+        return [self.numbered_chunk(index, seed, size, stream, cards) for index, size in wanted]
+
+    def _own_chunks(self, stream: str) -> bool:
+        """Whether :meth:`numbered_chunk` deals ``stream`` as :meth:`chunk`'s deals."""
+        if (stream == "v3") != self.routed:
+            return False
+        return not (stream in ("v2", "v3") and self.every_deal)
+
     def numbered_part(self, index: int, seed: str, size: int, shards: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """Of seeded chunk ``index`` of stream v3 (the first ``size`` deals),
         those in ``shards``, all held by this routed plan: their rows
@@ -444,15 +474,15 @@ class Plan:
 
     def deals(self, n: int, seed: str | None = None, start_chunk: int = 0) -> Iterator[np.ndarray]:
         """``n`` uniform deals of stream v1 as (k, 52) owners batches, in constant memory."""
-        for index, size in self._chunks(n, start_chunk):
-            yield self.chunk(index, seed, size)
+        for wanted in _batches(self._chunks(n, start_chunk)):
+            yield from self.chunks(wanted, seed)
 
     def numbered_deals(self, n: int, seed: str | None = None, stream: str = DEFAULT_STREAM,
                        cards: bool = True) -> Iterator[tuple[np.ndarray | None, np.ndarray]]:
         """``n`` uniform deals of ``stream`` as :meth:`numbered_chunk` batches, in constant memory."""
         check_stream(stream)
-        for index, size in self._chunks(n, 0):
-            yield self.numbered_chunk(index, seed, size, stream, cards)
+        for wanted in _batches(self._chunks(n, 0)):
+            yield from self.numbered_chunks(wanted, seed, stream, cards)
 
     def _chunks(self, n: int, start: int) -> Iterator[tuple[int, int]]:
         """(chunk index, deals wanted from it) for ``n`` deals from chunk ``start`` on."""
@@ -461,6 +491,13 @@ class Plan:
             raise Impossible("no deal satisfies this spec")
         for k in range(0, n, CHUNK_DEALS):
             yield start + k // CHUNK_DEALS, min(n - k, CHUNK_DEALS)
+
+
+def _batches(chunks: Iterable[tuple[int, int]]) -> Iterator[list[tuple[int, int]]]:
+    """The chunks ``(index, size)`` in lists of up to :data:`CHUNKS_TOGETHER`."""
+    it = iter(chunks)
+    while batch := list(itertools.islice(it, CHUNKS_TOGETHER)):
+        yield batch
 
 
 class Union:

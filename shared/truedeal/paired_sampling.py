@@ -20,7 +20,9 @@ code here is the reference (tests/test_paired.py checks they agree).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from types import ModuleType
 
 import numpy as np
 
@@ -149,11 +151,33 @@ class PairedSampler:
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
         """``n`` uniform deals as an ``(n, 52)`` uint8 owners array."""
-        L = self.listing
         q = self.groups.draw(n, rng)
         z1 = self._z1(q, rng)
         z2 = self._z2(q, z1, rng)
-        cell = self._cell(q, z2, rng)
+        return self._deal(q, z1, z2, self._cell(q, z2, rng), rng)
+
+    def draw_chunks(self, parts: Sequence[tuple[int, Rng]]) -> np.ndarray:
+        """The deals of several chunks, one after another: each ``(n, rng)``
+        the deals of ``draw(n, rng)``, from the same bytes of its ``rng``.  The
+        compiled z1, z2 and cell steps take every chunk's rows in one call
+        (each chunk's draws from its own bits), so that their group-by-group
+        scans read each group's lines once for all of them."""
+        k = _compiled()
+        if k is None or len(parts) < 2:
+            return np.concatenate([self.draw(n, rng) for n, rng in parts])
+        q = np.concatenate([self.groups.draw(n, rng) for n, rng in parts])
+        bits = tuple((rng.bits, n) for n, rng in parts)
+        z1 = self._z1_compiled(k, q, bits)
+        z2 = self._z2_compiled(k, q, z1, bits)
+        cell = self._cell_compiled(k, q, z2, bits)
+        ends = np.cumsum([0] + [n for n, _ in parts])
+        return np.concatenate([self._deal(q[a:b], z1[a:b], z2[a:b], cell[a:b], rng)
+                               for a, b, (_, rng) in zip(ends[:-1], ends[1:], parts)])
+
+    def _deal(self, q: np.ndarray, z1: np.ndarray, z2: np.ndarray, cell: np.ndarray, rng: Rng) -> np.ndarray:
+        """The deals of drawn groups, pair vectors and cells: the splits, options, fill and pool."""
+        L = self.listing
+        n = len(q)
         pool = L.layout.pool
         layout = L.layout if pool is None else self.listed  # with a pool, the fill deals the patterned seats alone
         if (owners := self._compiled_fill(layout, q, z1, z2, cell, rng)) is None:
@@ -187,15 +211,7 @@ class PairedSampler:
     def _z1(self, q: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing
         if (k := _compiled()) is not None:
-            if self.guide is None:
-                n_q, n_z = L.y.shape
-                slots = 1 << max(0, (n_z // _GUIDE_Z).bit_length() - 1)
-                while slots > 1 and n_q * (2 + 2 * slots) * 8 > _GUIDE_BYTES:
-                    slots //= 2
-                self.guide = np.zeros((n_q, 2 + 2 * slots), np.uint64)
-            out = np.empty(len(q), np.int64)
-            k.z1(rng.bits, q, self.w_hi, self.w_lo, L.tables, L.group_table, L.y, self.guide, out)
-            return out
+            return self._z1_compiled(k, q, rng.bits)
         r = [rng.below_int(L.e_weight[i]) for i in q.tolist()]
         sums = self.block_sums if self.block_sums is not None else self._block_z1()
         block, below = first_above_digits([d[q] for d in sums], self.k, r)
@@ -205,13 +221,23 @@ class PairedSampler:
         inside = first_above(a, L.y[q[:, None], cols], [x - y for x, y in zip(r, below)])
         return cols[np.arange(len(q)), inside]
 
+    def _z1_compiled(self, k: ModuleType, q: np.ndarray, bits: object) -> np.ndarray:
+        """The compiled z1; ``bits`` an rng's bits, or chunks' as :meth:`draw_chunks` gives them."""
+        L = self.listing
+        if self.guide is None:
+            n_q, n_z = L.y.shape
+            slots = 1 << max(0, (n_z // _GUIDE_Z).bit_length() - 1)
+            while slots > 1 and n_q * (2 + 2 * slots) * 8 > _GUIDE_BYTES:
+                slots //= 2
+            self.guide = np.zeros((n_q, 2 + 2 * slots), np.uint64)
+        out = np.empty(len(q), np.int64)
+        k.z1(bits, q, self.w_hi, self.w_lo, L.tables, L.group_table, L.y, self.guide, out)
+        return out
+
     def _z2(self, q: np.ndarray, z1: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing
         if (k := _compiled()) is not None:
-            out = np.empty(len(q), np.int64)
-            k.z2(rng.bits, q, z1, L.y, L.v, self.accept_ptr, self.accept_idx, self.accept_w, L.group_sig, self.run_ptr,
-                 self.runs, out)
-            return out
+            return self._z2_compiled(k, q, z1, rng.bits)
         r = rng.below(L.y[q, z1])  # Y_q[z1] sums exactly the weights below
         out = np.empty(len(q), np.int64)
         for b in range(0, len(q), _BLOCK):
@@ -223,16 +249,17 @@ class PairedSampler:
             out[b : b + _BLOCK] = (np.cumsum(w, axis=1) <= r[b : b + _BLOCK, None]).sum(axis=1)
         return out
 
+    def _z2_compiled(self, k: ModuleType, q: np.ndarray, z1: np.ndarray, bits: object) -> np.ndarray:
+        L = self.listing
+        out = np.empty(len(q), np.int64)
+        k.z2(bits, q, z1, L.y, L.v, self.accept_ptr, self.accept_idx, self.accept_w, L.group_sig, self.run_ptr,
+             self.runs, out)
+        return out
+
     def _cell(self, q: np.ndarray, z2: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing
         if (k := _compiled()) is not None:
-            out = np.empty(len(q), np.int64)
-            if self.cell_at is None:
-                blocks = -(-np.diff(L.group_start) // k.CELL_BLOCK)
-                self.cell_at, self.cell_sums = self._heavy(np.where(blocks > 1, 1 + blocks * len(L.z_flat), 0), _CELL_BYTES)
-            k.cell(rng.bits, q, z2, L.v, L.group_start, L.cell_order, self.run_table, L.tables, self.cell_at,
-                   self.cell_sums, out)
-            return out
+            return self._cell_compiled(k, q, z2, rng.bits)
         r = rng.below(L.v[q, z2])
         first, size = L.group_start[q], L.group_start[q + 1] - L.group_start[q]
         out = np.empty(len(q), np.int64)
@@ -244,6 +271,15 @@ class PairedSampler:
             w = np.where(inside, L.tables[L.cell_table[cells], z2[b : b + step, None]], 0)
             k = (np.cumsum(w, axis=1) <= r[b : b + step, None]).sum(axis=1)
             out[b : b + step] = cells[np.arange(len(k)), k]
+        return out
+
+    def _cell_compiled(self, k: ModuleType, q: np.ndarray, z2: np.ndarray, bits: object) -> np.ndarray:
+        L = self.listing
+        if self.cell_at is None:
+            blocks = -(-np.diff(L.group_start) // k.CELL_BLOCK)
+            self.cell_at, self.cell_sums = self._heavy(np.where(blocks > 1, 1 + blocks * len(L.z_flat), 0), _CELL_BYTES)
+        out = np.empty(len(q), np.int64)
+        k.cell(bits, q, z2, L.v, L.group_start, L.cell_order, self.run_table, L.tables, self.cell_at, self.cell_sums, out)
         return out
 
     def _heavy(self, words: np.ndarray, budget: int) -> tuple[np.ndarray, np.ndarray]:

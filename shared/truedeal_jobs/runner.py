@@ -461,14 +461,22 @@ def _assemble(store: JobStore, job: Job, i: int) -> str:
 
 #: Chunk writes a run may have queued before it waits for the oldest.
 WRITES_IN_FLIGHT = 2
+#: Chunks of a run drawn in one call (:meth:`~truedeal.engine.Plan.numbered_chunks`).
+DRAWN_TOGETHER = 16
+
+
+def _groups(todo: list[int]) -> list[list[int]]:
+    """The run's chunks in groups of :data:`DRAWN_TOGETHER`."""
+    return [todo[k : k + DRAWN_TOGETHER] for k in range(0, len(todo), DRAWN_TOGETHER)]
 
 
 def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Plan, todo: list[int]) -> str:
     """The chunks ``todo`` of :func:`run_chunks`, not stored when the run was
     checked.  Their starts are counted first, in one round trip (a run that
-    kills its worker counts a start for each of its chunks).  Each chunk is
-    written by a helper thread while the next one is drawn: the draw does not
-    wait for Redis (a job on one worker: 0.79x the engine's rate when each
+    kills its worker counts a start for each of its chunks).  They are drawn
+    in groups (a paired listing draws a group's chunks together), and each
+    chunk is written by a helper thread while the next group is drawn: the
+    draw does not wait for Redis (a job on one worker: 0.79x the engine's rate when each
     write was waited for).  (Should another worker store a chunk meanwhile,
     this one writes the same bytes again: harmless.)"""
     attempts = store.count_attempts(job.id, [f"c:{i}" for i in todo])
@@ -480,12 +488,14 @@ def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Pla
         return "failed"
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk-writer") as writer:
         pending: deque[Future[int]] = deque()
-        for i in todo:
-            data = draw_chunk_bytes(plan, job.seed, i, job.chunk_size(i), job.stream)
-            while len(pending) >= WRITES_IN_FLIGHT:
+        for group in _groups(todo):
+            wanted = [(i, job.chunk_size(i)) for i in group]
+            drawn = plan.numbered_chunks(wanted, job.seed, job.stream, cards=False)
+            while len(pending) >= WRITES_IN_FLIGHT:  # the last group's writes, done while this one was drawn
                 if (outcome := _stored(store, job, pending.popleft().result())) != "ok":
                     return outcome
-            pending.append(writer.submit(store.write_chunk, job.id, i, data))
+            pending.extend(writer.submit(store.write_chunk, job.id, i, limbs_to_bytes(limbs))
+                           for i, (_, limbs) in zip(group, drawn))
         while pending:
             if (outcome := _stored(store, job, pending.popleft().result())) != "ok":
                 return outcome

@@ -462,7 +462,7 @@ def _assemble(store: JobStore, job: Job, i: int) -> str:
 #: Chunk writes a run may have queued before it waits for the oldest.
 WRITES_IN_FLIGHT = 2
 #: Chunks of a run drawn in one call (:meth:`~truedeal.engine.Plan.numbered_chunks`).
-DRAWN_TOGETHER = 16
+DRAWN_TOGETHER = 32
 
 
 def _groups(todo: list[int]) -> list[list[int]]:

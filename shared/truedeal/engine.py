@@ -412,11 +412,11 @@ class Plan:
         """``chunk(index, seed, size)`` for each ``(index, size)``: the same
         deals, drawn together where the sampler can (a paired listing's
         scans then take every chunk's rows at once: 1.3-1.4x on four.json)."""
-        together = getattr(self.sampler, "draw_chunks", None) if self.exact and self.union is None else None
-        if together is None or len(wanted) < 2:
+        if not self.draws_together or len(wanted) < 2:
             return [self.chunk(index, seed, size) for index, size in wanted]
         drawn = [CHUNK_DEALS if seed is not None else size for _, size in wanted]
         stream = "v3" if self.routed else "v1"
+        together = self.sampler.draw_chunks  # type: ignore[attr-defined]  # draws_together: it has one
         owners = together([(n, chunk_rng(seed, index, stream)) for (index, _), n in zip(wanted, drawn)])
         starts = np.cumsum([0, *drawn])
         return [owners[at : at + size] for at, (_, size) in zip(starts, wanted)]
@@ -440,6 +440,12 @@ class Plan:
             return (decode_batch(limbs) if cards else None), limbs
         owners = self.chunk(index, seed, size)
         return owners, encode_batch(owners)
+
+    @property
+    def draws_together(self) -> bool:
+        """Whether :meth:`chunks` draws several chunks faster than one by one
+        (an exact plan whose sampler takes them together: a paired listing)."""
+        return self.exact and self.union is None and hasattr(self.sampler, "draw_chunks")
 
     def numbered_chunks(self, wanted: Sequence[tuple[int, int]], seed: str | None, stream: str = DEFAULT_STREAM,
                         cards: bool = True) -> list[tuple[np.ndarray | None, np.ndarray]]:

@@ -39,6 +39,8 @@ NT = {"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}}
 #: Takes several seconds to count (two seats with a five-card suit and HCP): used for the count time limit.
 #: (Four seats with [0, 37] no longer do: the engine drops constraints that hold for every hand.)
 SLOW = {"north": {"shape": "any 5xxx", "hcp": [10, 15]}, "south": {"shape": "any 5xxx", "hcp": [8, 12]}}
+# counts in ~2.5 s of CPU on a fast machine (SLOW: under 1 s there), so it overruns a 1 s limit anywhere
+SLOWER = {**SLOW, "east": {"hcp": [8, 12], "spades": [3, 13]}}
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -165,10 +167,10 @@ def test_count_time_limit(make_app):
     app = make_app(count_timeout=1.0)
     client = app.test_client()
     counter = app.extensions["truedeal"].counter
-    body = assert_problem(client.post("/api/count", json=SLOW), 422, "count-timeout")
+    body = assert_problem(client.post("/api/count", json=SLOWER), 422, "count-timeout")
     assert "1 s" in body["detail"]
     started = counter.started
-    assert_problem(client.post("/api/count", json=SLOW), 422, "count-timeout")
+    assert_problem(client.post("/api/count", json=SLOWER), 422, "count-timeout")
     assert counter.started == started  # the outcome is cached: no helper was asked again
     # the helper that overran was replaced: the next count works
     assert client.post("/api/count", json={"west": {"spades": 9}}).status_code == 200

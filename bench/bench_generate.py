@@ -73,6 +73,9 @@ SPECS = {
         "condition": "hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4333 + any 4432 + any 5332)"
                      " && hcp(south) >= 8 && hcp(south) <= 9 && hearts(south) >= 5"
                      " && hcp(east) >= 8 && hcp(east) <= 12 && top3(east, spades) >= 2 && hcp(west) >= 5 && hcp(west) <= 12"},
+    "1NT, E 8-12 with 2 of top 3 spades, W 5-12 (one patterned seat; E listed by pattern)": {
+        "condition": "hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4333 + any 4432 + any 5332)"
+                     " && hcp(east) >= 8 && hcp(east) <= 12 && top3(east, spades) >= 2 && hcp(west) >= 5 && hcp(west) <= 12"},
     "1NT, E overcall 10-16 5+S, S 0-7 5+H, W 0-10 (pool)": {
         "north": {"hcp": [15, 17], "shape": BAL}, "east": {"hcp": [10, 16], "spades": [5, 13]},
         "south": {"hcp": [0, 7], "hearts": [5, 13]}, "west": {"hcp": [0, 10]}},

@@ -17,7 +17,7 @@ from truedeal.constraints.evaluate import satisfies as fits
 from truedeal.cuts import cut_listing, load_slice, merge_slices
 from truedeal.engine import Plan
 from truedeal.evaluate import hcp
-from truedeal.listing import build_listing, count_cases
+from truedeal.listing import build_listing, count_cases, paired, rank_pool
 from truedeal.listing.exact_ops import block_product_sums, first_above
 from truedeal.listing.layout import small_vectors
 from truedeal.listing.paired import Prepared, build_paired
@@ -77,6 +77,21 @@ NT_OVERCALL = {"condition": "hcp(north) >= 15 && hcp(north) <= 17 && shape(north
 #: feature space, which three seats' forms and rank counts make wide.
 THREE = {"north": {"hcp": [20, 21], "shape": "any 4333"}, "east": {"hcp": [0, 4], "hearts": [6, 13]},
          "south": {"hcp": [0, 3], "spades": [5, 13]}}
+
+#: One patterned seat beside a pool of two: a pool seat is listed by pattern
+#: (every pattern) as well (rank_pool.promoted).  The factored listing builds
+#: these too, card by card.
+ONE_PATTERNED = [
+    "shape(north, 4333 + 3433) && hcp(north) <= 2 && top3(east, spades) >= 2 && hcp(east) <= 8 && hcp(west) <= 3",
+    "shape(north, 4333 + 3433) && hcp(north) <= 2 && controls(east) <= 1 && hcp(west) <= 2",
+    "shape(north, 4333 + 3433) && hcp(north) <= 2 && hascard(east, AS) && hcp(east) <= 6 && hcp(west) <= 4",
+]
+
+#: North 1NT, East 8-12 with 2 of the top 3 spades, West 5-12: one patterned
+#: seat, too wide for the factored listing; it was dealt by rejection on West
+#: (75.7% kept) before East was listed by pattern beside North.
+NT_AND_OVERCALLER = ("hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4333 + any 4432 + any 5332)"
+                     " && hcp(east) >= 8 && hcp(east) <= 12 && top3(east, spades) >= 2 && hcp(west) >= 5 && hcp(west) <= 12")
 
 #: A shape-only seat beside the pool: the same deals as the factored listing
 #: (its cases differ: here the shape-only seat's honours make a case too).
@@ -200,6 +215,43 @@ def test_a_card_predealt_to_a_pool_seat_is_asked_of_the_pool():
 def test_a_shape_only_seat_beside_the_pool_counts_the_same_deals():
     comp = _comp(SHAPE_ONLY)
     assert build_paired(comp).deals == build_listing(comp).deals == 5_792_743_018_758_757_498_080_588
+
+
+@pytest.mark.parametrize("condition", ONE_PATTERNED, ids=["top honours", "controls", "a single card"])
+def test_one_patterned_seat_beside_a_pool_lists_a_pool_seat_by_pattern(condition):
+    """Either pool seat listed by pattern counts what the factored listing
+    counts, card by card; the plan lists the one that leaves the fewest card
+    classes (East, which reads single suits or cards, so West's pool is
+    suit-blind)."""
+    comp = compile_program(load_program(f"condition {condition}\n"))
+    assert comp.patterned == (0,) and comp.pooled == (1, 3) and not paired.applicable(comp)
+    factored = build_listing(comp).deals
+    assert factored > 0
+    for seat in comp.pooled:
+        assert build_paired(rank_pool._listed_by_pattern(comp, seat)).deals == factored
+    assert paired.view(comp).patterned == (0, 1)
+
+
+def test_one_patterned_seat_beside_a_pool_is_exact_and_deals_its_law():
+    """The overcaller's spec: exact, with the same count whichever pool seat
+    is listed by pattern; deals fit; East's top-3 count against the exact
+    counts of the spec narrowed to 2 and to 3."""
+    program = load_program(f"condition {NT_AND_OVERCALLER}\n")
+    plan = Plan.build(program)
+    assert plan.exact and plan.listing.layout.pool.seats == (3,)
+    assert plan.deals_total == 106_618_336_086_062_267_493_062_400
+    comp = compile_program(program)
+    assert build_paired(rank_pool._listed_by_pattern(comp, 3)).deals == plan.deals_total  # a pool by card classes
+    parts = [Plan.build(load_program(f"condition {NT_AND_OVERCALLER.replace('>= 2', f'== {k}')}\n")).deals_total
+             for k in (2, 3)]
+    assert sum(parts) == plan.deals_total
+    owners = np.concatenate(list(plan.deals(20_000, seed="one patterned seat")))
+    assert evaluate_cond(owners, program.condition).all()
+    top3 = (owners[:, [0, 4, 8]] == 1).sum(axis=1)  # the spade ace, king and queen
+    assert chisquare([int((top3 == k).sum()) for k in (2, 3)], np.array(parts, float) / sum(parts) * len(owners)).pvalue > 1e-4
+    with kernel.numpy_only():
+        again = plan.listing.make_sampler().draw(3000, chunk_rng("one patterned seat", 0))
+    assert (again == plan.listing.make_sampler().draw(3000, chunk_rng("one patterned seat", 0))).all()
 
 
 def test_a_plan_of_two_patterned_and_two_hcp_seats_is_exact():

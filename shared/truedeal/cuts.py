@@ -15,7 +15,7 @@ from typing import cast
 from .constraints import ir
 from .constraints.compile import Compiled, compile_program
 from .engine import exact_source, other_listing_kind
-from .listing import Listing, TooWide
+from .listing import Listing, TooWide, paired
 from .listing.paired_slices import FORMAT as PAIRED_FORM
 from .listing.paired_slices import PairedCut, PairedSlice, merge_paired
 from .listing.slices import Cut, Slice, merge, slice_form
@@ -33,10 +33,11 @@ def cut_listing(spec: Spec | ir.Program, parts: int) -> Cut | PairedCut | None:
     except TooWide:
         pass
     comp = _compiled(spec, source)
-    if other_listing_kind(comp) != "paired":
+    listed = paired.view(comp) if other_listing_kind(comp) == "paired" else None
+    if listed is None:
         return None
     try:
-        return PairedCut.of(comp, parts)
+        return PairedCut.of(listed, parts)
     except TooWide:
         return None
 
@@ -57,7 +58,10 @@ def merge_slices(spec: Spec | ir.Program, slices: list, cut: Cut | PairedCut | N
     if slices and all(isinstance(s, PairedSlice) for s in slices):
         prepared = cut.prepared if isinstance(cut, PairedCut) else None
         # a Plan reads both kinds alike (through make_sampler), as Plan.build stores either
-        return cast(Listing, merge_paired(_compiled(spec, source), slices, prepared))
+        listed = paired.view(_compiled(spec, source))
+        if listed is None:
+            raise ValueError("this spec's plan is not a paired listing")
+        return cast(Listing, merge_paired(listed, slices, prepared))
     return merge(source, slices)
 
 

@@ -568,6 +568,7 @@ def _other_listing(comp: Compiled):
     """An exact listing of another kind when the factored one is too wide, else None
     (see :func:`other_listing_kind`)."""
     from . import hand_rank_counts
+    from .listing import paired
     from .listing.paired import build_paired
     from .rank_counts import RankCountListing
 
@@ -576,9 +577,10 @@ def _other_listing(comp: Compiled):
         return RankCountListing(comp)
     if kind == "hand and rank counts":
         return hand_rank_counts.HandRankCountListing(comp)
-    if kind == "paired":
+    listed = paired.view(comp) if kind == "paired" else None
+    if listed is not None:
         try:
-            return build_paired(comp)
+            return build_paired(listed)
         except TooWide:
             return None
     return None
@@ -596,7 +598,7 @@ def other_listing_kind(comp: Compiled) -> str | None:
         return "rank counts"
     if hand_rank_counts.applicable(comp):
         return "hand and rank counts"
-    return "paired" if paired.applicable(comp) else None
+    return "paired" if paired.view(comp) is not None else None
 
 
 def _categorical(weights: list[int]):

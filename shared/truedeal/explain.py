@@ -19,9 +19,11 @@ def explanation(plan: Plan) -> dict[str, Any]:
     info = plan.summary()
     program = plan.source_program()
     listed = plan.union.plans[0] if plan.union is not None else plan  # an either/or or a split: its first listing
-    comp = listed.listed or compile_program(listed.source_program())
+    layout = getattr(listed.listing, "layout", None)
+    # what the listing lists: a paired listing may list a seat by pattern that the spec does not shape
+    comp = getattr(layout, "comp", None) or listed.listed or compile_program(listed.source_program())
     pool = _rank_pool(listed)
-    folds = getattr(getattr(listed.listing, "layout", None), "folds", {})  # truedeal.listing.folding
+    folds = getattr(layout, "folds", {})  # truedeal.listing.folding
     out: dict[str, Any] = {
         "condition": cond(program.condition),
         "predealt": [f"{SEAT_NAMES[s]}: " + " ".join("SHDC"[c % 4] + _RANKS[c // 4] for c in cards) for s, cards in program.predeal],

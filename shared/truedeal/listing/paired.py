@@ -146,6 +146,17 @@ def applicable(comp: Compiled) -> bool:
     return comp.exact and bool(comp.patterned) and not comp.dead and (not comp.pooled or rank_pool.applicable(comp))
 
 
+def view(comp: Compiled) -> Compiled | None:
+    """What the paired listing lists for ``comp``: ``comp`` itself where it
+    applies, else, with one patterned seat beside a pool, ``comp`` with a
+    pool seat listed by pattern (:func:`~.rank_pool.promoted`); None when
+    neither applies."""
+    if applicable(comp):
+        return comp
+    other = rank_pool.promoted(comp) if comp.exact and not comp.dead else None
+    return other if other is not None and applicable(other) else None
+
+
 @dataclass
 class Prepared:
     """What every part of a paired build starts from: the cells, their suit

@@ -53,6 +53,7 @@ import numpy as np
 from ..cards import card
 from ..constraints.compile import Compiled, Form, form_top, unclamped
 from ..kernel import paired as _compiled
+from ..patterns import PATTERNS
 from ..randomness import Rng
 from .layout import Layout, TooWide, small_vectors, strides_of
 
@@ -85,6 +86,25 @@ def applicable(comp: Compiled) -> bool:
     # combo parts: the patterned seats, each pool seat, the unconstrained seats
     parts = 1 + len(comp.pooled) + (1 if comp.free else 0)
     return prod(len(_compositions(parts, len(c.suits))) for c in card_classes(comp)) <= MAX_COMBOS
+
+
+def promoted(comp: Compiled) -> Compiled | None:
+    """``comp`` with one pool seat listed by pattern (every pattern allowed),
+    when it has one patterned seat beside a pool: the pool then needs a second
+    patterned seat (three seats sharing 39 cards give ways past int64).  The
+    seat whose listing leaves the pool the fewest card classes (a seat that
+    reads single suits or cards: "2 of the top 3 spades"); None when
+    ``comp`` has not one patterned seat beside a pool.  The same deals fit:
+    listing a seat by pattern constrains nothing."""
+    if len(comp.patterned) != 1 or not comp.pooled:
+        return None
+    return min((_listed_by_pattern(comp, seat) for seat in comp.pooled), key=lambda c: len(card_classes(c)))
+
+
+def _listed_by_pattern(comp: Compiled, seat: int) -> Compiled:
+    masks = {**comp.pattern_masks, seat: np.ones(len(PATTERNS), bool)}
+    bounds = {s: b for s, b in comp.pool_bounds.items() if s != seat}
+    return replace(comp, patterned=tuple(sorted((*comp.patterned, seat))), pattern_masks=masks, pool_bounds=bounds)
 
 
 @dataclass(frozen=True)

@@ -161,6 +161,17 @@ def test_a_listing_with_mixed_forms_cut_in_slices_deals_the_whole_s_bytes():
     assert all(np.array_equal(merged.chunk(i, "mixed slices"), plan.chunk(i, "mixed slices")) for i in (0, 5))
 
 
+def test_a_pool_seat_listed_by_pattern_cut_in_slices_deals_the_whole_s_bytes():
+    """A job's slices of a listing that lists a pool seat by pattern
+    (paired.view) merge into the listing Plan.build makes: the same deals."""
+    spec = load_spec({"condition": NT_AND_OVERCALLER})
+    plan, cut = Plan.build(spec), cut_listing(spec, 3)
+    merged = Plan.from_listing(spec, merge_slices(spec, [load_slice(cut.build(k).to_bytes()) for k in range(cut.parts)]))
+    assert plan.listing.layout.comp.patterned == merged.listing.layout.comp.patterned == (0, 1)  # North, East
+    assert merged.deals_total == plan.deals_total > 0
+    assert all(np.array_equal(merged.chunk(i, "promoted slices"), plan.chunk(i, "promoted slices")) for i in (0, 5))
+
+
 def test_a_partnership_sum_of_a_patterned_and_a_pool_seat_is_exact_and_deals_its_law():
     """N+S 24+ with North 15-17 balanced and South on HCP alone: the whole
     equals the parts with North at 15, 16 and 17 HCP (each South's range a

@@ -117,8 +117,9 @@ nomem:
 /* A step's bit source: one bits object, or a tuple of (bits, rows) pairs, one
  * per chunk of consecutive rows.  Each chunk's r are then drawn from its own
  * bits, as a draw of that chunk alone would draw them; the scans that follow
- * take every chunk's rows together (by_group gains with the rows).  The
- * rows' count of a chunk (through *rows) or -1 with an exception set. */
+ * take every chunk's rows together (by_group gains with the rows).
+ * part_of gives part k's bits (through *src) and its count of rows, at most
+ * `left`, or -1 with an exception set. */
 static Py_ssize_t part_of(PyObject *bits, Py_ssize_t k, size_t left, PyObject **src) {
     PyObject *item = PyTuple_GET_ITEM(bits, k);
     Py_ssize_t rows = -1;
@@ -190,7 +191,8 @@ static uint32_t *by_group(const int64_t *q, size_t n, size_t n_q) {
  * scan's n outputs.  The scan then reads them in sequence, where indexing
  * them through the order would be a random read per array per deal (the
  * gather's reads are independent, so they overlap).  Wide arrays come
- * first, so that they are 16-byte aligned.  NULL: scan in row order.  Give it back with drop(S_P_GROUPED, block). */
+ * first, so that they are 16-byte aligned.  NULL: scan in row order.  Give
+ * it back with drop(S_P_GROUPED, block). */
 static void *grouped(const uint32_t *order, size_t n, size_t k, const void *const *src, const int *wide, void **dst) {
     size_t bytes = 8 * n;
     for (size_t a = 0; a < k; a++) bytes += (wide[a] ? 16 : 8) * n;

@@ -171,31 +171,38 @@ class PairedSampler:
         z2 = self._z2_compiled(k, q, z1, bits)
         cell = self._cell_compiled(k, q, z2, bits)
         ends = np.cumsum([0] + [n for n, _ in parts])
-        return np.concatenate([self._deal(q[a:b], z1[a:b], z2[a:b], cell[a:b], rng)
-                               for a, b, (_, rng) in zip(ends[:-1], ends[1:], parts)])
+        owners = np.empty((len(q), 52), np.uint8)
+        for a, b, (_, rng) in zip(ends[:-1], ends[1:], parts):
+            self._deal(q[a:b], z1[a:b], z2[a:b], cell[a:b], rng, owners[a:b])
+        return owners
 
-    def _deal(self, q: np.ndarray, z1: np.ndarray, z2: np.ndarray, cell: np.ndarray, rng: Rng) -> np.ndarray:
-        """The deals of drawn groups, pair vectors and cells: the splits, options, fill and pool."""
+    def _deal(self, q: np.ndarray, z1: np.ndarray, z2: np.ndarray, cell: np.ndarray, rng: Rng,
+              out: np.ndarray | None = None) -> np.ndarray:
+        """The deals of drawn groups, pair vectors and cells: the splits,
+        options, fill and pool; into ``out`` (rows of 52) when given."""
         L = self.listing
         n = len(q)
         pool = L.layout.pool
         layout = L.layout if pool is None else self.listed  # with a pool, the fill deals the patterned seats alone
-        if (owners := self._compiled_fill(layout, q, z1, z2, cell, rng)) is None:
+        if (owners := self._compiled_fill(layout, q, z1, z2, cell, rng, out)) is None:
             cols = L.cell_cols[cell]
             v = np.empty((n, 4), dtype=np.int64)
             v[:, 0], v[:, 1] = self._split(cols[:, 0], cols[:, 1], z1, L.tables[L.group_table[q], z1], rng)
             v[:, 2], v[:, 3] = self._split(cols[:, 2], cols[:, 3], z2, L.tables[L.cell_table[cell], z2], rng)
             owners = self.options.fill(layout, self.cell_lengths[cell], cols, v, L.g, rng)
+            if out is not None:
+                out[:] = owners
+                owners = out
         if pool is not None:
             z = self.zvec[z1] + self.zvec[z2]  # the forms are unclamped: vectors add
             pool.deal(owners, rng, L.layout, L.sig_boxes, L.group_sig[q], z)
         return owners
 
     def _compiled_fill(self, layout: Layout, q: np.ndarray, z1: np.ndarray, z2: np.ndarray, cell: np.ndarray,
-                       rng: Rng) -> np.ndarray | None:
+                       rng: Rng, out: np.ndarray | None = None) -> np.ndarray | None:
         """The splits, options and fill of :meth:`draw` compiled (the same
-        draws): the splits give each suit's place in g, which keys its
-        options; None without the compiled steps."""
+        draws), into ``out`` when given: the splits give each suit's place
+        in g, which keys its options; None without the compiled steps."""
         paired, sampler = _compiled(), _compiled_sampler()
         if paired is None or sampler is None or self.option_arrays is None:
             return None
@@ -203,7 +210,7 @@ class PairedSampler:
         places = np.empty((len(q), 4), np.int64)
         paired.splits(rng.bits, q, cell, z1, z2, L.group_table, L.cell_table, L.cell_cols, L.tables, self._split_arrays(),
                       places)
-        owners = np.empty((len(q), 52), np.uint8)
+        owners = np.empty((len(q), 52), np.uint8) if out is None else out
         sampler.options_fill(rng.bits, _roles(layout), len(layout.patterned), owners, cell, places, L.g.w.shape[1],
                              self.option_arrays)
         return owners

@@ -452,12 +452,14 @@ class Plan:
         """``numbered_chunk(index, seed, size, stream, cards)`` for each
         ``(index, size)``: the same deals, those of :meth:`chunk` drawn
         together by :meth:`chunks`."""
-        if self._own_chunks(stream):
+        if self.deals_chunks(stream):
             return [(owners, encode_batch(owners)) for owners in self.chunks(wanted, seed)]
         return [self.numbered_chunk(index, seed, size, stream, cards) for index, size in wanted]
 
-    def _own_chunks(self, stream: str) -> bool:
-        """Whether :meth:`numbered_chunk` deals ``stream`` as :meth:`chunk`'s deals."""
+    def deals_chunks(self, stream: str) -> bool:
+        """Whether :meth:`numbered_chunk` deals ``stream`` as :meth:`chunk`'s
+        deals, numbered after (else: as numbers read off the stream, or
+        through a routed twin)."""
         if (stream == "v3") != self.routed:
             return False
         return not (stream in ("v2", "v3") and self.every_deal)

@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from truedeal.cuts import cut_listing, load_slice, merge_slices
-from truedeal.dealnumber import limbs_to_bytes
+from truedeal.dealnumber import encode_batch, limbs_to_bytes
 from truedeal.engine import Plan, TooWide, check_count
 from truedeal.formats.rotation import STANDARD, Rotation
 from truedeal.listing import MAX_ENTRIES
@@ -474,10 +474,11 @@ def _groups(todo: list[int], size: int) -> list[list[int]]:
     return [todo[k : k + size] for k in range(0, len(todo), size)]
 
 
-def _write_limbs(store: JobStore, job_id: str, i: int, limbs) -> int:
-    """:meth:`JobStore.write_chunk` of chunk ``i``'s numbers, encoded here:
-    in the writer thread, off the drawing thread (the kernel lets the GIL go)."""
-    return store.write_chunk(job_id, i, limbs_to_bytes(limbs))
+def _write_limbs(store: JobStore, job_id: str, i: int, drawn, cards: bool) -> int:
+    """:meth:`JobStore.write_chunk` of chunk ``i``, its deals (``cards``) or
+    their numbers' limbs numbered and encoded here: in the writer thread, off
+    the drawing thread (the kernel lets the GIL go)."""
+    return store.write_chunk(job_id, i, limbs_to_bytes(encode_batch(drawn) if cards else drawn))
 
 
 def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Plan, todo: list[int]) -> str:
@@ -500,11 +501,13 @@ def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Pla
         pending: deque[Future[int]] = deque()
         for group in _groups(todo, DRAWN_TOGETHER if plan.draws_together else 1):
             wanted = [(i, job.chunk_size(i)) for i in group]
-            drawn = plan.numbered_chunks(wanted, job.seed, job.stream, cards=False)
+            cards = plan.deals_chunks(job.stream)
+            drawn = plan.chunks(wanted, job.seed) if cards else [
+                limbs for _, limbs in plan.numbered_chunks(wanted, job.seed, job.stream, cards=False)]
             while len(pending) >= WRITES_IN_FLIGHT:  # the last group's writes, done while this one was drawn
                 if (outcome := _stored(store, job, pending.popleft().result())) != "ok":
                     return outcome
-            pending.extend(writer.submit(_write_limbs, store, job.id, i, limbs) for i, (_, limbs) in zip(group, drawn))
+            pending.extend(writer.submit(_write_limbs, store, job.id, i, x, cards) for i, x in zip(group, drawn))
         while pending:
             if (outcome := _stored(store, job, pending.popleft().result())) != "ok":
                 return outcome

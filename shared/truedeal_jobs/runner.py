@@ -12,6 +12,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from truedeal.cuts import cut_listing, load_slice, merge_slices
 from truedeal.dealnumber import encode_batch, limbs_to_bytes
@@ -29,6 +30,9 @@ from . import routed
 from .models import DRAWING, ENUMERATING, FAST_LANE, QUEUED, Dispatcher, Job, JobNotFound, Partial, run_length
 from .settings import JobSettings
 from .store import JobStore
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class JobStopped(Exception):
@@ -474,10 +478,10 @@ def _groups(todo: list[int], size: int) -> list[list[int]]:
     return [todo[k : k + size] for k in range(0, len(todo), size)]
 
 
-def _write_limbs(store: JobStore, job_id: str, i: int, drawn, cards: bool) -> int:
-    """:meth:`JobStore.write_chunk` of chunk ``i``, its deals (``cards``) or
-    their numbers' limbs numbered and encoded here: in the writer thread, off
-    the drawing thread (the kernel lets the GIL go)."""
+def _write_chunk(store: JobStore, job_id: str, i: int, drawn: np.ndarray, cards: bool) -> int:
+    """:meth:`JobStore.write_chunk` of chunk ``i``: its deals (``cards``) or
+    their numbers' limbs, numbered and encoded here, in the writer thread,
+    off the drawing thread (the kernel lets the GIL go)."""
     return store.write_chunk(job_id, i, limbs_to_bytes(encode_batch(drawn) if cards else drawn))
 
 
@@ -486,9 +490,9 @@ def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Pla
     checked.  Their starts are counted first, in one round trip (a run that
     kills its worker counts a start for each of its chunks).  They are drawn
     in groups (a paired listing draws a group's chunks together), and each
-    chunk is encoded and written by a helper thread while the next group is drawn: the
-    draw does not wait for Redis (a job on one worker: 0.79x the engine's rate when each
-    write was waited for).  (Should another worker store a chunk meanwhile,
+    chunk is numbered, encoded and written by a helper thread while the next
+    group is drawn: the draw does not wait for Redis (a job on one worker:
+    0.79x the engine's rate when each write was waited for).  (Should another worker store a chunk meanwhile,
     this one writes the same bytes again: harmless.)"""
     attempts = store.count_attempts(job.id, [f"c:{i}" for i in todo])
     over = [(i, a) for i, a in zip(todo, attempts) if a > store.settings.max_attempts]
@@ -499,15 +503,15 @@ def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Pla
         return "failed"
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk-writer") as writer:
         pending: deque[Future[int]] = deque()
+        cards = plan.deals_chunks(job.stream)
         for group in _groups(todo, DRAWN_TOGETHER if plan.draws_together else 1):
             wanted = [(i, job.chunk_size(i)) for i in group]
-            cards = plan.deals_chunks(job.stream)
             drawn = plan.chunks(wanted, job.seed) if cards else [
                 limbs for _, limbs in plan.numbered_chunks(wanted, job.seed, job.stream, cards=False)]
             while len(pending) >= WRITES_IN_FLIGHT:  # the last group's writes, done while this one was drawn
                 if (outcome := _stored(store, job, pending.popleft().result())) != "ok":
                     return outcome
-            pending.extend(writer.submit(_write_limbs, store, job.id, i, x, cards) for i, x in zip(group, drawn))
+            pending.extend(writer.submit(_write_chunk, store, job.id, i, x, cards) for i, x in zip(group, drawn))
         while pending:
             if (outcome := _stored(store, job, pending.popleft().result())) != "ok":
                 return outcome

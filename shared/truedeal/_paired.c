@@ -132,27 +132,21 @@ static Py_ssize_t part_of(PyObject *bits, Py_ssize_t k, size_t left, PyObject **
     return rows;
 }
 
-/* below() over rows [0, n), by parts when bits is a tuple of them. */
-static int below_parts(PyObject *bits, const int64_t *bound, int64_t *r, size_t n) {
-    if (!PyTuple_Check(bits)) return below(bits, bound, r, n);
-    size_t at = 0;
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(bits); k++) {
-        PyObject *src;
-        Py_ssize_t rows = part_of(bits, k, n - at, &src);
-        if (rows < 0 || below(src, bound + at, r + at, (size_t)rows) < 0) return -1;
-        at += (size_t)rows;
-    }
-    return at == n ? 0 : (PyErr_SetString(PyExc_ValueError, "paired: the bits parts do not cover the rows"), -1);
-}
+/* One draw below bounds, of 64-bit or 128-bit words (below, below_int128). */
+typedef int (*below_fn)(PyObject *bits, const void *bound, void *r, size_t n);
 
-/* below_int128() by parts, likewise. */
-static int below128_parts(PyObject *bits, const u128 *bound, size_t n, u128 *r) {
-    if (!PyTuple_Check(bits)) return below_int128(bits, bound, n, r);
+static int words64(PyObject *bits, const void *bound, void *r, size_t n) { return below(bits, bound, r, n); }
+
+static int words128(PyObject *bits, const void *bound, void *r, size_t n) { return below_int128(bits, bound, n, r); }
+
+/* draw over rows [0, n) of `size`-byte words, by parts when bits is a tuple of them. */
+static int by_parts(below_fn draw, size_t size, PyObject *bits, const void *bound, void *r, size_t n) {
+    if (!PyTuple_Check(bits)) return draw(bits, bound, r, n);
     size_t at = 0;
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(bits); k++) {
         PyObject *src;
         Py_ssize_t rows = part_of(bits, k, n - at, &src);
-        if (rows < 0 || below_int128(src, bound + at, (size_t)rows, r + at) < 0) return -1;
+        if (rows < 0 || draw(src, (const char *)bound + at * size, (char *)r + at * size, (size_t)rows) < 0) return -1;
         at += (size_t)rows;
     }
     return at == n ? 0 : (PyErr_SetString(PyExc_ValueError, "paired: the bits parts do not cover the rows"), -1);
@@ -322,7 +316,7 @@ static int draw_z1(PyObject *bits, const Dims *D, const int64_t *q, size_t n, co
             goto out;
         }
     }
-    if (below128_parts(bits, bound, n, r) < 0) goto out;
+    if (by_parts(words128, sizeof *r, bits, bound, r, n) < 0) goto out;
     for (size_t i = 0; i < n; i++) slot[i] = (uint64_t)(r[i] >> guide_shift(bound[i], G->m_log));
     order = by_group(q, n, D->n_q);
     void *g[5];
@@ -349,7 +343,7 @@ static int64_t *below_entries(PyObject *bits, const int64_t *table, const int64_
         PyErr_NoMemory();
     } else {
         for (size_t i = 0; i < n; i++) bound[i] = table[(size_t)rows[i] * stride + (size_t)cols[i]];
-        if (below_parts(bits, bound, r, n) == 0) {
+        if (by_parts(words64, sizeof *r, bits, bound, r, n) == 0) {
             drop(S_P_BND, bound);
             return r;
         }

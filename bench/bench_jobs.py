@@ -11,7 +11,8 @@ Unix socket in a temporary directory, with AOF on (``--aof``), and real
    deals (one process, output to a file) against the job with one worker,
    to ``done`` and to ``done`` + ``truedeal fetch --format numbers``.
    Also the engine alone (``Plan.chunk`` + encoding, in this process) for
-   the pure cost of drawing, against the workers' CPU per deal.
+   the pure cost of drawing, against the workers' CPU per deal, and the
+   engine in two processes at once: the most two workers could gain here.
 3. **Redis memory per deal**: ``INFO memory used_memory`` after the job is
    done minus before it was submitted, divided by the deals (the deals
    themselves are 12 bytes each), and the AOF bytes written per deal.
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -209,6 +211,27 @@ def run_job(store, dispatcher, server: RedisServer, spec: str, n: int, seed: str
             "sha256": digest.hexdigest(), "worker_cpu": cpu1 - cpu0, "redis_cpu": rcpu1 - rcpu0}
 
 
+def _draw_timed(plan, seed: str, first: int, count: int, times) -> None:
+    t0 = time.perf_counter()
+    for i in range(first, first + count):
+        jobs.draw_chunk_bytes(plan, seed, i, jobs.CHUNK_DEALS)
+    times.put((t0, time.perf_counter()))
+
+
+def engine_on_both_cores(plan, seed: str, chunks: int) -> float:
+    """Deals/s of two forked processes each drawing ``chunks`` chunks as the
+    engine-alone figure does, from the first start to the last end."""
+    ctx = multiprocessing.get_context("fork")
+    times = ctx.Queue()
+    procs = [ctx.Process(target=_draw_timed, args=(plan, seed, k * chunks, chunks, times)) for k in range(2)]
+    for p in procs:
+        p.start()
+    spans = [times.get() for _ in procs]
+    for p in procs:
+        p.join()
+    return 2 * chunks * jobs.CHUNK_DEALS / (max(e for _, e in spans) - min(s for s, _ in spans))
+
+
 def mb(x: float) -> str:
     return f"{x / 2**20:,.0f} MB"
 
@@ -257,7 +280,7 @@ def main() -> None:
                     help="runs of each configuration, interleaved; the best is compared (the machine may be shared)")
     ap.add_argument("--big", action="store_true", help="also run the 10,000,000-deal job on two workers")
     ap.add_argument("--big-deals", type=int, default=10_000_000)
-    ap.add_argument("--engine-chunks", type=int, default=100, help="chunks drawn in-process for the engine-only rate")
+    ap.add_argument("--engine-chunks", type=int, default=300, help="chunks drawn in-process for the engine-only rate")
     ap.add_argument("--aof", choices=["everysec", "always", "no"], default="everysec")
     args = ap.parse_args()
     spec = Path(args.spec).read_text() if Path(args.spec).exists() else args.spec
@@ -297,6 +320,9 @@ def main() -> None:
             jobs.draw_chunk_bytes(plan, args.seed, i, jobs.CHUNK_DEALS)
         engine_rate = sample * jobs.CHUNK_DEALS / (time.perf_counter() - t0)
         print(f"engine alone (Plan.chunk + encode, {sample} chunks in this process): {engine_rate:,.0f} deals/s")
+        both = engine_on_both_cores(plan, args.seed, sample)
+        print(f"engine alone in two processes at once: {both:,.0f} deals/s = {both / engine_rate:.2f}x one "
+              "(the machine's own ceiling for the workers' scaling below: the cores share caches and memory)")
 
         runs: dict[int, list[dict]] = {1: [], 2: []}
         for rep in range(args.repeat):

@@ -525,6 +525,21 @@ def test_a_run_of_chunks_draws_each_chunk_once(unit_store):
     st.delete(job.id)
 
 
+def test_a_run_longer_than_a_write_stores_every_chunk_once_in_order(unit_store):
+    from truedeal_jobs.runner import WRITTEN_TOGETHER
+
+    st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
+    n = CHUNK_DEALS * (2 * WRITTEN_TOGETHER + 2) + 100  # two full writes, then a short one with the short last chunk
+    job = jobs.submit(st, disp, STRONG_NT, n, seed="writes")
+    _enumerate(st, disp, plans, job)
+    assert jobs.run_chunks(st, disp, job.id, 0, job.chunks, plans) == "ok"
+    assert st.get(job.id).state == "done" and st.chunks_done(job.id, list(range(job.chunks))) == [True] * job.chunks
+    assert b"".join(st.iter_chunk_bytes(job.id)) == b"".join(_expected_bytes(STRONG_NT, n, "writes").values())
+    assert st.write_chunks(job.id, [(0, b"x" * 12), (1, b"y" * 12)]) == -1  # done: no chunk is overwritten
+    assert b"".join(st.iter_chunk_bytes(job.id))[:12] != b"x" * 12
+    st.delete(job.id)
+
+
 def test_a_slow_lane_job_queues_all_its_work_on_the_slow_lane(unit_store):
     assert jobs.lane_for(None) == jobs.SLOW_LANE  # the count did not finish before queueing
     counted = Plan.build(load_spec(STRONG_NT)).summary()

@@ -174,6 +174,46 @@ static inline u128 encode_one(const uint8_t *row) {
     return acc + acc64 + TRANK[word];
 }
 
+/* encode_one of ENC_LANES consecutive rows at once: their state chains are
+ * independent, so the table look-ups of one row overlap the others' (one
+ * row's chain is a load and a subtraction per card, mostly latency): 19 ->
+ * 22.5M deals/s here with 4 (8: 21M). */
+#define ENC_LANES 4
+static inline void encode_lanes(const uint8_t *rows, uint64_t *out) {
+    unsigned s[ENC_LANES];
+    u128 acc[ENC_LANES];
+    uint64_t acc64[ENC_LANES];
+    unsigned word[ENC_LANES];
+    for (int k = 0; k < ENC_LANES; k++) {
+        s[k] = S0;
+        acc[k] = 0;
+        acc64[k] = 0;
+        word[k] = 0;
+    }
+    int c = 0;
+    for (; c < P1_END; c++) {
+        for (int k = 0; k < ENC_LANES; k++) {
+            unsigned j = rows[k * NCARDS + c];
+            acc[k] += OFF[4 * s[k] + j];
+            s[k] -= POW14T[j];
+        }
+    }
+    for (; c < NCARDS - TAIL; c++) {
+        for (int k = 0; k < ENC_LANES; k++) {
+            unsigned j = rows[k * NCARDS + c];
+            acc64[k] += OFF64[4 * s[k] + j];
+            s[k] -= POW14T[j];
+        }
+    }
+    for (; c < NCARDS; c++)
+        for (int k = 0; k < ENC_LANES; k++) word[k] = word[k] << 2 | rows[k * NCARDS + c];
+    for (int k = 0; k < ENC_LANES; k++) {
+        u128 v = acc[k] + acc64[k] + TRANK[word[k]];
+        out[2 * k] = (uint64_t)(v >> 64);
+        out[2 * k + 1] = (uint64_t)v;
+    }
+}
+
 static PyObject *k_encode(PyObject *self, PyObject *args) {
     Py_buffer src, dst;
     if (!PyArg_ParseTuple(args, "y*w*", &src, &dst)) return NULL;
@@ -187,7 +227,17 @@ static PyObject *k_encode(PyObject *self, PyObject *args) {
         uint64_t *out = dst.buf;
         Py_ssize_t bad = -1;
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t d = 0; d < n; d++) {
+        Py_ssize_t d = 0;
+        for (; d + ENC_LANES <= n && bad < 0; d += ENC_LANES) {
+            for (int k = 0; k < ENC_LANES; k++) {
+                if (!is_deal(in + (d + k) * NCARDS)) {
+                    bad = d + k;
+                    break;
+                }
+            }
+            if (bad < 0) encode_lanes(in + d * NCARDS, out + 2 * d);
+        }
+        for (; d < n && bad < 0; d++) {
             if (!is_deal(in + d * NCARDS)) {
                 bad = d;
                 break;

@@ -61,15 +61,18 @@ for i = 3, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 return 1
 """)
 
-# Chunk ARGV[2]'s bytes ARGV[1] are stored while the job draws.
-# Returns the number of chunks done, or -1 if the job no longer takes chunks.
-WRITE_CHUNK = _states("""
+# Chunks ARGV[3], ARGV[5], ... with bytes ARGV[4], ARGV[6], ... (keys
+# KEYS[3], KEYS[4], ...) are stored while the job draws, expiring in ARGV[1]
+# seconds.  Returns the number of chunks done, or -1 if the job no longer takes chunks.
+WRITE_CHUNKS = _states("""
 if redis.call('HGET', KEYS[1], 'state') ~= '{DRAWING}' then return -1 end
-redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
-redis.call('SADD', KEYS[3], ARGV[2])
-redis.call('EXPIRE', KEYS[3], ARGV[3])
-redis.call('HSET', KEYS[1], 'progress_at', ARGV[4], 'updated', ARGV[4])
-return redis.call('SCARD', KEYS[3])
+for k = 3, #KEYS do
+  redis.call('SET', KEYS[k], ARGV[2 * k - 2], 'EX', ARGV[1])
+  redis.call('SADD', KEYS[2], ARGV[2 * k - 3])
+end
+redis.call('EXPIRE', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[1], 'progress_at', ARGV[2], 'updated', ARGV[2])
+return redis.call('SCARD', KEYS[2])
 """)
 
 # A routed job's partition ARGV[2] stores its piece ARGV[1] of chunk ARGV[5]

@@ -115,7 +115,7 @@ class JobStore:
         self._transition = client.register_script(lua.TRANSITION)
         self._write_partial = client.register_script(lua.WRITE_PARTIAL)
         self._complete_enumeration = client.register_script(lua.COMPLETE_ENUMERATION)
-        self._write_chunk = client.register_script(lua.WRITE_CHUNK)
+        self._write_chunks = client.register_script(lua.WRITE_CHUNKS)
         self._write_piece = client.register_script(lua.WRITE_PIECE)
         self._finish = client.register_script(lua.FINISH)
         self._sets = SetStore(client, self.settings.prefix)
@@ -368,10 +368,16 @@ class JobStore:
     def write_chunk(self, job_id: str, i: int, data: bytes) -> int:
         """Store chunk ``i``'s deal numbers (overwriting); returns the number
         of chunks done, or -1 if the job no longer draws."""
-        return int(self._write_chunk(
-            keys=[self.key(job_id), self.chunk_key(job_id, i), self.key(job_id, "chunks")],
-            args=[data, i, self.settings.ttl, repr(time.time())],
-        ))
+        return self.write_chunks(job_id, [(i, data)])
+
+    def write_chunks(self, job_id: str, chunks: Sequence[tuple[int, bytes]]) -> int:
+        """:meth:`write_chunk` of several chunks ``(i, data)`` at once, in
+        one script run (one round trip, and one job check for them all)."""
+        args: list[Any] = [self.settings.ttl, repr(time.time())]
+        for i, data in chunks:
+            args += [i, data]
+        keys = [self.key(job_id), self.key(job_id, "chunks"), *(self.chunk_key(job_id, i) for i, _ in chunks)]
+        return int(self._write_chunks(keys=keys, args=args))
 
     def write_piece(self, job_id: str, i: int, k: int, data: bytes) -> int:
         """Store partition ``k``'s piece of chunk ``i`` of a routed job

@@ -41,6 +41,7 @@ SMALL_FOUR = {
 }
 
 #: Specs that the factored listing also builds: the two must agree exactly.
+NT_INVITE_POOL = json.loads((Path(__file__).parents[1] / "bench" / "specs" / "nt-invite-pool.json").read_text())
 BOTH = [
     {"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}, "south": {"hcp": [0, 7], "hearts": [5, 13]}},
     {"north": {"hcp": [11, 15], "shape": "any 4432"}, "east": {"spades": [5, 6]}, "south": {"shape": "any 5xxx"},
@@ -125,49 +126,69 @@ def test_compiled_steps_draw_alike_whether_they_visit_rows_by_group_or_in_order(
     below 16 rows): 10 and 500 rows take row order, 700 and 3000 the groups'.
     The r's are drawn in row order first, so both give the numpy deals."""
     listing = build_paired(_comp(BOTH[1]))
-    assert len(listing.y) == 2379
+    assert len(listing.group_table) == 2379
     with kernel.numpy_only():
         want = listing.make_sampler().draw(n, chunk_rng("scan order", n))
     assert (listing.make_sampler().draw(n, chunk_rng("scan order", n)) == want).all()
+
+
+@pytest.mark.parametrize("spec", [BOTH[1], NT_INVITE_POOL], ids=["both 1", "rank pool"])
+def test_groups_share_rows_of_v_and_y_that_are_their_own_sums(spec):
+    """A group reads its V and Y through v_of and y_of, so groups with the
+    same D+C tables keep one row: each must still be, exactly, the sum of
+    its own cells' tables, and V times its signature's accept matrix."""
+    L = build_paired(_comp(spec))
+    n_q = len(L.group_table)
+    assert len(L.v) < n_q and len(L.y) < n_q  # shared, or this test checks nothing new
+    for q in range(n_q):
+        cells = L.cell_order[L.group_start[q] : L.group_start[q + 1]]
+        v = L.tables[L.cell_table[cells]].sum(axis=0)
+        assert (L.v[L.v_of[q]] == v).all()
+        assert (L.y[L.y_of[q]] == L.accept[L.group_sig[q]].astype(np.int64) @ v).all()
 
 
 @pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
 def test_compiled_paired_draws_refuse_indices_out_of_range():
     sampler = build_paired(_comp(SMALL_FOUR)).make_sampler()
     L, k = sampler.listing, kernel.paired()
-    bad = np.array([len(L.y)], np.int64)  # one group past the last
+    bad = np.array([len(L.group_table)], np.int64)  # one group past the last
     accepted = (sampler.accept_ptr, sampler.accept_idx, sampler.accept_w)
     no_runs = (sampler.run_ptr, np.zeros(0, np.uint64))
+    y, v = (L.y, L.y_of, len(L.z_flat)), (L.v, L.v_of)
     with pytest.raises(IndexError):
-        k.z2(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), L.y, L.v, *accepted, L.group_sig, *no_runs, np.empty(1, np.int64))
+        k.z2(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), *y, *v, *accepted, L.group_sig, *no_runs, np.empty(1, np.int64))
+    with pytest.raises(IndexError, match="y out of range"):  # a group's row of Y past the last
+        k.z2(chunk_rng("x", 0).bits, bad - 1, np.zeros(1, np.int64), L.y, L.y_of + len(L.y), len(L.z_flat), *v, *accepted,
+             L.group_sig, *no_runs, np.empty(1, np.int64))
     wrong = sampler.accept_idx + len(L.z_flat)  # accepted z2 past the last vector
     row = int(np.nonzero(np.diff(sampler.accept_ptr))[0][0])  # a (signature, z1) that accepts some z2
     sig, z1 = divmod(row, len(L.z_flat))
     q = np.array([np.nonzero(L.group_sig == sig)[0][0]], np.int64)
     with pytest.raises(IndexError, match="accepted z2"):
-        k.z2(chunk_rng("x", 0).bits, q, np.array([z1], np.int64), L.y, L.v, sampler.accept_ptr, wrong, sampler.accept_w, L.group_sig,
-             *no_runs, np.empty(1, np.int64))
+        k.z2(chunk_rng("x", 0).bits, q, np.array([z1], np.int64), *y, *v, sampler.accept_ptr, wrong, sampler.accept_w,
+             L.group_sig, *no_runs, np.empty(1, np.int64))
     far = sampler.runs + np.uint64(len(L.z_flat))  # the same, as runs
     with pytest.raises(IndexError, match="accepted z2"):
-        k.z2(chunk_rng("x", 0).bits, q, np.array([z1], np.int64), L.y, L.v, *accepted, L.group_sig, sampler.run_ptr, far,
+        k.z2(chunk_rng("x", 0).bits, q, np.array([z1], np.int64), *y, *v, *accepted, L.group_sig, sampler.run_ptr, far,
              np.empty(1, np.int64))
-    guide = np.zeros((len(L.y), 4), np.uint64)
+    guide = np.zeros((len(L.group_table), 4), np.uint64)
     with pytest.raises(ValueError, match="not the sum"):  # W one more than its z1 weights: an error, not a draw
-        k.z1(chunk_rng("x", 0).bits, q, sampler.w_hi, sampler.w_lo + np.uint64(1), L.tables, L.group_table, L.y, guide,
+        k.z1(chunk_rng("x", 0).bits, q, sampler.w_hi, sampler.w_lo + np.uint64(1), L.tables, L.group_table, *y, guide,
              np.empty(1, np.int64))
     with pytest.raises(ValueError, match="guide"):
-        k.z1(chunk_rng("x", 0).bits, q, sampler.w_hi, sampler.w_lo, L.tables, L.group_table, L.y, guide[:, :3].copy(),
+        k.z1(chunk_rng("x", 0).bits, q, sampler.w_hi, sampler.w_lo, L.tables, L.group_table, *y, guide[:, :3].copy(),
              np.empty(1, np.int64))
-    cells = (L.group_start, L.cell_order, sampler.run_table, L.tables, np.full(len(L.y), -1, np.int64), np.zeros(0, np.int64))
+    v = (*v, len(L.z_flat))
+    cells = (L.group_start, L.cell_order, sampler.run_table, L.tables, np.full(len(L.group_table), -1, np.int64),
+             np.zeros(0, np.int64))
     with pytest.raises(IndexError):
-        k.cell(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), L.v, *cells, np.empty(1, np.int64))
+        k.cell(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), *v, *cells, np.empty(1, np.int64))
     past = np.full_like(sampler.run_table, len(L.tables))  # every cell's table past the last
     with pytest.raises(IndexError, match="cell table"):
-        k.cell(chunk_rng("x", 0).bits, q, L.v[q].argmax(axis=1), L.v, L.group_start, L.cell_order, past, *cells[3:],
+        k.cell(chunk_rng("x", 0).bits, q, L.v[L.v_of[q]].argmax(axis=1), *v, L.group_start, L.cell_order, past, *cells[3:],
                np.empty(1, np.int64))
 
 
-NT_INVITE_POOL = json.loads((Path(__file__).parents[1] / "bench" / "specs" / "nt-invite-pool.json").read_text())
 
 
 @pytest.mark.parametrize("spec", [SMALL_FOUR, BOTH[1], NT_INVITE_POOL], ids=["small four", "both 1", "rank pool"])
@@ -253,12 +274,12 @@ def _every_cell_sum(s):
 
 
 def _no_cell_sum(s):
-    s.cell_at, s.cell_sums = np.full(len(s.listing.y), -1, np.int64), np.zeros(0, np.int64)
+    s.cell_at, s.cell_sums = np.full(len(s.listing.group_table), -1, np.int64), np.zeros(0, np.int64)
 
 
 def _guide(slots):
     def set_guide(s):
-        s.guide = np.zeros((len(s.listing.y), 2 + 2 * slots), np.uint64)
+        s.guide = np.zeros((len(s.listing.group_table), 2 + 2 * slots), np.uint64)
     return set_guide
 
 

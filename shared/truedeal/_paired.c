@@ -23,11 +23,11 @@
  * cell visit the deals group by group (by_group), so that a group's lines
  * are read for all its deals while they are in the caches.
  *
- *   z1(bits, q, w_hi u8, w_lo u8, tables, group_table, y, guide u8, out)
+ *   z1(bits, q, w_hi u8, w_lo u8, tables, group_table, y, y_of, n_z, guide u8, out)
  *                                          PairedSampler._z1
- *   z2(bits, q, z1, y, v, accept_ptr, accept_idx, accept_w, group_sig, run_ptr, runs u8, out)
+ *   z2(bits, q, z1, y, y_of, n_z, v, v_of, accept_ptr, accept_idx, accept_w, group_sig, run_ptr, runs u8, out)
  *                                          PairedSampler._z2
- *   cell(bits, q, z2, v, group_start, cell_order, run_table i4, tables, cell_at, cell_sums, out)
+ *   cell(bits, q, z2, v, v_of, n_z, group_start, cell_order, run_table i4, tables, cell_at, cell_sums, out)
  *                                          PairedSampler._cell
  *   split(bits, ca, cb, z, total, (support, support_packed, z_packed, guard, z_flat, g, n_used, pos, used,
  *         split_at u8, split_list u8), va, vb)
@@ -152,8 +152,11 @@ static int by_parts(below_fn draw, size_t size, PyObject *bits, const void *boun
     return at == n ? 0 : (PyErr_SetString(PyExc_ValueError, "paired: the bits parts do not cover the rows"), -1);
 }
 
+/* y_of[q], v_of[q]: group q's row of Y and of V (groups with the same
+ * cells' D+C tables share V, and with the same signature Y too). */
 typedef struct {
     size_t n_q, n_z, n_t;
+    const int64_t *y_of, *v_of;
 } Dims;
 
 /* The rows in the order the scans visit them: by group, each group's rows in
@@ -268,11 +271,11 @@ static int scan_z1(const Dims *D, const Guided *G, const int64_t *q, const u128 
             size_t k = i + AHEAD, z = guide[(size_t)q[k] * rw + 3 + 2 * slot[k]] >> 32;
             if (z < D->n_z) {
                 pf(tables + (size_t)group_table[q[k]] * D->n_z + z);
-                pf(y + (size_t)q[k] * D->n_z + z);
+                pf(y + (size_t)D->y_of[q[k]] * D->n_z + z);
             }
         }
         uint64_t *row = guide + (size_t)q[i] * rw;
-        const int64_t *t1 = tables + (size_t)group_table[q[i]] * D->n_z, *yq = y + (size_t)q[i] * D->n_z;
+        const int64_t *t1 = tables + (size_t)group_table[q[i]] * D->n_z, *yq = y + (size_t)D->y_of[q[i]] * D->n_z;
         if (!row[0] && build_guide(D->n_z, t1, yq, bound[i], G->m_log, row) < 0) return -1;
         const uint64_t *s = row + 2 + 2 * slot[i];
         u128 cum = (u128)(uint32_t)s[1] << 64 | s[0];
@@ -336,13 +339,13 @@ out:
 /* r[i] below table[rows[i] * stride + cols[i]] for each i (one Rng.below
  * call): the draws of z2 and of the cell.  Returns r (give it back with
  * drop(S_P_DRAW, r)), or NULL with an exception set. */
-static int64_t *below_entries(PyObject *bits, const int64_t *table, const int64_t *rows, const int64_t *cols, size_t stride,
-                              size_t n) {
+static int64_t *below_entries(PyObject *bits, const int64_t *table, const int64_t *row_of, const int64_t *rows,
+                              const int64_t *cols, size_t stride, size_t n) {
     int64_t *bound = grab(S_P_BND, (n + 1) * 8), *r = grab(S_P_DRAW, (n + 1) * 8);
     if (!bound || !r) {
         PyErr_NoMemory();
     } else {
-        for (size_t i = 0; i < n; i++) bound[i] = table[(size_t)rows[i] * stride + (size_t)cols[i]];
+        for (size_t i = 0; i < n; i++) bound[i] = table[(size_t)row_of[rows[i]] * stride + (size_t)cols[i]];
         if (by_parts(words64, sizeof *r, bits, bound, r, n) == 0) {
             drop(S_P_BND, bound);
             return r;
@@ -417,7 +420,7 @@ static const char *scan_z2(const Dims *D, const int64_t *q, const int64_t *z1, c
                 else pf(A->idx + j), pf(A->w + j);
         }
         if (i + AHEAD < n && accepted_row(A, D, sig, q[i + AHEAD], z1[i + AHEAD], &from, &to))
-            prefetch_v(A, D, v + (size_t)q[i + AHEAD] * D->n_z, from, to);
+            prefetch_v(A, D, v + (size_t)D->v_of[q[i + AHEAD]] * D->n_z, from, to);
         if (sig[q[i]] < 0 || (size_t)sig[q[i]] >= A->n_sig) {
             bad = "paired: signature out of range";
             break;
@@ -426,7 +429,7 @@ static const char *scan_z2(const Dims *D, const int64_t *q, const int64_t *z1, c
             bad = "paired: accepted z2 out of range";
             break;
         }
-        const int64_t *vq = v + (size_t)q[i] * D->n_z;
+        const int64_t *vq = v + (size_t)D->v_of[q[i]] * D->n_z;
         int64_t sum = 0, j = from, found = -1;
         if (A->runs) {
             for (; j < to && found < 0; j++) {
@@ -462,7 +465,7 @@ static const char *scan_z2(const Dims *D, const int64_t *q, const int64_t *z1, c
 
 static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z1, size_t n, const int64_t *y,
                    const int64_t *v, const Accepted *A, const int64_t *sig, int64_t *out) {
-    int64_t *r = below_entries(bits, y, q, z1, D->n_z, n);
+    int64_t *r = below_entries(bits, y, D->y_of, q, z1, D->n_z, n);
     if (!r) return -1;
     uint32_t *order = by_group(q, n, D->n_q);
     void *g[4];
@@ -609,7 +612,7 @@ static const char *scan_cell(const Dims *D, const int64_t *q, const int64_t *z2,
 
 static int draw_cell(PyObject *bits, const Dims *D, const int64_t *q, const int64_t *z2, size_t n, const int64_t *v,
                      const Cells *C, int64_t *out) {
-    int64_t *r = below_entries(bits, v, q, z2, D->n_z, n);
+    int64_t *r = below_entries(bits, v, D->v_of, q, z2, D->n_z, n);
     if (!r) return -1;
     uint32_t *order = by_group(q, n, D->n_q);
     void *g[4];
@@ -1029,13 +1032,26 @@ static int shaped(const Py_buffer *v, size_t rows, size_t cols, size_t item, con
     return 0;
 }
 
+/* A table of whole rows of n_z int64 (Y or V) and its map of one row per
+ * group: n_q entries, each a row of the table. */
+static int rows_of(const Py_buffer *table, const Py_buffer *row_of, const Dims *D, const char *what) {
+    size_t n_rows = D->n_z ? (size_t)table->len / 8 / D->n_z : 0;
+    if (!n_rows || (size_t)table->len != n_rows * D->n_z * 8 || (size_t)row_of->len != D->n_q * 8) {
+        PyErr_Format(PyExc_ValueError, "paired: %s has the wrong size", what);
+        return -1;
+    }
+    return in_range(row_of->buf, D->n_q, (int64_t)n_rows, what);
+}
+
 static PyObject *p_z1(PyObject *self, PyObject *args) {
     PyObject *bits;
-    Py_buffer b[8]; /* q, w_hi, w_lo, tables, group_table, y, guide, out */
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*w*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7]))
+    Py_buffer b[9]; /* q, w_hi, w_lo, tables, group_table, y, guide, out, y_of */
+    Py_ssize_t n_z;
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*nw*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[8], &n_z, &b[6],
+                          &b[7]))
         return NULL;
     size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[1].len / 8, n_t = (size_t)b[3].len / 8;
-    Dims D = {n_q, n_q ? (size_t)b[5].len / 8 / n_q : 0, 0};
+    Dims D = {n_q, n_z > 0 ? (size_t)n_z : 0, 0, b[8].buf, NULL};
     size_t rw = n_q ? (size_t)b[6].len / 8 / n_q : 0;
     int m_log = 0;
     while (m_log < 30 && 2 + ((size_t)2 << m_log) < rw) m_log++;
@@ -1046,24 +1062,26 @@ static PyObject *p_z1(PyObject *self, PyObject *args) {
     if (!rc) rc = shaped(&b[2], n_q, 1, 8, "w_lo");
     if (!rc) rc = shaped(&b[3], D.n_t, D.n_z, 8, "tables");
     if (!rc) rc = shaped(&b[4], n_q, 1, 8, "group_table");
+    if (!rc) rc = rows_of(&b[5], &b[8], &D, "y");
     if (!rc) rc = shaped(&b[6], n_q, rw, 8, "guide");
     if (!rc) rc = shaped(&b[7], n, 1, 8, "out");
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
     if (!rc)
         rc = draw_z1(bits, &D, b[0].buf, n, b[1].buf, b[2].buf, &(Guided){b[3].buf, b[4].buf, b[5].buf, b[6].buf, m_log}, b[7].buf);
-    release(b, 8);
+    release(b, 9);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *p_z2(PyObject *self, PyObject *args) {
     PyObject *bits;
-    Py_buffer b[11]; /* q, z1, y, v, accept_ptr, accept_idx, group_sig, out, accept_w, run_ptr, runs u8 */
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*y*y*y*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[8], &b[6],
-                          &b[9], &b[10], &b[7]))
+    Py_buffer b[13]; /* q, z1, y, v, accept_ptr, accept_idx, group_sig, out, accept_w, run_ptr, runs u8, y_of, v_of */
+    Py_ssize_t n_z;
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*ny*y*y*y*y*y*y*y*w*", &bits, &b[0], &b[1], &b[2], &b[11], &n_z, &b[3], &b[12], &b[4],
+                          &b[5], &b[8], &b[6], &b[9], &b[10], &b[7]))
         return NULL;
     size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[6].len / 8;
-    Dims D = {n_q, n_q ? (size_t)b[2].len / 8 / n_q : 0, 0};
+    Dims D = {n_q, n_z > 0 ? (size_t)n_z : 0, 0, b[11].buf, b[12].buf};
     Accepted A = {b[4].buf, b[5].buf, b[8].buf, b[9].buf, b[10].len ? b[10].buf : NULL,
                   b[4].len >= 8 ? (size_t)b[4].len / 8 - 1 : 0, (size_t)b[5].len / 8, 0, (size_t)b[10].len / 8};
     A.n_sig = D.n_z ? A.rows / D.n_z : 0;
@@ -1071,30 +1089,32 @@ static PyObject *p_z2(PyObject *self, PyObject *args) {
                  ? (PyErr_SetString(PyExc_ValueError, "paired: bad z2 shape"), -1)
                  : 0;
     if (!rc) rc = shaped(&b[1], n, 1, 8, "z1");
-    if (!rc) rc = shaped(&b[3], n_q, D.n_z, 8, "v");
+    if (!rc) rc = rows_of(&b[2], &b[11], &D, "y");
+    if (!rc) rc = rows_of(&b[3], &b[12], &D, "v");
     if (!rc) rc = shaped(&b[7], n, 1, 8, "out");
     if (!rc && A.runs) rc = shaped(&b[9], A.rows + 1, 1, 8, "run_ptr");
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
     if (!rc) rc = in_range(b[1].buf, n, (int64_t)D.n_z, "z1");
     if (!rc) rc = draw_z2(bits, &D, b[0].buf, b[1].buf, n, b[2].buf, b[3].buf, &A, b[6].buf, b[7].buf);
-    release(b, 11);
+    release(b, 13);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *p_cell(PyObject *self, PyObject *args) {
     PyObject *bits;
-    Py_buffer b[10]; /* q, z2, v, group_start, cell_order, run_table, tables, cell_at, cell_sums, out */
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*y*w*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[6], &b[7],
-                          &b[8], &b[9]))
+    Py_buffer b[11]; /* q, z2, v, group_start, cell_order, run_table, tables, cell_at, cell_sums, out, v_of */
+    Py_ssize_t n_z;
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*ny*y*y*y*y*w*w*", &bits, &b[0], &b[1], &b[2], &b[10], &n_z, &b[3], &b[4], &b[5],
+                          &b[6], &b[7], &b[8], &b[9]))
         return NULL;
     size_t n = (size_t)b[0].len / 8, n_q = b[3].len >= 8 ? (size_t)b[3].len / 8 - 1 : 0, n_cells = (size_t)b[4].len / 8;
-    Dims D = {n_q, n_q ? (size_t)b[2].len / 8 / n_q : 0, 0};
+    Dims D = {n_q, n_z > 0 ? (size_t)n_z : 0, 0, NULL, b[10].buf};
     Cells C = {b[3].buf, b[4].buf, b[6].buf, b[7].buf, b[5].buf, b[8].buf, n_cells, (size_t)b[8].len / 8};
     int rc = !D.n_z ? (PyErr_SetString(PyExc_ValueError, "paired: bad cell shape"), -1) : 0;
     if (!rc) D.n_t = (size_t)b[6].len / 8 / D.n_z;
     if (!rc) rc = shaped(&b[1], n, 1, 8, "z2");
-    if (!rc) rc = shaped(&b[2], n_q, D.n_z, 8, "v");
+    if (!rc) rc = rows_of(&b[2], &b[10], &D, "v");
     if (!rc) rc = shaped(&b[5], n_cells, 1, 4, "run_table");
     if (!rc) rc = shaped(&b[6], D.n_t, D.n_z, 8, "tables");
     if (!rc) rc = shaped(&b[7], n_q, 1, 8, "cell_at");
@@ -1102,7 +1122,7 @@ static PyObject *p_cell(PyObject *self, PyObject *args) {
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
     if (!rc) rc = in_range(b[1].buf, n, (int64_t)D.n_z, "z2");
     if (!rc) rc = draw_cell(bits, &D, b[0].buf, b[1].buf, n, b[2].buf, &C, b[9].buf);
-    release(b, 10);
+    release(b, 11);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
@@ -1307,11 +1327,11 @@ static PyObject *p_pool_pick(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"z1", p_z1, METH_VARARGS, "z1(bits, q, w_hi u8, w_lo u8, tables, group_table, y, guide u8, out)."},
+    {"z1", p_z1, METH_VARARGS, "z1(bits, q, w_hi u8, w_lo u8, tables, group_table, y, y_of, n_z, guide u8, out)."},
     {"z2", p_z2, METH_VARARGS,
-     "z2(bits, q, z1, y, v, accept_ptr, accept_idx, accept_w, group_sig, run_ptr, runs u8, out)."},
+     "z2(bits, q, z1, y, y_of, n_z, v, v_of, accept_ptr, accept_idx, accept_w, group_sig, run_ptr, runs u8, out)."},
     {"cell", p_cell, METH_VARARGS,
-     "cell(bits, q, z2, v, group_start, cell_order, run_table i4, tables, cell_at, cell_sums, out)."},
+     "cell(bits, q, z2, v, v_of, n_z, group_start, cell_order, run_table i4, tables, cell_at, cell_sums, out)."},
     {"split", p_split, METH_VARARGS,
      "split(bits, ca, cb, z, total, (support, support_packed, z_packed, guard, z_flat, g, n_used, pos, used, split_at u8, "
      "split_list u8), va, vb)."},

@@ -124,9 +124,11 @@ class PairedSampler:
         n_z = len(L.z_flat)
         self.width = max(1, int(np.ceil(np.sqrt(n_z))))
         n_blocks = -(-n_z // self.width)
-        sums = [np.zeros((len(L.y), n_blocks), np.int64) for _ in range(3)]
-        for b in range(0, len(L.y), _BLOCK):
-            block, self.k = block_product_sums(L.tables[L.group_table[b : b + _BLOCK]], L.y[b : b + _BLOCK], self.width)
+        n_q = len(L.group_table)
+        sums = [np.zeros((n_q, n_blocks), np.int64) for _ in range(3)]
+        for b in range(0, n_q, _BLOCK):
+            block, self.k = block_product_sums(L.tables[L.group_table[b : b + _BLOCK]], L.y[L.y_of[b : b + _BLOCK]],
+                                               self.width)
             for total, d in zip(sums, block):
                 total[b : b + _BLOCK] = d
         self.block_sums = sums
@@ -225,31 +227,31 @@ class PairedSampler:
         cols = np.minimum(block[:, None] * self.width + np.arange(self.width)[None, :], len(L.z_flat) - 1)
         last = block[:, None] * self.width + np.arange(self.width)[None, :] < len(L.z_flat)
         a = np.where(last, L.tables[L.group_table[q][:, None], cols], 0)  # past the end: weight 0
-        inside = first_above(a, L.y[q[:, None], cols], [x - y for x, y in zip(r, below)])
+        inside = first_above(a, L.y[L.y_of[q][:, None], cols], [x - y for x, y in zip(r, below)])
         return cols[np.arange(len(q)), inside]
 
     def _z1_compiled(self, k: ModuleType, q: np.ndarray, bits: object) -> np.ndarray:
         """The compiled z1; ``bits`` an rng's bits, or chunks' as :meth:`draw_chunks` gives them."""
         L = self.listing
         if self.guide is None:
-            n_q, n_z = L.y.shape
+            n_q, n_z = len(L.group_table), len(L.z_flat)
             slots = 1 << max(0, (n_z // _GUIDE_Z).bit_length() - 1)
             while slots > 1 and n_q * (2 + 2 * slots) * 8 > _GUIDE_BYTES:
                 slots //= 2
             self.guide = np.zeros((n_q, 2 + 2 * slots), np.uint64)
         out = np.empty(len(q), np.int64)
-        k.z1(bits, q, self.w_hi, self.w_lo, L.tables, L.group_table, L.y, self.guide, out)
+        k.z1(bits, q, self.w_hi, self.w_lo, L.tables, L.group_table, L.y, L.y_of, len(L.z_flat), self.guide, out)
         return out
 
     def _z2(self, q: np.ndarray, z1: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing
         if (k := _compiled()) is not None:
             return self._z2_compiled(k, q, z1, rng.bits)
-        r = rng.below(L.y[q, z1])  # Y_q[z1] sums exactly the weights below
+        r = rng.below(L.y[L.y_of[q], z1])  # Y_q[z1] sums exactly the weights below
         out = np.empty(len(q), np.int64)
         for b in range(0, len(q), _BLOCK):
             rows, at = q[b : b + _BLOCK], z1[b : b + _BLOCK]
-            w = L.v[rows]
+            w = L.v[L.v_of[rows]]
             for s, acc in enumerate(L.accept):
                 here = L.group_sig[rows] == s
                 w[here] *= acc[at[here]]
@@ -259,15 +261,15 @@ class PairedSampler:
     def _z2_compiled(self, k: ModuleType, q: np.ndarray, z1: np.ndarray, bits: object) -> np.ndarray:
         L = self.listing
         out = np.empty(len(q), np.int64)
-        k.z2(bits, q, z1, L.y, L.v, self.accept_ptr, self.accept_idx, self.accept_w, L.group_sig, self.run_ptr,
-             self.runs, out)
+        k.z2(bits, q, z1, L.y, L.y_of, len(L.z_flat), L.v, L.v_of, self.accept_ptr, self.accept_idx, self.accept_w,
+             L.group_sig, self.run_ptr, self.runs, out)
         return out
 
     def _cell(self, q: np.ndarray, z2: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing
         if (k := _compiled()) is not None:
             return self._cell_compiled(k, q, z2, rng.bits)
-        r = rng.below(L.v[q, z2])
+        r = rng.below(L.v[L.v_of[q], z2])
         first, size = L.group_start[q], L.group_start[q + 1] - L.group_start[q]
         out = np.empty(len(q), np.int64)
         step = max(1, (1 << 22) // self.run)
@@ -286,7 +288,8 @@ class PairedSampler:
             blocks = -(-np.diff(L.group_start) // k.CELL_BLOCK)
             self.cell_at, self.cell_sums = self._heavy(np.where(blocks > 1, 1 + blocks * len(L.z_flat), 0), _CELL_BYTES)
         out = np.empty(len(q), np.int64)
-        k.cell(bits, q, z2, L.v, L.group_start, L.cell_order, self.run_table, L.tables, self.cell_at, self.cell_sums, out)
+        k.cell(bits, q, z2, L.v, L.v_of, len(L.z_flat), L.group_start, L.cell_order, self.run_table, L.tables,
+               self.cell_at, self.cell_sums, out)
         return out
 
     def _heavy(self, words: np.ndarray, budget: int) -> tuple[np.ndarray, np.ndarray]:

@@ -41,9 +41,10 @@ from .options import SuitOptions, suit_options
 
 #: Most feature vectors a pair of suits may reach (the tables' width).
 MAX_PAIR_STATES = 6_144
-#: Most table entries (groups and pairs times width) a build may hold: 8 bytes
-#: each, three such arrays (tables, V, Y): four.json with West on HCP alone,
-#: 162M, builds in 18.5 s and 1.8 GB on the 2-core development machine.
+#: Most table entries (pair tables and the distinct rows of V and Y, times
+#: width) a build may hold, 8 bytes each: four-pool.json (four.json with West
+#: on HCP alone) holds 77M, 15,856 + 1,283 + 1,283 rows of 4,166, built in
+#: 2.3 s and 0.93 GB (162M and 1.6 GB when every group kept its own rows).
 MAX_PAIRED_CELLS = 200_000_000
 #: Most feature states a paired layout may span (VectorWeights.pos, 8 bytes each).
 MAX_FEATURE_STATES = 1 << 25
@@ -108,8 +109,10 @@ class PairedListing:
     group_table: np.ndarray  # (n_q,) the table of each group's S+H pair
     group_sig: np.ndarray  # (n_q,) cell signature of each group
     accept: list[np.ndarray]  # per signature, (n_z, n_z): z1 + z2 in an accepted box (bool), or its pool's ways
-    v: np.ndarray  # (n_q, n_z)
-    y: np.ndarray  # (n_q, n_z)
+    v: np.ndarray  # (n_v, n_z): the distinct rows of V
+    y: np.ndarray  # (n_y, n_z): the distinct rows of Y
+    v_of: np.ndarray  # (n_q,) each group's row of v
+    y_of: np.ndarray  # (n_q,) each group's row of y
     cell_order: np.ndarray  # cells sorted by group
     group_start: np.ndarray  # (n_q + 1,) each group's run in cell_order
     e_weight: list[int]  # W per group: level 0
@@ -218,15 +221,16 @@ class Prepared:
         counted here when first asked); ``g``: :meth:`weights_table`, when
         the caller keeps one for several parts."""
         g = self.weights_table() if g is None else g
-        tables, v, y, weights = self.frame.weigh(g)
+        tables, v, y, rows, weights = self.frame.weigh(g)
         frame = self.frame
         order = np.argsort(frame.cell_q, kind="stable")
         start = np.searchsorted(frame.cell_q[order], np.arange(len(frame.group_table) + 1))
         pool = self.layout.pool
         sig_boxes = pool.source.boxes_of(frame.sig_keys) if pool is not None else None
         return PairedListing(self.layout, self.cells, self.cell_cols, self.options, g, frame.z_flat, tables,
-                             frame.cell_dc, frame.group_table, frame.group_sig, frame.accept, v, y, order, start,
-                             weights, sum(weights), cases, sig_boxes, self if cases is None else None)
+                             frame.cell_dc, frame.group_table, frame.group_sig, frame.accept, v, y, rows.v_of,
+                             rows.y_of, order, start, weights, sum(weights), cases, sig_boxes,
+                             self if cases is None else None)
 
 
 def _fold_sources(layout: Layout) -> list[int]:
@@ -277,7 +281,8 @@ def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: Vector
     cell_sh, cell_dc = which[: len(cells)], which[len(cells) :]
     sig, sig_keys = layout.comp.cell_signatures(cells)
     group_key, cell_q = np.unique(cell_sh * len(sig_keys) + sig, return_inverse=True)
-    _check_size(len(z_flat), len(pairs) + 2 * len(group_key))
+    rows = _SharedRows.of(cell_q.reshape(-1), cell_dc, group_key % len(sig_keys), len(sig_keys))
+    _check_size(len(z_flat), len(pairs) + len(rows.v_rep) + len(rows.y_v))
     if layout.pool is not None:
         accept, accept_cases = layout.pool.accepts(layout, z_flat, sig_keys)
     else:
@@ -310,28 +315,38 @@ class _Frame:
     sig_keys: np.ndarray  # each signature's row (Compiled.cell_signatures)
 
     def weigh(self, g: VectorWeights):
-        """Pair tables, V, Y and W for the per-column tables ``g``."""
+        """Pair tables, the distinct rows of V and Y, which group reads
+        which (:class:`_SharedRows`), and W for the per-column tables ``g``."""
         tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout)
-        v = _group_sums(tables, self.cell_q, self.cell_dc, len(self.group_table))
-        y = np.empty_like(v)
-        weights: list[int] = []
-        sparse = _SparseAccepts(self.accept)
-        for b in range(0, len(v), _BLOCK):
-            y[b : b + _BLOCK] = self._box_sums(v[b : b + _BLOCK], self.group_sig[b : b + _BLOCK], sparse)
-            weights += row_dots(tables[self.group_table[b : b + _BLOCK]], y[b : b + _BLOCK])
-        return tables, v, y, weights
+        rows = self.shared_rows()
+        v, y = self._v_and_y(tables, rows, self.accept)
+        return tables, v, y, rows, self._group_weights(tables, y, rows)
 
     def total(self, g: VectorWeights) -> int:
-        """The sum of :meth:`weigh`'s weights, one block of groups at a time
-        (V and Y are not kept: this is the case count's memory)."""
+        """The sum of :meth:`weigh`'s weights (the case count's: V and Y are
+        not kept)."""
         tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout)
-        out = 0
-        sparse = _SparseAccepts(self.accept_cases)
+        rows = self.shared_rows()
+        return sum(self._group_weights(tables, self._v_and_y(tables, rows, self.accept_cases)[1], rows))
+
+    def shared_rows(self) -> _SharedRows:
+        return _SharedRows.of(self.cell_q, self.cell_dc, self.group_sig, len(self.accept))
+
+    def _v_and_y(self, tables: np.ndarray, rows: _SharedRows, accept: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct rows of V (sums of D+C tables) and of Y (V times a signature's accept matrix)."""
+        v = _group_sums(tables, self.cell_q, self.cell_dc, rows.v_rep)
+        y = np.empty((len(rows.y_v), len(self.z_flat)), np.int64)
+        sparse = _SparseAccepts(accept)
+        for b in range(0, len(y), _BLOCK):
+            y[b : b + _BLOCK] = self._box_sums(v[rows.y_v[b : b + _BLOCK]], rows.y_sig[b : b + _BLOCK], sparse)
+        return v, y
+
+    def _group_weights(self, tables: np.ndarray, y: np.ndarray, rows: _SharedRows) -> list[int]:
+        """W_q = T1 . Y_q of every group, exactly."""
+        weights: list[int] = []
         for b in range(0, len(self.group_table), _BLOCK):
-            rows = np.arange(b, min(b + _BLOCK, len(self.group_table)))
-            y = self._box_sums(_group_sums(tables, self.cell_q, self.cell_dc, rows), self.group_sig[rows], sparse)
-            out += sum(row_dots(tables[self.group_table[rows]], y))
-        return out
+            weights += row_dots(tables[self.group_table[b : b + _BLOCK]], y[rows.y_of[b : b + _BLOCK]])
+        return weights
 
     def restricted(self, groups: np.ndarray) -> _Frame:
         """The frame of ``groups`` (sorted indices) alone, with only the pair
@@ -349,6 +364,31 @@ class _Frame:
             here = sig == s
             y[here] = sparse[int(s)].times(v[here])
         return y
+
+
+@dataclass(frozen=True)
+class _SharedRows:
+    """Which groups share a row of V (their cells have the same D+C tables,
+    repeats included) and of Y (that, and the same cell signature): many S+H
+    column pairs meet the same D+C pairs, so four-pool's 11,513 groups have
+    1,283 distinct rows of each, and the listing keeps those alone."""
+
+    v_rep: np.ndarray  # (n_v,) the first group of each row of V, ascending
+    v_of: np.ndarray  # (n_q,) each group's row of V
+    y_v: np.ndarray  # (n_y,) the row of V of each row of Y
+    y_sig: np.ndarray  # (n_y,) the signature of each row of Y
+    y_of: np.ndarray  # (n_q,) each group's row of Y
+
+    @classmethod
+    def of(cls, cell_q: np.ndarray, cell_dc: np.ndarray, group_sig: np.ndarray, n_sig: int) -> _SharedRows:
+        n_q = len(group_sig)
+        order = np.lexsort((cell_dc, cell_q))
+        dc, start = cell_dc[order], np.searchsorted(cell_q[order], np.arange(n_q + 1)).tolist()
+        seen: dict[bytes, int] = {}
+        v_of = np.array([seen.setdefault(dc[a:b].tobytes(), len(seen)) for a, b in zip(start[:-1], start[1:])], np.int64)
+        v_rep = np.unique(v_of, return_index=True)[1].astype(np.int64)
+        keys, y_of = np.unique(v_of * n_sig + group_sig, return_inverse=True)
+        return cls(v_rep, v_of, keys // n_sig, keys % n_sig, y_of.reshape(-1).astype(np.int64))
 
 
 class _SparseAccepts:

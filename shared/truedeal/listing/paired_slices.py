@@ -77,7 +77,7 @@ class PairedCut:
         """List slice ``index`` alone: its groups' weights and cases."""
         groups = self.groups_of(index)
         part = self.prepared.restricted(groups)
-        weights = part.frame.weigh(part.weights_table())[3] if len(groups) else []
+        weights = part.frame.weigh(part.weights_table())[4] if len(groups) else []
         return PairedSlice(index, self.parts, part.cases(), groups, weights)
 
     def groups_of(self, index: int) -> np.ndarray:

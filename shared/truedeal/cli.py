@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import re
+import shlex
 import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -227,21 +228,24 @@ def _echo_exact(summary: CountSummary, odds: str) -> None:
 @cli.command()
 @click.argument("spec")
 @click.option("-n", "--count", "n", type=int, default=None,
-              help=f"Number of deals (1..{MAX_DEALS:,}); default: a script's produce, else 1.")
+              help=f"Number of deals (1..{MAX_DEALS:,}); default: a script's produce, else its generate "
+                   "(dealer's deals tried; none is thrown away here), else 1.")
 @click.option("--seed", default=None, help="Reproducible stream: same seed and spec give the same deals.")
 @click.option("--stream", type=click.Choice(STREAMS), default=DEFAULT_STREAM, show_default=True,
               help="Seeded stream version: v2 differs from v1 only for specs that every deal fits, "
                    "whose deal numbers it reads straight off the stream (5x faster with --format numbers); "
                    "v3 draws a listing in 16 shards, each from a stream of its own (what a job's workers "
                    "that hold only some shards draw), and every other spec as v2.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="pbn", show_default=True,
-              help="Output: pbn (PBN 2.1), numbers (deal numbers), json (JSON Lines), text (diagrams), lin (BBO).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Output: pbn (PBN 2.1), numbers (deal numbers), json (JSON Lines), text (diagrams), lin (BBO). "
+                   "Not given: a dealer script's print actions (printall, printoneline, printpbn, ...) "
+                   "print each deal in dealer's layout; without print actions, pbn.")
 @click.option("--first-board", type=int, default=1, show_default=True, help="Board number of the first deal.")
 @click.option("--dealer", default=None, metavar="SEAT|rotate",
               help="Dealer of every board (N, E, S, W) or rotate by board number; default: a script's dealer, else rotate.")
 @click.option("--vulnerability", default=None, metavar="none|ns|ew|all|rotate",
               help="Vulnerability of every board, or rotate by board number; default: a script's, else rotate.")
-def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str, first_board: int,
+def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str | None, first_board: int,
              dealer: str | None, vulnerability: str | None) -> None:
     """Draw N deals uniformly from all deals that satisfy SPEC.
 
@@ -251,7 +255,6 @@ def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str, 
     vulnerability follow the board numbers' standard cycle unless a dealer
     script's `dealer`/`vulnerable` or --dealer/--vulnerability fix them.
     """
-    from .formats import WRITERS
     from .kernel import note_if_missing
 
     if n is not None:
@@ -263,11 +266,13 @@ def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str, 
     plan = _load_plan(spec)
     rotation = _rotation(plan.program, dealer, vulnerability)
     if n is None:
-        n = _check_count((plan.program.produce if plan.program is not None else None) or 1)
+        n = _default_count(plan.program)
+    write = _writer(plan.program, fmt, first_board, rotation, seed)
     if not plan.possible:
         raise UserError("no deal satisfies this spec (it counts 0 deals)")
     if not plan.exact:
         click.echo(f"truedeal: note: {plan.summary().method} (acceptance {plan.acceptance:.2%}); deals stay exactly uniform", err=True)
+    _note_estimates(plan.program, spec)
     bar = None
     if sys.stderr.isatty():
         from tqdm import tqdm
@@ -281,10 +286,54 @@ def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str, 
                 bar.update(len(limbs))
 
     try:
-        _write(WRITERS[fmt](batches(), first_board=first_board, rotation=rotation))
+        _write(write(batches()))
     finally:
         if bar is not None:
             bar.close()
+
+
+def _default_count(program) -> int:
+    """-n's default: the script's produce, else its generate (the deals dealer
+    tries; truedeal throws none away, so all of them are produced), else 1."""
+    for word in ("produce", "generate"):
+        count = None if program is None else getattr(program, word)
+        if count is not None:
+            try:
+                return _check_count(count)
+            except UserError as exc:
+                raise UserError(f"the script's {word} {count}: {exc}") from None
+    return 1
+
+
+def _writer(program, fmt: str | None, first_board: int, rotation: Rotation, seed: str | None):
+    """generate's writer, batches in, text out: --format's; else, when the
+    script has print actions, those actions (checked now); else PBN's."""
+    from .formats.dealer_actions import print_actions
+
+    actions = print_actions(program) if fmt is None else ()
+    if not actions:
+        from .formats import WRITERS
+
+        return functools.partial(WRITERS[fmt or "pbn"], first_board=first_board, rotation=rotation)
+    from .formats.dealer_actions import actions_rng, check_actions, dealer_actions
+
+    try:
+        check_actions(actions)
+    except ValueError as exc:
+        raise UserError(f"the script's actions: {exc}") from None
+    return functools.partial(dealer_actions, first_board=first_board, actions=actions, rotation=rotation,
+                             rng=actions_rng(seed))
+
+
+def _note_estimates(program, spec: str) -> None:
+    """One line on stderr when the script has average or frequency actions,
+    which generate does not estimate: `truedeal answer` gives them exactly."""
+    from .formats.dealer_actions import has_estimates
+
+    if has_estimates(program):
+        script = shlex.quote(spec) if spec != "-" and os.path.isfile(spec) else "SCRIPT"
+        click.echo(f"truedeal: note: the script's average/frequency actions are not estimated here; "
+                   f"`truedeal answer {script}` gives their exact values", err=True)
 
 
 #: Branches listed one by one; past that, the first few and how many.

@@ -19,7 +19,8 @@ that deal (both branches of ``?:`` are computed on every deal, so
 * ``imps(x)``: the IMP value of a score difference, sign kept;
 * ``rnd(n)``: uniform in ``0 .. n-1`` per deal, only when a numpy ``rng`` is
   passed (a condition with ``rnd`` is not a function of the deal);
-* anything else raises :class:`NotImplementedError` naming it.
+* anything else (:data:`EVALUATED` lists the others) raises
+  :class:`NotImplementedError` naming it.
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ _IMP_STEPS = np.array(
 )  # fmt: skip
 
 
+#: The :class:`ir.OpaqueNum` names this module evaluates.
+EVALUATED = frozenset({"rnd", "tricks", "imps", "score"})
+
+
 def feature_values(owners: np.ndarray, feature: ir.Feature) -> np.ndarray:
     """``feature`` on each deal, as int64."""
     return _Evaluator(owners).feature(feature)
@@ -51,6 +56,13 @@ def feature_values(owners: np.ndarray, feature: ir.Feature) -> np.ndarray:
 def evaluate_num(owners: np.ndarray, num: ir.Num, rng: np.random.Generator | None = None) -> np.ndarray:
     """A number of the IR on each deal, as int64."""
     return _Evaluator(owners, rng).num(num)
+
+
+def evaluate_nums(owners: np.ndarray, nums: list[ir.Num], rng: np.random.Generator | None = None) -> list[np.ndarray]:
+    """Several numbers on the same deals, as :func:`evaluate_num` gives each;
+    what they share (a feature, a double-dummy table) is computed once."""
+    evaluator = _Evaluator(owners, rng)
+    return [evaluator.num(x) for x in nums]
 
 
 def evaluate_cond(owners: np.ndarray, cond: ir.Cond, rng: np.random.Generator | None = None) -> np.ndarray:

@@ -37,7 +37,8 @@ One module per format (as endplay's parsers): :mod:`.deal` (deal strings),
 :mod:`.linfile`.  The files of a tournament set (hand records with double
 dummy and par) are written from :class:`~.records.HandRecord` lists by
 :mod:`.pbnfile`, :mod:`.linfile`, :mod:`.dup`, :mod:`.dlm`, :mod:`.bri`,
-:mod:`.csvfile`, :mod:`.html` and :mod:`.pdf`.
+:mod:`.csvfile`, :mod:`.html` and :mod:`.pdf`.  :mod:`.dealer_actions` runs a dealer
+script's print actions on a stream of deals, in dealer's layouts (:mod:`.dealer_layout`).
 """
 
 from __future__ import annotations

@@ -240,10 +240,13 @@ def test_rnd_needs_a_generator_and_stays_in_range():
     assert x.tolist() == again.tolist()
 
 
-def test_unsupported_opaque_functions_say_so():
-    owners = random_owners(2, seed=2)
-    with pytest.raises(NotImplementedError, match="cccc"):
-        evaluate_num(owners, parse_program("condition cccc(north) > 10").condition.left)
+@pytest.mark.parametrize("text, where", [("condition cccc(north) > 10", "line 1, column 11"),
+                                         ("x = 1\ncondition x + quality(east, spades) > 3", "line 2, column 15")])
+def test_dealer_functions_truedeal_does_not_evaluate_are_refused_where_they_are_written(text, where):
+    from truedeal.constraints.dealer_lex import ScriptError
+
+    with pytest.raises(ScriptError, match=f"{where}: .*does not evaluate"):
+        parse_program(text)
 
 
 def test_predeal_and_whole_program():

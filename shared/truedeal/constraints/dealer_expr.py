@@ -53,9 +53,11 @@ SCALE_OF = {
     **{f"pt{i}": f"pt{i}" for i in range(10)},
 }  # fmt: skip
 LOCAL_FNS = {"controls": ir.CONTROLS, "control": ir.CONTROLS, "losers": ir.LOSERS, "loser": ir.LOSERS}
-OPAQUE = {"tricks": "tricks", "trick": "tricks", "score": "score", "imps": "imps", "imp": "imps",
-          "rnd": "rnd", "cccc": "cccc", "quality": "quality"}  # fmt: skip
-FUNCTIONS = frozenset(SCALE_OF) | frozenset(LOCAL_FNS) | frozenset(SUITS) | frozenset(OPAQUE) | {"shape", "hascard"}
+OPAQUE = {"tricks": "tricks", "trick": "tricks", "score": "score", "imps": "imps", "imp": "imps", "rnd": "rnd"}
+#: dealer's functions that truedeal refuses, with why (a script that uses one gets its line and column).
+UNSUPPORTED = {"cccc": "dealer's Kaplan-Rubens hand evaluation", "quality": "dealer's Kaplan-Rubens suit quality"}
+FUNCTIONS = (frozenset(SCALE_OF) | frozenset(LOCAL_FNS) | frozenset(SUITS) | frozenset(OPAQUE) | frozenset(UNSUPPORTED)
+             | {"shape", "hascard"})
 
 #: Deepest nesting of parentheses and prefix operators (Python's stack is the limit).
 MAX_DEPTH = 40
@@ -220,6 +222,8 @@ class ExprParser:
             value = self.hascard()
         elif name in OPAQUE:
             value = self.opaque(OPAQUE[name])
+        elif name in UNSUPPORTED:
+            raise self.error(name_tok, f"{name}() is {UNSUPPORTED[name]}, which truedeal does not evaluate")
         else:
             raise self.error(name_tok, f"unknown function '{name}'")
         self.expect(")", f" to close '{name}('")
@@ -291,13 +295,7 @@ class ExprParser:
             contract = self.contract()
             self.comma()
             return ir.OpaqueNum("score", (vul, contract, fold.as_num(self.expression())))
-        if name in ("imps", "rnd"):
-            return ir.OpaqueNum(name, (fold.as_num(self.expression()),))
-        if name == "cccc":
-            return ir.OpaqueNum(name, (self.seat(),))
-        seat = self.seat()
-        self.comma()
-        return ir.OpaqueNum(name, (seat, self.suit()))
+        return ir.OpaqueNum(name, (fold.as_num(self.expression()),))  # imps, rnd
 
     def contract(self) -> tuple[int, int]:
         """``x3N``-style contract as ``(level, strain)``, strain 0..4 for S H D C N."""

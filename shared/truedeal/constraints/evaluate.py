@@ -19,8 +19,7 @@ that deal (both branches of ``?:`` are computed on every deal, so
 * ``imps(x)``: the IMP value of a score difference, sign kept;
 * ``rnd(n)``: uniform in ``0 .. n-1`` per deal, only when a numpy ``rng`` is
   passed (a condition with ``rnd`` is not a function of the deal);
-* anything else (:data:`EVALUATED` lists the others) raises
-  :class:`NotImplementedError` naming it.
+* anything else raises :class:`NotImplementedError` naming it.
 """
 
 from __future__ import annotations
@@ -42,10 +41,6 @@ _IMP_STEPS = np.array(
     [20, 50, 90, 130, 170, 220, 270, 320, 370, 430, 500, 600, 750, 900, 1100, 1300, 1500, 1750, 2000, 2250, 2500,
      3000, 3500, 4000]
 )  # fmt: skip
-
-
-#: The :class:`ir.OpaqueNum` names this module evaluates.
-EVALUATED = frozenset({"rnd", "tricks", "imps", "score"})
 
 
 def feature_values(owners: np.ndarray, feature: ir.Feature) -> np.ndarray:

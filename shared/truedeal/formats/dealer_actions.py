@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import kernel
 from ..constraints import ir
-from ..constraints.evaluate import EVALUATED, evaluate_nums
+from ..constraints.evaluate import evaluate_nums
 from ..constraints.fold import as_num
 from . import dealer_layout as layout
 from .pbnfile import pbn
@@ -120,14 +120,12 @@ def check_actions(actions: Sequence[ir.Action]) -> None:
 
 
 def _check(action: ir.Action) -> None:
-    """One action: a print style this writer knows, with what it prints evaluable."""
+    """One action: a print style this writer knows (what it prints, the
+    parser let through: every function it takes can be evaluated)."""
     if action.kind != "print" or action.style not in STYLES:
         raise ValueError(f"not a print action dealer_actions can run: {action.kind} {action.style}".rstrip())
     if action.style == "print" and not action.seats:
         raise ValueError("print needs at least one seat")
-    missing = sorted(ir.opaque_names((action.expr, action.items)) - EVALUATED)
-    if missing:
-        raise ValueError(f"{action.style}: {missing[0]}() cannot be evaluated by truedeal")
 
 
 def _run(batches: Iterable[Batch], first_board: int, steps: list[_Step], exprs: list[ir.Num], rotation: Rotation,

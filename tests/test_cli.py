@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import sysconfig
+from dataclasses import dataclass
 from functools import cache
 from itertools import permutations
 from math import comb, factorial
@@ -350,6 +352,14 @@ def test_explain_says_what_goes_to_rejection(tmp_path):
     assert info["exact"] is False and "rejection" in info["method"]
     assert 0 < info["acceptance"] < 1 and info["deals"].startswith("about ")
     assert "hcp(north)" in info["condition"]
+
+
+def test_explain_writes_rnd_as_the_script_does():
+    """tests/scripts/52_rnd.dlr: explain printed `rnd(Linear(terms=(), const=2))`,
+    the internal form's repr, where the script says `rnd(2)`."""
+    script = str(ROOT / "tests" / "scripts" / "52_rnd.dlr")
+    assert json.loads(ok("explain", script, "--json"))["condition"] == "hcp(north) >= 10 && rnd(2) == 0"
+    assert ok("explain", script).splitlines()[0].split(None, 1)[1] == "hcp(north) >= 10 && rnd(2) == 0"
 
 
 def test_explain_cuts_a_huge_condition_in_text_and_not_in_json(tmp_path):
@@ -742,6 +752,32 @@ def test_error_unreadable_spec_file(tmp_path):
     error_line(run("count", str(path)))
 
 
+def test_a_broken_dlr_file_says_only_where_the_script_goes_wrong(tmp_path):
+    """A .dlr file is a script beyond doubt: its one line is the script's
+    error, named by the file (it started "neither a JSON spec nor a valid
+    dealer script", as if the file might have been JSON)."""
+    path = tmp_path / "opening.dlr"
+    path.write_text("# a 1NT opener\ncondition hcp(north) >= 15 &&\n  hcp(north <= 17\n")
+    for command in ("count", "explain", "generate"):
+        line = error_line(run(command, str(path)))
+        assert line == f"truedeal: error: {path}: line 3, column 13: expected ')' to close 'hcp(' but found '<='", line
+
+
+@pytest.mark.parametrize("how", ["argument", "stdin"])
+def test_script_text_that_is_no_json_gets_the_script_error_alone(how):
+    text = "condition hcp(north) >= 15 &&\nhcp(north <= 17\n"
+    line = error_line(run("count", text) if how == "argument" else run("count", "-", stdin=text))
+    assert line == "truedeal: error: script line 2, column 11: expected ')' to close 'hcp(' but found '<='", line
+
+
+@pytest.mark.parametrize("given, start", [
+    ("spec.jsn", "no file named 'spec.jsn', nor a valid dealer script: script line 1, column 5:"),
+    ("[1, 2]", "neither a JSON spec nor a valid dealer script: script line 1, column 1:"),
+], ids=["a word that names no file", "JSON that is no spec"])
+def test_what_may_not_be_a_script_says_so(given, start):
+    assert error_line(run("count", given)).startswith(f"truedeal: error: {start}")
+
+
 @pytest.mark.parametrize("where", ["stdin-empty", "stdin-text", "arg-empty"])
 def test_error_spec_not_json_text(where):
     """Standard input is the spec's JSON text: it is never taken as a file name.
@@ -961,3 +997,133 @@ def test_progress_bar_is_erased_before_the_next_output(tmp_path):
     assert not any("listing" in ln or "dealing" in ln for ln in text), text
     assert re.fullmatch(r"\d+", text[-1]), text  # the deal number on a line of its own
     assert all(ln.startswith("truedeal: note:") for ln in text[:-1]), text
+
+
+# ---------------------------------------------------------------------------
+# help: the spec language, every example of it checked
+
+
+@dataclass
+class HelpExamples:
+    """The examples of a help text, as the help's module docstring defines them."""
+
+    json: list[str]  # lines that start with "{"
+    scripts: dict[str, str]  # NAME.dlr -> the lines indented under "Example (NAME.dlr):"
+    commands: list[str]  # lines that start with "$ truedeal", without the "$ truedeal"
+
+
+def help_examples(text: str) -> HelpExamples:
+    found = HelpExamples([], {}, [])
+    name = None
+    for line in text.splitlines():
+        if name is not None and line.startswith("    "):
+            found.scripts[name] += line[4:] + "\n"
+            continue
+        name = None
+        if m := re.fullmatch(r"Example \((\w+\.dlr)\):", line):
+            name = m[1]
+            found.scripts[name] = ""
+        elif line.lstrip().startswith("{"):
+            found.json.append(line.strip())
+        elif line.lstrip().startswith("$ truedeal "):
+            found.commands.append(line.lstrip()[len("$ truedeal "):])
+    return found
+
+
+def _names(text: str) -> set[str]:
+    """The words of a help text, a range such as top2..top5 read as all its names."""
+    words = set(re.findall(r"\w+", text))
+    for stem, a, b in re.findall(r"\b([a-z]+)(\d)\.\.\1(\d)\b", text):
+        words |= {f"{stem}{i}" for i in range(int(a), int(b) + 1)}
+    return words
+
+
+def _keys(spec: dict) -> set[str]:
+    """The keys of a JSON example by where they stand: "spec.condition", "seat.hcp", "suit.top3"."""
+    from truedeal.cards import SEAT_NAMES
+
+    out = set()
+    for key, value in spec.items():
+        out |= _seat_keys(value) if key in SEAT_NAMES else {f"spec.{key}"}
+        if key == "any_of":
+            out |= set().union(*map(_keys, value))
+    return out
+
+
+def _seat_keys(seat: dict) -> set[str]:
+    from truedeal.cards import SUIT_NAMES
+
+    out = {f"seat.{key}" for key in seat}
+    for key, value in seat.items():
+        if key in SUIT_NAMES and isinstance(value, dict):
+            out |= {f"suit.{field}" for field in value}
+        elif key in ("any_of", "not"):
+            out |= set().union(*map(_seat_keys, value if key == "any_of" else [value]))
+    return out
+
+
+def test_help_lists_the_language_topics_and_falls_back_to_a_commands_help():
+    both = ok("help")
+    assert both == ok("help", "spec") + "\n" + ok("help", "script")
+    assert "truedeal help spec" in ok("--help") and "docs/dealer-scripts.md" in ok("--help")
+    assert ok("help", "count") == ok("count", "--help")
+    line = error_line(run("help", "nope"))
+    assert line == "truedeal: error: no help topic or command 'nope' (topics: spec, script)"
+
+
+def _rows(text: str, heading: str) -> list[str]:
+    """The names a table of the help lists under ``heading``, up to a blank line."""
+    table = text[text.index(heading + "\n") + len(heading) + 1:].split("\n\n")[0]
+    return [name for m in re.finditer(r"^  ([a-z_]+(?:, [a-z_]+)*)(?: {2,}|$)", table, re.M) for name in m[1].split(", ")]
+
+
+def test_help_names_every_field_the_spec_accepts_each_with_an_example():
+    from truedeal.spec import FIELD_NAMES, SPEC_KEYS, SUIT_FIELDS
+
+    text = ok("help", "spec")
+    assert _rows(text, "Fields of a seat:") == list(FIELD_NAMES)  # the names spec.py reads, in its order
+    assert sorted(_rows(text, "Besides the seats:")) == sorted(SPEC_KEYS)
+    assert set(SUIT_FIELDS) <= _names(text)
+    used = set().union(*(_keys(json.loads(example)) for example in help_examples(text).json))
+    assert {f"seat.{f}" for f in FIELD_NAMES} | {f"spec.{k}" for k in SPEC_KEYS} <= used
+    assert {"suit.length", "suit.points"} <= used
+
+
+def test_every_json_example_of_the_help_loads_and_counts():
+    from truedeal.spec import load_spec
+
+    examples = help_examples(ok("help")).json
+    group_help = re.findall(r"'(\{.*?\})'", ok("--help").replace("\n  ", " "))  # wrapped by click
+    assert len(examples) >= 15 and len(group_help) == 1
+    for example in examples + group_help:
+        load_spec(example)
+        counted = json.loads(ok("count", example, "--json"))
+        assert counted["possible"] and counted["method"].startswith("exact"), (example, counted)
+
+
+def test_every_script_example_and_command_of_the_help_runs(tmp_path):
+    from truedeal.constraints.dealer import load_program
+
+    found = help_examples(ok("help"))
+    assert set(found.scripts) == {"weak2.dlr", "slam.dlr"} and len(found.commands) >= 3
+    for name, text in found.scripts.items():
+        (tmp_path / name).write_text(text)
+        load_program(tmp_path / name)
+        counted = json.loads(ok("count", str(tmp_path / name), "--json"))
+        assert counted["possible"] and counted["method"].startswith("exact"), (name, counted)
+    for command in found.commands:
+        p = run(*shlex.split(command), cwd=tmp_path)
+        assert p.returncode == 0 and p.stdout and not p.stderr, (command, p.err)
+    script = re.search(r" or '(.*?)'\.", ok("--help").replace("\n  ", " "))[1]  # the group help's script example
+    load_program(script)
+    assert json.loads(ok("count", script, "--json"))["possible"]
+
+
+def test_help_names_every_statement_action_and_function_of_scripts():
+    from truedeal.constraints.dealer import ACTIONS, STATEMENTS
+    from truedeal.constraints.dealer_expr import FUNCTIONS
+
+    # aliases: a singular beside its plural (ace, spade, loser ...), and hcps beside hcp
+    aliases = {f for f in FUNCTIONS if f + "s" in FUNCTIONS} - {"hcp"} | {"hcps"}
+    named = _names(ok("help", "script"))
+    assert STATEMENTS | ACTIONS | (FUNCTIONS - aliases) <= named, (STATEMENTS | ACTIONS | FUNCTIONS) - aliases - named

@@ -4,6 +4,7 @@ documented, and errors are one line naming the line and column."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,14 @@ def test_corpus_is_large_and_commented():
     for path in SCRIPTS:
         first = path.read_text().splitlines()[0]
         assert first.startswith(("# ", "// ")) and len(first) > 30, path.name
+
+
+def test_the_docs_count_the_corpus():
+    """docs/dealer-scripts.md says how many scripts the corpus holds: the
+    number of files, not a number left over from an earlier corpus."""
+    docs = (Path(__file__).parents[1] / "docs" / "dealer-scripts.md").read_text(encoding="utf-8")
+    said = re.findall(r"The (\d+) scripts in `tests/scripts/`", docs)
+    assert said == [str(len(SCRIPTS))], said
 
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.stem)
@@ -282,6 +291,23 @@ def test_opaque_functions():
         "imps", (ir.Arith("-", ir.OpaqueNum("score", (True, (3, 4), ir.OpaqueNum("tricks", (2, 4)))), lin(const=400)),)
     )
     assert cond("rnd(10) < 3").left == ir.OpaqueNum("rnd", (lin(const=10),))
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("rnd(2) == 0", None),
+    ("tricks(south, notrump) >= 9", None),
+    ("tricks(west, hearts) < 7", None),
+    ("imps(score(vul, x3N, tricks(south, notrump)) - 400) > 0",
+     "imps((score(vul, x3N, tricks(south, notrump)) - 400)) > 0"),  # a non-linear difference is bracketed
+])
+def test_functions_of_a_real_deal_are_described_as_written(text, shown):
+    """`truedeal explain` writes tricks, score, imps and rnd back in the
+    script's words (it printed rnd(Linear(terms=(), const=2)))."""
+    from truedeal.constraints.describe import cond as describe
+
+    said = describe(parse_condition(text))
+    assert said == (shown or text)
+    assert parse_condition(said) == parse_condition(text)
 
 
 def test_parse_condition_for_json_specs():

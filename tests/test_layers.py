@@ -180,6 +180,14 @@ def test_help_imports_neither_the_engine_nor_redis(args):
     assert not _loaded(seen, DEALING_AND_QUEUES)
 
 
+@pytest.mark.parametrize("topic", ["spec", "script"])
+def test_the_language_help_imports_neither_the_engine_nor_redis(topic):
+    # `truedeal help spec` is read as often as --help: plain text, no spec models
+    out, seen = _cli_modules("help", topic)
+    assert out.returncode == 0 and "$ truedeal count" in out.stdout, out.stderr[-2000:]
+    assert not _loaded(seen, DEALING_AND_QUEUES)
+
+
 def test_status_reads_the_store_without_the_spec_models_or_the_engine():
     env = {**os.environ, "TRUEDEAL_REDIS_URL": "redis://127.0.0.1:1/0"}  # nothing listens: the store is opened, then refused
     out, seen = _cli_modules("status", "0" * 32, env=env)

@@ -139,6 +139,36 @@ def test_error_messages(spec, expected):
     assert error_of(spec).startswith(expected)
 
 
+@pytest.mark.parametrize("seat, script", [
+    ({"spades": {"points": {"scale": [6, 4, 2, 1], "range": [6, 9]}}},
+     "condition c13(north, spades) >= 6 && c13(north, spades) <= 9"),
+    ({"hcp": [11, 15], "hearts": {"length": [5, 13], "points": {"scale": [3, 2, 1], "range": [4, 6]}}},
+     "altcount 0 3 2 1\n"
+     "condition hcp(north) >= 11 && hcp(north) <= 15 && hearts(north) >= 5 && pt0(north, hearts) >= 4 && pt0(north, hearts) <= 6"),
+    ({"clubs": {"points": {"scale": [0, 0, 0, 0, 1], "range": [1, 1]}}, "diamonds": {"points": {"scale": [4, 3, 2, 1], "range": 0}}},
+     "pointcount 0 0 0 0 1\ncondition hcp(north, clubs) == 1 && top4(north, diamonds) == 0"),  # hcp reads tens alone
+], ids=["c13", "altcount", "pointcount"])
+def test_points_of_a_suit_count_as_a_scripts_scale_on_that_suit(seat, script):
+    """A suit's ``points`` is the seat-level ``points`` read on that suit
+    alone: exactly as many deals as the dealer script with that scale
+    (``north.spades.points`` was an unknown field)."""
+    from truedeal.constraints.load import load_constraints
+    from truedeal.engine import Plan
+
+    spec = load_spec({"north": seat})
+    assert load_spec(spec.canonical()) == spec
+    deals = Plan.build_to_count(spec).summary().deals
+    assert deals == Plan.build_to_count(load_constraints(script)).summary().deals
+    assert 0 < deals < 53_644_737_765_488_792_839_237_440_000
+
+
+def test_an_unknown_field_of_a_suit_or_a_scale_names_the_right_fields():
+    assert error_of({"north": {"spades": {"lenght": 5}}}) == (
+        "north.spades.lenght: unknown field (fields of a suit are length, hcp, controls, losers, points, top2, top3, top4, top5)")
+    assert error_of({"north": {"points": {"scale": [1], "range": 1, "ranges": 2}}}) == (
+        "north.points.ranges: unknown field (fields of points are scale, range)")
+
+
 def test_error_messages_through_json_text():
     assert error_of('{"north": {"hcp": [17, 15]}}') == "north.hcp: range [17, 15] is reversed"
     assert error_of('{"n": {"hcp": true}}').startswith("north.hcp: expected an integer")

@@ -375,6 +375,57 @@ def test_what_a_new_user_trips_over(browser, server, worker):
     d.set_window_size(1200, 900)
 
 
+def paste_spec(driver, spec: dict) -> None:
+    """Put ``spec`` in the JSON panel (opened if closed) and press "Use this spec"."""
+    panel = driver.find_element(By.CSS_SELECTOR, "details.spec-json")
+    if panel.get_attribute("open") is None:
+        panel.find_element(By.TAG_NAME, "summary").click()
+    driver.execute_script("arguments[0].value = arguments[1]", driver.find_element(By.ID, "spec-json"), json.dumps(spec))
+    driver.find_element(By.ID, "spec-apply").click()
+
+
+def test_a_pasted_spec_the_form_cannot_show_is_counted_as_given(browser, server):
+    """The JSON panel takes every spec the API takes (it threw "the form has
+    no such field" for controls): the form shows its part, one calm line says
+    so, and the page counts the JSON as given, exactly, with no error; an
+    edit of the form goes beside the rest of the JSON."""
+    d = browser
+    d.get(server.url + "/")
+    settled(d, {})
+    spec = {"north": {"hcp": [15, 17], "controls": [5, 12]}}
+    paste_spec(d, spec)
+    o = settled(d, spec)
+    api = post_count(server.url, spec)
+    assert api["exact"] and o["text"] == api["odds"] and float(o["one_in"]) == api["one_in"]
+    assert o["error"] == "" and d.find_element(By.ID, "spec-json-error").text == ""
+    assert "deals fit exactly" in d.find_element(By.ID, "count-detail").text
+    note = d.find_element(By.ID, "spec-partial")
+    assert note.is_displayed() and note.text == ("The form shows only part of this spec (it has no box for "
+                                                 "north.controls): the JSON spec is what is counted and dealt.")
+    assert note.value_of_css_property("color") != d.find_element(By.ID, "spec-error").value_of_css_property("color")
+    assert d.find_element(By.ID, "north-hcp-min").get_attribute("value") == "15"
+    assert d.find_element(By.ID, "submit").is_enabled()
+
+    set_field(d, "north-hcp-max", 16)  # the form's edit, beside the controls it cannot show
+    edited = {"north": {"hcp": [15, 16], "controls": [5, 12]}}
+    assert settled(d, edited)["text"] == _count_when_free(server.url, edited)["odds"]
+
+    richer = {"south": {"holds": ["SA"], "hearts": {"length": [5, 6], "top3": 2}},
+              "any_of": [{"north": {"hcp": [20, 21]}}, {"west": {"hcp": [20, 21]}}],
+              "condition": "hcp(north) + hcp(south) >= 20"}
+    paste_spec(d, richer)
+    o = settled(d, richer)
+    assert o["text"] == _count_when_free(server.url, richer)["odds"] and o["error"] == ""
+    assert "south.holds, south.hearts, any_of, condition" in note.text
+
+    paste_spec(d, {"north": {"hcp": 12}})  # all of it in the form: the note goes
+    settled(d, {"north": {"hcp": [12, 12]}})
+    assert not note.is_displayed()
+
+    link = d.find_element(By.CSS_SELECTOR, "header a.language-link")
+    assert fetch(link.get_attribute("href")).decode().startswith("JSON specs\n")
+
+
 def test_distribution_panel_shows_the_exact_law(browser, server):
     """The panel asks POST /api/distribution for the spec in the form and draws
     one bar per value with the exact share; Enter in the box does not deal."""

@@ -108,6 +108,7 @@ class _LazyGroup(click.Group):
     of them and a light install (without the ``server`` extra) still runs."""
 
     lazy = {
+        "help": "truedeal.help_text:help_command",
         "set": "truedeal.tournament.cli:set_command",
         "verify": "truedeal.tournament.cli:verify_command",
         "shapes": "truedeal.analysis.commands:shapes_command",
@@ -172,15 +173,25 @@ def _load_plugin(name: str, entry: importlib.metadata.EntryPoint) -> click.Comma
 def cli() -> None:
     """Exactly uniform constrained bridge deals, and Pavlicek deal numbers.
 
-    SPEC is a JSON file, inline JSON, or - for standard input, e.g.
-    '{"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}}'.
+    SPEC is a JSON spec or a dealer script: a file (.json, .dlr), inline JSON
+    or script text, or - for standard input, e.g.
+    '{"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}}'
+    or 'hcp(north) + hcp(south) >= 25 && spades(north) + spades(south) >= 8'.
 
     \b
     Seats: north, east, south, west (or N, E, S, W). Fields of a seat, all optional:
-      hcp                               points A=4 K=3 Q=2 J=1: 12 or [12, 14]
-      spades, hearts, diamonds, clubs   suit lengths: 5 or [5, 13]
-      shape                             dealer shapes: "5xxx", "any 4333 + any 5332",
-                                        "any 5xxx - 5xxx" (+ or, - but not, x any)
+      hcp               points A=4 K=3 Q=2 J=1: 12 or [12, 14]
+      spades, hearts,   suit lengths: 5 or [5, 13]; or an object of the suit's
+      diamonds, clubs   length, hcp, controls, losers, points, top2..top5
+      shape             dealer shapes: "5xxx", "any 4333 + any 5332",
+                        "any 5xxx - 5xxx" (+ or, - but not, x any)
+      controls, losers, points, holds, any_of, not: see truedeal help spec
+    Besides the seats: condition (a dealer-script condition), any_of, script.
+
+    \b
+    The whole language with examples: truedeal help spec (JSON specs) and
+    truedeal help script (dealer scripts); every detail of scripts in
+    docs/dealer-scripts.md.
     """
 
 

@@ -52,6 +52,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 from pydantic_core import PydanticCustomError
 
 from .cards import MAX_HCP, SEAT_NAMES, SEATS, SUIT_NAMES
@@ -66,7 +67,7 @@ FIELD_NAMES: tuple[str, ...] = ("hcp", *SUIT_NAMES, "shape", "controls", "losers
 #: The fields of the first JSON language, which need nothing but patterns and HCP.
 SIMPLE_FIELDS: tuple[str, ...] = ("hcp", *SUIT_NAMES, "shape")
 #: Fields of a suit given as an object, e.g. ``"spades": {"length": [5, 6], "top3": [2, 3]}``.
-SUIT_FIELDS: tuple[str, ...] = ("length", "hcp", "controls", "losers", "top2", "top3", "top4", "top5")
+SUIT_FIELDS: tuple[str, ...] = ("length", "hcp", "controls", "losers", "points", "top2", "top3", "top4", "top5")
 #: Spec keys besides the seats.
 SPEC_KEYS: tuple[str, ...] = ("condition", "script", "any_of")
 
@@ -79,6 +80,7 @@ for _name, _letter in zip(SEAT_NAMES, SEATS):
 
 _SEAT_HINT = "keys are north, east, south, west (or N, E, S, W), condition, script and any_of"
 _FIELD_HINT = "fields are " + ", ".join(FIELD_NAMES)
+_SUIT_FIELD_HINT = "fields of a suit are " + ", ".join(SUIT_FIELDS)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -198,6 +200,19 @@ else:
     Upto2, Upto3, Upto4, Upto5, Upto10, Upto12 = (_range_type(0, n) for n in (2, 3, 4, 5, 10, 12))
 
 
+class PointsSpec(BaseModel):
+    """A point scale over A K Q J T 9 ... 2 (dealer's ``pointcount``) and its range."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    scale: list[Annotated[int, Field(ge=0, le=100)]] = Field(min_length=1, max_length=13,
+                                                             description="Points of A, K, Q, ... (missing ranks 0).")
+    range: PointRange = Field(description="Inclusive [min, max] of the total (the hand's, or the suit's).")
+
+    def canonical(self) -> dict[str, Any]:
+        return {"scale": list(self.scale), "range": list(self.range)}
+
+
 class SuitSpec(BaseModel):
     """Constraints on one suit of a hand: its length and what it holds."""
 
@@ -207,32 +222,28 @@ class SuitSpec(BaseModel):
     hcp: Upto10 | None = Field(default=None, description="HCP in the suit, 0..10.")
     controls: Upto3 | None = Field(default=None, description="Controls in the suit (A=2, K=1), 0..3.")
     losers: Upto3 | None = Field(default=None, description="Losers in the suit (dealer's count), 0..3.")
+    # Left out of the JSON schema (the suit field's description names it): written
+    # there, schemathesis could not negate the suit's anyOf to fuzz the API with.
+    points: SkipJsonSchema[PointsSpec | None] = Field(
+        default=None, description="A point scale of your own over the suit's cards and its range, as a seat's points.")
     top2: Upto2 | None = Field(default=None, description="How many of A K the seat holds.")
     top3: Upto3 | None = Field(default=None, description="How many of A K Q the seat holds.")
     top4: Upto4 | None = Field(default=None, description="How many of A K Q J the seat holds.")
     top5: Upto5 | None = Field(default=None, description="How many of A K Q J T the seat holds.")
 
     def canonical(self) -> dict[str, Any]:
-        return {f: list(getattr(self, f)) for f in SUIT_FIELDS if getattr(self, f) is not None}
+        out: dict[str, Any] = {}
+        for f in SUIT_FIELDS:
+            v = getattr(self, f)
+            if v is not None:
+                out[f] = v.canonical() if isinstance(v, PointsSpec) else list(v)
+        return out
 
 
 def _suit_value(value: Any) -> Any:
     if isinstance(value, dict):
         return SuitSpec.model_validate(value)
     return _range_validator(0, 13)(value)
-
-
-class PointsSpec(BaseModel):
-    """A point scale over A K Q J T 9 ... 2 (dealer's ``pointcount``) and its range."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    scale: list[Annotated[int, Field(ge=0, le=100)]] = Field(min_length=1, max_length=13,
-                                                             description="Points of A, K, Q, ... (missing ranks 0).")
-    range: PointRange = Field(description="Inclusive [min, max] of the hand's total.")
-
-    def canonical(self) -> dict[str, Any]:
-        return {"scale": list(self.scale), "range": list(self.range)}
 
 
 _RANK_CHARS = "AKQJT98765432"
@@ -283,7 +294,7 @@ def _suit_field(suit: str) -> Any:
     return Field(
         default=None,
         description=f"Number of {suit} (0..13): an integer or an inclusive [min, max] range; or an object of "
-        "length, hcp, controls, losers, top2..top5 ranges for the suit.",
+        "length, hcp, controls, losers, top2..top5 ranges and points for the suit.",
         examples=[5, [4, 6]],
     )
 
@@ -589,6 +600,16 @@ def _format_loc(loc: tuple) -> str:
     return ".".join(str(p) for p in loc)
 
 
+def _hint_of(parent: Any) -> str:
+    """The fields an object takes, named by its key: a suit's (``north.spades.foo``),
+    a points scale's (``north.points.foo``) or a seat's."""
+    if parent in SUIT_NAMES:
+        return _SUIT_FIELD_HINT
+    if parent == "points":
+        return "fields of points are scale, range"
+    return _FIELD_HINT
+
+
 def _to_spec_error(err: ValidationError) -> SpecError:
     errors = err.errors(include_url=False)
     lines = []
@@ -599,11 +620,11 @@ def _to_spec_error(err: ValidationError) -> SpecError:
             key = _short(e["ctx"]["key"])
             lines.append(f"{_format_loc((*loc, key))}: unknown field ({_FIELD_HINT})")
             continue
-        if kind == "extra_forbidden":  # only reachable if the before-validators are bypassed
+        if kind == "extra_forbidden":  # a suit's unknown field, or a seat's if its before-validator is bypassed
             if len(loc) <= 1:
                 lines.append(f"unknown key {str(loc[-1]) if loc else ''!r} ({_SEAT_HINT})")
             else:
-                lines.append(f"{_format_loc(loc)}: unknown field ({_FIELD_HINT})")
+                lines.append(f"{_format_loc(loc)}: unknown field ({_hint_of(loc[-2])})")
             continue
         msg = e["ctx"]["message"] if kind == "truedeal_spec" else e.get("msg", "invalid value")
         lines.append(f"{_format_loc(loc)}: {msg}" if loc else msg)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import logging
 
 import redis
-from flask import Blueprint, current_app, jsonify, render_template
+from flask import Blueprint, Response, current_app, jsonify, render_template
 
 from truedeal.cards import SEAT_NAMES, SUIT_NAMES
 from truedeal.formats import FORMATS
+from truedeal.help_text import language_help
 
 from .problems import Problem
 
@@ -30,6 +31,13 @@ def index():
         keys_required=st.api_keys.required,
         jobs_available=st.jobs is not None,
     )
+
+
+@bp.get("/language")
+def language():
+    """The spec language with examples, as plain text: what ``truedeal help``
+    prints (JSON specs, then dealer scripts), so the page and the CLI say the same."""
+    return Response(language_help(), mimetype="text/plain")
 
 
 @bp.get("/healthz")

@@ -38,7 +38,28 @@ def num(x) -> str:
         return f"({cond(x.cond)} ? {num(x.then)} : {num(x.other)})"
     if isinstance(x, ir.Arith):
         return f"({num(x.left)} {x.op} {num(x.right)})"
-    return f"{x.name}({', '.join(map(str, x.args))})"
+    return opaque(x)
+
+
+_STRAINS = (*SUIT_NAMES, "notrump")
+
+
+def opaque(x: ir.OpaqueNum) -> str:
+    """A function only a real deal answers, as a script writes it:
+    ``tricks(south, notrump)``, ``score(vul, x3N, tricks(south, notrump))``,
+    ``rnd(2)``.  Its arguments
+    are stored parsed (seat and suit numbers, IR numbers), so each is
+    written back in the script's words, never as a Python repr."""
+    args = x.args
+    if x.name == "tricks":
+        seat, strain = args
+        words = [SEAT_NAMES[seat], _STRAINS[strain]]
+    elif x.name == "score":
+        vul, (level, strain), tricks = args
+        words = ["vul" if vul else "nv", f"x{level}{'SHDCN'[strain]}", num(tricks)]
+    else:  # imps, rnd
+        words = [num(args[0])]
+    return f"{x.name}({', '.join(words)})"
 
 
 def cond(c) -> str:

@@ -83,6 +83,8 @@ def seat_condition(seat: int, s, predeal: dict[int, list[int]] | None) -> ir.Con
             r = getattr(v, field)
             if r is not None:
                 items += _range(_feat(seat, (k,), fn), r)
+        if v.points is not None:  # the seat-level points, read on this suit alone
+            items += _range(_feat(seat, (k,), ir.weights(*v.points.scale)), v.points.range)
     if s.shape is not None:
         items.append(_shape(seat, s.shape))
     if s.controls is not None:

@@ -7,6 +7,7 @@ a script is accepted wherever a JSON spec is.
 from __future__ import annotations
 
 import os
+import re
 from typing import overload
 
 from ..formats.rotation import STANDARD, Rotation
@@ -25,10 +26,12 @@ def load_constraints(source: str | bytes | os.PathLike | dict | Spec | ir.Progra
     script (a ``.dlr`` path, or text that does not start with ``{``).
 
     Every problem raises :class:`SpecError` with one line; a script's says
-    where: ``script line L, column C: ...``.
+    where: ``script line L, column C: ...``, or ``NAME: line L, column C: ...``
+    for a file (see :func:`_script_error`).
     """
     if isinstance(source, (Spec, ir.Program, dict)):
         return source if not isinstance(source, dict) else load_spec(source)
+    may_name_a_file = not isinstance(source, (bytes, bytearray))  # bytes are a spec's text (stdin)
     if isinstance(source, (bytes, bytearray)):
         try:
             source = bytes(source).decode("utf-8")
@@ -45,11 +48,37 @@ def load_constraints(source: str | bytes | os.PathLike | dict | Spec | ir.Progra
         text = source if "\n" in str(source) or not os.path.isfile(source) else open(source, encoding="utf-8").read()
         return load_spec({"script": text})
     except ScriptError as exc:
-        raise SpecError(f"neither a JSON spec nor a valid dealer script: script {exc}") from None
+        raise SpecError(_script_error(source, exc, may_name_a_file)) from None
     except OSError as exc:
         raise SpecError(f"cannot read {source}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise SpecError(f"cannot read {source}: not UTF-8 text") from None
+
+
+#: One word, such as ``spec.jsn`` or ``specs/nt``: as a script it reads as an
+#: unknown variable or a stray ``.``, but it may have been meant as a file.
+_ONE_WORD = re.compile(r"[\w.~/\\:-]+")
+
+
+def _script_error(source: str | os.PathLike, exc: Exception, may_name_a_file: bool) -> str:
+    """The one line for a script that does not parse, ``exc`` its error
+    (``line L, column C: ...``).
+
+    A script beyond doubt -- a file (a ``.dlr`` one, or any file whose text
+    does not open with ``{``), or text that is no JSON -- gets the script's
+    error alone, a file's prefixed with its name as a JSON file's is.  Only
+    what may have been meant as something else says so: text that opens like
+    JSON (``[``), and a single word (a file name that names no file, when
+    ``may_name_a_file``: an argument, not standard input)."""
+    text = os.fspath(source)
+    if isinstance(source, os.PathLike) or ("\n" not in text and len(text) < 4096 and os.path.isfile(text)):
+        return f"{text}: {exc}"
+    stripped = text.strip()
+    if _ONE_WORD.fullmatch(stripped) and may_name_a_file:
+        return f"no file named {stripped!r}, nor a valid dealer script: script {exc}"
+    if stripped.startswith("[") or _ONE_WORD.fullmatch(stripped):
+        return f"neither a JSON spec nor a valid dealer script: script {exc}"
+    return f"script {exc}"
 
 
 def rotation_of(constraints: Constraints, dealer: str | None = None, vulnerability: str | None = None) -> Rotation:

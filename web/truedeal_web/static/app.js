@@ -81,8 +81,37 @@
     });
   }
 
+  // A pasted spec the form shows only part of: {spec, rest, formKey}. The
+  // JSON is then the source of truth: counted and dealt as given while the
+  // form is untouched (formKey: the form's own spec right after pasting),
+  // and with the form's edits put beside its rest once the form is edited.
+  var pasted = null;
+
   function buildSpec() {
-    return L.specFromFields(readFields());
+    var formSpec = L.specFromFields(readFields());
+    if (!pasted) return formSpec;
+    if (JSON.stringify(formSpec) === pasted.formKey) return pasted.spec;
+    return L.mergeSpec(formSpec, pasted.rest);
+  }
+
+  // Show `spec` in the form, keeping what the form cannot show (see pasted);
+  // throws only for what is no JSON object. One calm line names what the
+  // form leaves out: the server, not the page, says whether it is valid.
+  function applySpec(spec) {
+    var parts = L.splitSpec(spec);
+    writeFields(parts.fields);
+    pasted = parts.hidden.length ? { spec: spec, rest: parts.rest, formKey: JSON.stringify(L.specFromFields(readFields())) } : null;
+    var note = $("spec-partial");
+    note.hidden = !pasted;
+    note.textContent = pasted ? "The form shows only part of this spec (it has no box for " + hiddenList(parts.hidden) +
+                                "): the JSON spec is what is counted and dealt." : "";
+  }
+
+  var HIDDEN_SHOWN = 4;
+
+  function hiddenList(names) {
+    if (names.length <= HIDDEN_SHOWN) return names.join(", ");
+    return names.slice(0, HIDDEN_SHOWN).join(", ") + " and " + (names.length - HIDDEN_SHOWN) + " more";
   }
 
   // ------------------------------------------------------------------ live count
@@ -479,15 +508,13 @@
 
   // the spec panel: paste or load a spec, then use it
   function useSpec(text) {
-    var fields;
     try {
-      fields = L.fieldsFromSpec(JSON.parse(text));
+      applySpec(JSON.parse(text));
     } catch (e) {
       $("spec-json-error").textContent = "Not a spec: " + e.message;
       return;
     }
     $("spec-json-error").textContent = "";
-    writeFields(fields);
     scheduleCount();
   }
   $("spec-apply").addEventListener("click", function () { useSpec($("spec-json").value); });
@@ -516,7 +543,7 @@
 
   // ?job=ID: show the job under the spec, count and seed it was made from
   function restoreForm(status) {
-    try { writeFields(L.fieldsFromSpec(status.constraints)); } catch (e) { /* the job stands on its own */ }
+    try { applySpec(status.constraints); } catch (e) { /* the job stands on its own */ }
     $("deal-count").value = status.count;
     $("seed").value = status.seed_generated ? "" : status.seed;
     $("stream").value = status.stream || "v1";

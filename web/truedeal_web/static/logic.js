@@ -45,26 +45,80 @@
 
   var ALIASES = { n: "north", e: "east", s: "south", w: "west" };
 
-  // spec (as the API answers it, or as a user pastes it) -> form values;
-  // throws Error with a one-line message for what the form cannot show.
-  function fieldsFromSpec(spec) {
-    if (spec === null || typeof spec !== "object" || Array.isArray(spec)) throw new Error("a spec is a JSON object");
+  function isObject(v) {
+    return v !== null && typeof v === "object" && !Array.isArray(v);
+  }
+
+  function isNumber(v) {
+    return typeof v === "number" && Number.isFinite(v);
+  }
+
+  // What the form's boxes can hold: a number, or [min, max] of numbers
+  // (hcp and suit lengths), or a shape string.
+  function showable(field, v) {
+    if (field === "shape") return typeof v === "string";
+    if (FIELDS.indexOf(field) < 0) return false;
+    return isNumber(v) || (Array.isArray(v) && v.length === 2 && isNumber(v[0]) && isNumber(v[1]));
+  }
+
+  function emptyFields() {
     var fields = {};
     SEATS.forEach(function (seat) { fields[seat] = { shape: "" }; FIELDS.forEach(function (f) { fields[seat][f] = ["", ""]; }); });
+    return fields;
+  }
+
+  // A spec (as the API answers it, or as a user pastes it) -> {fields, rest,
+  // hidden}: `fields` the form values of what the form can show, `rest` a
+  // spec of everything else (controls, a suit's object, condition, script,
+  // any_of ... and whatever the API will refuse, which it names), `hidden`
+  // the names of what is in `rest` ("north.controls", "condition").
+  // Throws an Error with a one-line message only when `spec` is no JSON object.
+  function splitSpec(spec) {
+    if (!isObject(spec)) throw new Error("a spec is a JSON object");
+    var fields = emptyFields(), rest = {}, hidden = [];
     Object.keys(spec).forEach(function (key) {
       var seat = ALIASES[key.toLowerCase()] || key.toLowerCase();
-      if (SEATS.indexOf(seat) < 0) throw new Error("unknown seat " + JSON.stringify(key) + " (the form has north, east, south, west)");
-      var s = spec[key] || {};
+      var s = spec[key];
+      if (SEATS.indexOf(seat) < 0 || !isObject(s)) {
+        if (s === null && SEATS.indexOf(seat) >= 0) return; // an empty seat
+        rest[key] = s;
+        hidden.push(key);
+        return;
+      }
       Object.keys(s).forEach(function (field) {
         var v = s[field];
-        if (field === "shape") { fields[seat].shape = String(v); return; }
-        if (FIELDS.indexOf(field) < 0) throw new Error(seat + "." + field + ": the form has no such field");
-        if (typeof v === "number") v = [v, v];
-        if (!Array.isArray(v) || v.length !== 2) throw new Error(seat + "." + field + ": expected a number or [min, max]");
-        fields[seat][field] = [String(v[0]), String(v[1])];
+        if (v === null) return;
+        if (!showable(field, v)) {
+          (rest[seat] = rest[seat] || {})[field] = v;
+          hidden.push(seat + "." + field);
+        } else if (field === "shape") {
+          fields[seat].shape = v;
+        } else {
+          fields[seat][field] = isNumber(v) ? [String(v), String(v)] : [String(v[0]), String(v[1])];
+        }
       });
     });
-    return fields;
+    return { fields: fields, rest: rest, hidden: hidden };
+  }
+
+  // The form values of what the form can show of `spec` (see splitSpec).
+  function fieldsFromSpec(spec) {
+    return splitSpec(spec).fields;
+  }
+
+  // The form's spec with the `rest` of a pasted spec (splitSpec) put back:
+  // a seat's fields are the form's, beside the rest's fields of that seat; a
+  // field in both (the form's spades beside a spades object) is the form's,
+  // since the user typed it last.
+  function mergeSpec(formSpec, rest) {
+    var spec = {};
+    Object.keys(rest).forEach(function (key) {
+      spec[key] = isObject(rest[key]) ? Object.assign({}, rest[key], formSpec[key] || {}) : rest[key];
+    });
+    Object.keys(formSpec).forEach(function (key) {
+      if (!(key in spec)) spec[key] = formSpec[key];
+    });
+    return spec;
   }
 
   function group(n) {
@@ -140,7 +194,7 @@
 
   var api = {
     SEATS: SEATS, SUITS: SUITS, LIMITS: LIMITS, BALANCED: BALANCED,
-    specFromFields: specFromFields, fieldsFromSpec: fieldsFromSpec,
+    specFromFields: specFromFields, fieldsFromSpec: fieldsFromSpec, splitSpec: splitSpec, mergeSpec: mergeSpec,
     progressText: progressText, handHcp: handHcp, oddsLine: oddsLine,
     SET_LIMITS: SET_LIMITS, setFromForm: setFromForm, setPhaseText: setPhaseText
   };

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from truedeal.listing.exact_ops import SparseRight, check_product_bound, exact_matmul, row_dots
+from truedeal.listing.exact_ops import SparseRight, block_product_sums, check_product_bound, exact_matmul, row_dots
 from truedeal.listing.layout import TooWide
 
 
@@ -92,3 +92,17 @@ def test_row_dots_in_passes_agrees_with_python_ints():
     b = rng.integers(0, 1 << 50, size=(300, 70), dtype=np.int64)
     a[-1], b[-1] = (1 << 60) - 1, (1 << 60) - 1  # the widest that two digits carry
     assert row_dots(a, b) == [sum(int(x) * int(y) for x, y in zip(a[i], b[i])) for i in range(300)]
+
+
+def test_digit_products_of_uint32_factors_are_exact():
+    """Narrow pair tables are uint32: their digits multiply in int64, not
+    in uint32 (which would wrap), whatever the other factor's dtype."""
+    rng = np.random.default_rng(9)
+    a = rng.integers(0, 1 << 32, size=(40, 60), dtype=np.uint64).astype(np.uint32)
+    b = rng.integers(0, 1 << 32, size=(40, 60), dtype=np.uint64).astype(np.uint32)
+    want = [sum(int(x) * int(y) for x, y in zip(a[i], b[i])) for i in range(40)]
+    assert row_dots(a, b) == row_dots(a, b.astype(np.int64)) == want
+    sums, k = block_product_sums(a, b, 8)
+    blocks = [[sum(int(x) * int(y) for x, y in zip(a[i, c : c + 8], b[i, c : c + 8])) for c in range(0, 60, 8)]
+              for i in range(40)]
+    assert (sums[0] + (sums[1] << k) + (sums[2].astype(object) << 2 * k)).tolist() == blocks

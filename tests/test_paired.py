@@ -6,6 +6,7 @@ import contextlib
 import itertools
 import json
 from collections import Counter, defaultdict
+from dataclasses import replace
 from math import factorial
 from pathlib import Path
 
@@ -20,10 +21,11 @@ from truedeal.constraints.evaluate import satisfies as fits
 from truedeal.engine import Plan
 from truedeal.evaluate import hcp, satisfies
 from truedeal.fill import _roles
-from truedeal.listing import build_listing
+from truedeal.listing import TooWide, build_listing
+from truedeal.listing import paired as paired_listing
 from truedeal.listing.cases import _count_by_groups
 from truedeal.listing.exact_ops import exact_matmul, first_above, row_dots
-from truedeal.listing.paired import applicable, build_paired
+from truedeal.listing.paired import applicable, build_paired, table_dtype
 from truedeal.patterns import PATTERNS
 from truedeal.randomness import chunk_rng
 from truedeal.shapes import parse_shape
@@ -257,6 +259,109 @@ def test_compiled_splits_and_options_fill_refuse_indices_out_of_range():
         arrays = sampler.option_arrays[:4] + (sampler.option_arrays[4][:-1],) + sampler.option_arrays[5:]
         kernel.sampler().options_fill(chunk_rng("x", 0).bits, roles, len(L.layout.patterned), np.empty((n, 52), np.uint8),
                                       zero, np.zeros((n, 4), np.int64), L.g.w.shape[1], arrays)
+
+
+def _wide_build(monkeypatch, spec):
+    """The paired listing of ``spec`` built with int64 pair tables, as before they could be uint32."""
+    with monkeypatch.context() as m:
+        m.setattr(paired_listing, "_tables_dtype", lambda *args: np.dtype(np.int64))
+        return build_paired(_comp(spec))
+
+
+@pytest.mark.parametrize("spec", [BOTH[0], NT_INVITE_POOL], ids=["both 0", "rank pool"])
+@pytest.mark.parametrize("compiled", [True, False], ids=["kernel", "numpy"])
+def test_uint32_tables_weigh_and_draw_as_int64_tables(monkeypatch, spec, compiled):
+    """A listing whose pair tables fit in uint32 keeps them so, with the
+    weights, V and Y of an int64 build, and draws its bytes: one by one,
+    chunks together, its compiled steps with every cache (guides, cell
+    block sums, split lists), and the split alone (no compiled fill)."""
+    narrow, wide = build_paired(_comp(spec)), _wide_build(monkeypatch, spec)
+    assert narrow.tables.dtype == np.uint32 and wide.tables.dtype == np.int64
+    assert (narrow.tables == wide.tables).all() and (narrow.v == wide.v).all() and (narrow.y == wide.y).all()
+    assert narrow.e_weight == wide.e_weight and narrow.cases == wide.cases
+    kernel_variants = [[], [_every_cell_sum, _guide(1024)], [_full_split_list, _no_cell_sum, _guide(1)], [_no_fill]]
+    with contextlib.nullcontext() if compiled else kernel.numpy_only():
+        for setup in kernel_variants if compiled else [[]]:
+            drawn = []
+            for listing in (narrow, wide, replace(narrow, tables=wide.tables)):
+                s, rng = listing.make_sampler(), chunk_rng("narrow", 2)
+                for f in setup:
+                    f(s)
+                chunks = listing.make_sampler().draw_chunks([(700, chunk_rng("narrow", k)) for k in range(3)])
+                drawn.append((s.draw(2000, rng).tobytes(), s.draw(2000, rng).tobytes(), rng.bits.read(32), chunks.tobytes()))
+            assert drawn[0] == drawn[1] == drawn[2], setup
+
+
+def test_tables_past_uint32_stay_int64():
+    """uint32 holds entries up to 2**32 - 1 and no more; a listing's pair
+    tables are uint32 exactly when all fit (the bounds that clear most
+    pairs never decide otherwise), and a narrow build refuses entries that
+    do not fit instead of wrapping them."""
+    assert table_dtype(0) == table_dtype(2**32 - 1) == np.uint32
+    assert table_dtype(2**32) == table_dtype(2**62) == np.int64
+    wide = build_paired(_comp(SMALL_FOUR))  # entries up to 4,451,630,400
+    assert wide.tables.dtype == np.int64 and int(wide.tables.max()) >= 2**32
+    for spec in BOTH[:3]:
+        listing = build_paired(_comp(spec))
+        assert listing.tables.dtype == table_dtype(int(listing.tables.max()))
+    prepared = paired_listing.Prepared.of(_comp(SMALL_FOUR))
+    frame = prepared.frame
+    assert frame.table_dtype == np.int64
+    with pytest.raises(ValueError, match="past uint32"):
+        paired_listing._pair_tables(prepared.weights_table(), frame.pairs, frame.n_cols, frame.z_flat, frame.layout,
+                                    np.dtype(np.uint32))
+
+
+def test_the_size_limit_counts_uint32_pair_tables_at_four_bytes(monkeypatch):
+    """MAX_PAIRED_BYTES counts bytes: a budget that holds a listing's uint32
+    pair tables and its int64 V and Y, and not the same tables in int64,
+    lists it with uint32 tables and refuses the int64 build."""
+    listing = build_paired(_comp(BOTH[0]))
+    rows = len(listing.v) + len(listing.y)
+    monkeypatch.setattr(paired_listing, "MAX_PAIRED_BYTES", len(listing.z_flat) * (4 * len(listing.tables) + 8 * rows))
+    assert build_paired(_comp(BOTH[0])).tables.dtype == np.uint32
+    with pytest.raises(TooWide, match="paired tables too large"):
+        _wide_build(monkeypatch, BOTH[0])
+
+
+def _table_steps(sampler, tables) -> list:
+    """Calls of the compiled z1, cell and splits that read ``tables`` (each draws 3 rows of group 0)."""
+    L, k, n = sampler.listing, kernel.paired(), 3
+    q, zero, bits = np.zeros(n, np.int64), np.zeros(n, np.int64), chunk_rng("x", 0).bits
+    guide = np.zeros((len(L.group_table), 4), np.uint64)
+    return [
+        lambda: k.z1(bits, q, sampler.w_hi, sampler.w_lo, tables, L.group_table, L.y, L.y_of, len(L.z_flat), guide,
+                     np.empty(n, np.int64)),
+        lambda: k.cell(bits, q, zero, L.v, L.v_of, len(L.z_flat), L.group_start, L.cell_order, sampler.run_table, tables,
+                       np.full(len(L.group_table), -1, np.int64), np.zeros(0, np.int64), np.empty(n, np.int64)),
+        lambda: k.splits(bits, q, zero, zero, zero, L.group_table, L.cell_table, L.cell_cols, tables, sampler._split_arrays(),
+                         np.empty((n, 4), np.int64)),
+    ]
+
+
+@pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
+@pytest.mark.parametrize("spec", [BOTH[0], SMALL_FOUR], ids=["uint32", "int64"])
+def test_compiled_steps_refuse_tables_of_neither_dtype_or_size(spec):
+    """The compiled steps read the tables' entry size from their dtype: int64
+    and uint32 pass (test_uint32_tables_weigh_and_draw_as_int64_tables), any
+    other dtype is refused, and so is a buffer that is not whole rows of n_z
+    entries of its size."""
+    sampler = build_paired(_comp(spec)).make_sampler()
+    tables = sampler.listing.tables
+    for dtype in (np.int32, np.uint16, np.float64, np.uint64):
+        for step in _table_steps(sampler, tables.astype(dtype)):
+            with pytest.raises(TypeError, match="int64 or uint32"):
+                step()
+    for dtype in (np.int64, np.uint32):
+        flat = tables.astype(dtype).reshape(-1)
+        for bad in (flat[:-1], np.append(flat, flat[:1])):  # an entry short, an entry over
+            for step in _table_steps(sampler, bad):
+                with pytest.raises(ValueError, match="tables has the wrong size"):
+                    step()
+
+
+def _no_fill(s):
+    s.option_arrays = None  # the compiled splits one pair at a time (their totals read in numpy), then the numpy fill
 
 
 def _no_cache(s):

@@ -39,7 +39,9 @@
  *
  * All arrays are C-contiguous int64 unless said otherwise; indices are
  * checked (the large index tables as they are read), so a malformed call
- * raises instead of reading out of bounds.
+ * raises instead of reading out of bounds.  The pair tables (`tables`) are
+ * int64 or uint32 (paired.py keeps them so when every entry fits), as
+ * their buffer's format says.
  */
 #include "_draws.h"
 
@@ -54,6 +56,26 @@ typedef unsigned __int128 u128;
 #define PREFETCH_RUN 16
 
 static inline void pf(const void *p) { __builtin_prefetch(p, 0, 3); }
+
+/* ------------------------------------------------------------ pair tables */
+
+/* The pair tables hold entries of `item` bytes: int64 (8), or uint32 (4)
+ * when every entry fits, which halves the largest table of a listing.  The
+ * functions that read them take `item` as an argument and are always
+ * inlined; BY_ITEM calls one with the constant 4 or 8, so each size gets
+ * its own copy of the loops, with no branch per entry. */
+#define INLINE static inline __attribute__((always_inline))
+
+/* f(..., item) with item a constant: one branch per call, not per entry. */
+#define BY_ITEM(item, f, ...) ((item) == 4 ? f(__VA_ARGS__, 4) : f(__VA_ARGS__, 8))
+
+/* Entry i of tables of `item`-byte entries. */
+INLINE int64_t entry(const void *tables, size_t i, size_t item) {
+    return item == 4 ? (int64_t)((const uint32_t *)tables)[i] : ((const int64_t *)tables)[i];
+}
+
+/* The address of entry i (a row's start, or a line to prefetch). */
+INLINE const void *entry_at(const void *tables, size_t i, size_t item) { return (const char *)tables + i * item; }
 
 static inline int bitlen128(u128 x) {
     uint64_t hi = (uint64_t)(x >> 64), lo = (uint64_t)x;
@@ -225,14 +247,15 @@ static inline int guide_shift(u128 w, int m_log) {
     return shift > 0 ? shift : 0;
 }
 
-static int build_guide(size_t n_z, const int64_t *t1, const int64_t *yq, u128 w, int m_log, uint64_t *row) {
+INLINE int build_guide(size_t n_z, const void *t1, const int64_t *yq, u128 w, int m_log, uint64_t *row, size_t item) {
     int shift = guide_shift(w, m_log);
     size_t slots = (size_t)((w - 1) >> shift) + 1, s = 0;
     uint64_t *slot = row + 2;
     u128 cum = 0;
     for (size_t z = 0; z < n_z; z++) {
-        if (t1[z] < 0 || yq[z] < 0) goto bad;
-        u128 next = cum + (u128)t1[z] * (u128)yq[z]; /* < 2**96 + 2**126: no wrap */
+        int64_t t = entry(t1, z, item);
+        if (t < 0 || yq[z] < 0) goto bad;
+        u128 next = cum + (u128)t * (u128)yq[z]; /* < 2**96 + 2**126: no wrap */
         if (next >> 96) goto bad;
         for (; s < slots && next > (u128)s << shift; s++) {
             slot[2 * s] = (uint64_t)cum;
@@ -248,18 +271,23 @@ bad:
     return -1;
 }
 
-/* What z1's scan reads: T1 by group_table, Y, and the guide of 2**m_log slots. */
+/* What z1's scan reads: T1 by group_table (tables of `item`-byte entries),
+ * Y, and the guide of 2**m_log slots. */
 typedef struct {
-    const int64_t *tables, *group_table, *y;
+    const void *tables;
+    const int64_t *group_table, *y;
     uint64_t *guide;
     int m_log;
+    size_t item;
 } Guided;
 
-/* z1's scan of rows [0, n), their bounds W_q, r and guide slots drawn. */
-static int scan_z1(const Dims *D, const Guided *G, const int64_t *q, const u128 *bound, const u128 *r, const uint64_t *slot,
-                   size_t n, int64_t *out) {
+/* z1's scan of rows [0, n), their bounds W_q, r and guide slots drawn;
+ * `item` is G->item (BY_ITEM makes it a constant). */
+INLINE int scan_z1(const Dims *D, const Guided *G, const int64_t *q, const u128 *bound, const u128 *r, const uint64_t *slot,
+                   size_t n, int64_t *out, size_t item) {
     size_t rw = 2 + ((size_t)2 << G->m_log);
-    const int64_t *tables = G->tables, *group_table = G->group_table, *y = G->y;
+    const void *tables = G->tables;
+    const int64_t *group_table = G->group_table, *y = G->y;
     uint64_t *guide = G->guide;
     for (size_t i = 0; i < n; i++) {
         if (i + 2 * AHEAD < n) { /* the guide row's flag and the slot */
@@ -270,18 +298,19 @@ static int scan_z1(const Dims *D, const Guided *G, const int64_t *q, const u128 
         if (i + AHEAD < n) { /* where its scan starts in T1 and Y_q */
             size_t k = i + AHEAD, z = guide[(size_t)q[k] * rw + 3 + 2 * slot[k]] >> 32;
             if (z < D->n_z) {
-                pf(tables + (size_t)group_table[q[k]] * D->n_z + z);
+                pf(entry_at(tables, (size_t)group_table[q[k]] * D->n_z + z, item));
                 pf(y + (size_t)D->y_of[q[k]] * D->n_z + z);
             }
         }
         uint64_t *row = guide + (size_t)q[i] * rw;
-        const int64_t *t1 = tables + (size_t)group_table[q[i]] * D->n_z, *yq = y + (size_t)D->y_of[q[i]] * D->n_z;
-        if (!row[0] && build_guide(D->n_z, t1, yq, bound[i], G->m_log, row) < 0) return -1;
+        const void *t1 = entry_at(tables, (size_t)group_table[q[i]] * D->n_z, item);
+        const int64_t *yq = y + (size_t)D->y_of[q[i]] * D->n_z;
+        if (!row[0] && build_guide(D->n_z, t1, yq, bound[i], G->m_log, row, item) < 0) return -1;
         const uint64_t *s = row + 2 + 2 * slot[i];
         u128 cum = (u128)(uint32_t)s[1] << 64 | s[0];
         size_t z = s[1] >> 32;
         for (; z < D->n_z; z++) {
-            cum += (u128)t1[z] * (u128)yq[z];
+            cum += (u128)entry(t1, z, item) * (u128)yq[z];
             if (cum > r[i]) break;
         }
         if (z == D->n_z) { /* not reached: a built row sums to W_q > r */
@@ -324,7 +353,8 @@ static int draw_z1(PyObject *bits, const Dims *D, const int64_t *q, size_t n, co
     order = by_group(q, n, D->n_q);
     void *g[5];
     block = grouped(order, n, 4, (const void *[]){bound, r, q, slot}, (const int[]){1, 1, 0, 0}, g);
-    if (block ? scan_z1(D, G, g[2], g[0], g[1], g[3], n, g[4]) : scan_z1(D, G, q, bound, r, slot, n, out)) goto out;
+    if (!block) g[0] = bound, g[1] = r, g[2] = (void *)q, g[3] = slot, g[4] = out; /* row order */
+    if (BY_ITEM(G->item, scan_z1, D, G, g[2], g[0], g[1], g[3], n, g[4])) goto out;
     if (block) ungrouped(order, n, g[4], out);
     rc = 0;
 out:
@@ -494,10 +524,11 @@ static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_
 #define CELL_BLOCK 8 /* exported as CELL_BLOCK: the sampler sizes the segments with it */
 
 typedef struct {
-    const int64_t *start, *order, *tables, *at;
+    const int64_t *start, *order, *at;
+    const void *tables; /* of `item`-byte entries */
     const int32_t *run; /* run_table */
     int64_t *sums;
-    size_t n_cells, n_sums;
+    size_t n_cells, n_sums, item;
 } Cells;
 
 /* Whether group q keeps block sums, in a segment that fits in `sums`. */
@@ -507,7 +538,7 @@ static inline int has_sums(const Cells *C, const Dims *D, int64_t q, size_t size
 }
 
 /* Group q's block sums (built on first use), or NULL to scan its run. */
-static const int64_t *cell_sums(const Cells *C, const Dims *D, int64_t q, size_t a, size_t size, const char **bad) {
+INLINE const int64_t *cell_sums(const Cells *C, const Dims *D, int64_t q, size_t a, size_t size, const char **bad, size_t item) {
     int64_t off = C->at[q];
     size_t nb = (size + CELL_BLOCK - 1) / CELL_BLOCK;
     if (off < 0) return NULL;
@@ -526,19 +557,21 @@ static const int64_t *cell_sums(const Cells *C, const Dims *D, int64_t q, size_t
                 seg[0] = 0;
                 return NULL;
             }
-            const int64_t *row = C->tables + (size_t)t * D->n_z;
+            const void *row = entry_at(C->tables, (size_t)t * D->n_z, item);
             int64_t *out = seg + 1 + j / CELL_BLOCK;
             for (size_t z = 0; z < D->n_z; z++) {
-                if (row[z] < 0) seg[0] = 2;
-                out[z * nb] += row[z];
+                int64_t e = entry(row, z, item);
+                if (e < 0) seg[0] = 2;
+                out[z * nb] += e;
             }
         }
     }
     return seg[0] == 1 ? seg + 1 : NULL;
 }
 
-static const char *scan_cell(const Dims *D, const int64_t *q, const int64_t *z2, const int64_t *r, size_t n, const Cells *C,
-                             int64_t *out) {
+/* The cells of rows [0, n); `item` is C->item (BY_ITEM makes it a constant). */
+INLINE const char *scan_cell(const Dims *D, const int64_t *q, const int64_t *z2, const int64_t *r, size_t n, const Cells *C,
+                             int64_t *out, size_t item) {
     const char *bad = NULL;
     for (size_t i = 0; i < n && !bad; i++) {
         if (i + 2 * AHEAD < n) { /* the run, or the line of block sums */
@@ -566,7 +599,7 @@ static const char *scan_cell(const Dims *D, const int64_t *q, const int64_t *z2,
                 pf(C->order + a + from); /* where the cell's number is read (for a long run not kept, a guess) */
                 for (size_t j = a + from; j < (size_t)a + to; j++)
                     if (C->run[j] >= 0 && (size_t)C->run[j] < D->n_t)
-                        pf(C->tables + (size_t)C->run[j] * D->n_z + (size_t)z2[k]);
+                        pf(entry_at(C->tables, (size_t)C->run[j] * D->n_z + (size_t)z2[k], item));
             }
         }
         int64_t a = C->start[q[i]], b = C->start[q[i] + 1];
@@ -577,7 +610,7 @@ static const char *scan_cell(const Dims *D, const int64_t *q, const int64_t *z2,
         size_t size = (size_t)(b - a), j = 0, end = size;
         const int32_t *run = C->run + a;
         int64_t sum = 0;
-        const int64_t *sums = cell_sums(C, D, q[i], (size_t)a, size, &bad);
+        const int64_t *sums = cell_sums(C, D, q[i], (size_t)a, size, &bad, item);
         if (bad) break;
         if (sums) { /* skip the blocks whose sum keeps the running sum at or below r */
             size_t nb = (size + CELL_BLOCK - 1) / CELL_BLOCK, blk = 0;
@@ -591,7 +624,7 @@ static const char *scan_cell(const Dims *D, const int64_t *q, const int64_t *z2,
                 bad = "paired: cell table out of range";
                 break;
             }
-            sum += C->tables[(size_t)run[j] * D->n_z + (size_t)z2[i]];
+            sum += entry(C->tables, (size_t)run[j] * D->n_z + (size_t)z2[i], item);
             if (sum > r[i]) break;
         }
         if (bad) break;
@@ -617,7 +650,8 @@ static int draw_cell(PyObject *bits, const Dims *D, const int64_t *q, const int6
     uint32_t *order = by_group(q, n, D->n_q);
     void *g[4];
     void *block = grouped(order, n, 3, (const void *[]){q, z2, r}, (const int[]){0, 0, 0}, g);
-    const char *bad = block ? scan_cell(D, g[0], g[1], g[2], n, C, g[3]) : scan_cell(D, q, z2, r, n, C, out);
+    if (!block) g[0] = (void *)q, g[1] = (void *)z2, g[2] = r, g[3] = out; /* row order */
+    const char *bad = BY_ITEM(C->item, scan_cell, D, g[0], g[1], g[2], n, C, g[3]);
     if (block && !bad) ungrouped(order, n, g[3], out);
     drop(S_P_GROUPED, block);
     drop(S_P_ORDER, order);
@@ -778,15 +812,16 @@ out:
 /* The rows of both splits of a deal: its group q and cell, and the tables
  * of its S+H pair (group_table[q]) and D+C pair (cell_table[cell]). */
 typedef struct {
-    const int64_t *q, *cell, *z1, *z2, *group_table, *cell_table, *cell_cols, *tables;
-    size_t n_t;
+    const int64_t *q, *cell, *z1, *z2, *group_table, *cell_table, *cell_cols;
+    const void *tables; /* of `item`-byte entries */
+    size_t n_t, item;
 } Pairs;
 
 /* Split z1 (suits 0 and 1) then z2 (suits 2 and 3), as PairedSampler.draw
  * does, into the places in g of each suit's vector (places, (n, 4)).  The
  * totals are single reads in tables far larger than the caches: prefetched
- * AHEAD rows on. */
-static int draw_pairs(PyObject *bits, const Splits *S, const Pairs *P, size_t n, int64_t *places) {
+ * AHEAD rows on.  `item` is P->item (BY_ITEM makes it a constant). */
+INLINE int draw_pairs(PyObject *bits, const Splits *S, const Pairs *P, size_t n, int64_t *places, size_t item) {
     int64_t *col = grab(S_P_SPLIT, (3 * n + 1) * 8); /* ca, cb, total */
     if (!col) {
         PyErr_NoMemory();
@@ -799,7 +834,7 @@ static int draw_pairs(PyObject *bits, const Splits *S, const Pairs *P, size_t n,
         for (size_t i = 0; i < n; i++) {
             if (i + AHEAD < n) {
                 int64_t t = table[rows[i + AHEAD]];
-                if (t >= 0 && (size_t)t < P->n_t) pf(P->tables + (size_t)t * S->n_z + (size_t)z[i + AHEAD]);
+                if (t >= 0 && (size_t)t < P->n_t) pf(entry_at(P->tables, (size_t)t * S->n_z + (size_t)z[i + AHEAD], item));
             }
             int64_t t = table[rows[i]], a = P->cell_cols[P->cell[i] * 4 + 2 * pair], b = P->cell_cols[P->cell[i] * 4 + 2 * pair + 1];
             if (t < 0 || (size_t)t >= P->n_t || a < 0 || (size_t)a >= S->n_cols || b < 0 || (size_t)b >= S->n_cols) {
@@ -807,7 +842,7 @@ static int draw_pairs(PyObject *bits, const Splits *S, const Pairs *P, size_t n,
                 goto out;
             }
             col[i] = a, cb[i] = b;
-            total[i] = P->tables[(size_t)t * S->n_z + (size_t)z[i]];
+            total[i] = entry(P->tables, (size_t)t * S->n_z + (size_t)z[i], item);
         }
         if (draw_split(bits, S, col, cb, z, total, n, NULL, NULL, places + 2 * pair) < 0) goto out;
     }
@@ -1023,13 +1058,33 @@ static int in_range(const int64_t *idx, size_t n, int64_t hi, const char *what) 
     return 0;
 }
 
-/* The buffer holds rows * cols int64 (or bytes, for item 1). */
+/* The buffer holds rows * cols entries of `item` bytes (8: int64 unless said otherwise). */
 static int shaped(const Py_buffer *v, size_t rows, size_t cols, size_t item, const char *what) {
     if ((size_t)v->len != rows * cols * item) {
         PyErr_Format(PyExc_ValueError, "paired: %s has the wrong size", what);
         return -1;
     }
     return 0;
+}
+
+/* The entry size of the pair tables whose view is v: 8 for int64, 4 for
+ * uint32, read from the array's own format (so the size and the dtype cannot
+ * disagree); 0, with an exception set, for any other type (a float64 or
+ * int32 array of the right size would read as wild counts). */
+static size_t table_item(const Py_buffer *v) {
+    Py_buffer f;
+    if (!v->obj || PyObject_GetBuffer(v->obj, &f, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "paired: tables must be an int64 or uint32 array");
+        return 0;
+    }
+    const char *c = f.format ? f.format : "B";
+    if (*c == '@' || *c == '=' || *c == '<') c++;
+    size_t item = f.itemsize == 8 && (!strcmp(c, "l") || !strcmp(c, "q"))   ? 8
+                  : f.itemsize == 4 && (!strcmp(c, "I") || !strcmp(c, "L")) ? 4
+                                                                             : 0;
+    PyBuffer_Release(&f);
+    if (!item) PyErr_SetString(PyExc_TypeError, "paired: tables must be an int64 or uint32 array");
+    return item;
 }
 
 /* A table of whole rows of n_z int64 (Y or V) and its map of one row per
@@ -1050,24 +1105,25 @@ static PyObject *p_z1(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*y*y*nw*w*", &bits, &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &b[8], &n_z, &b[6],
                           &b[7]))
         return NULL;
-    size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[1].len / 8, n_t = (size_t)b[3].len / 8;
+    size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[1].len / 8, item = table_item(&b[3]);
     Dims D = {n_q, n_z > 0 ? (size_t)n_z : 0, 0, b[8].buf, NULL};
     size_t rw = n_q ? (size_t)b[6].len / 8 / n_q : 0;
     int m_log = 0;
     while (m_log < 30 && 2 + ((size_t)2 << m_log) < rw) m_log++;
-    int rc = !D.n_z || D.n_z >> 32 ? (PyErr_SetString(PyExc_ValueError, "paired: bad z1 shape"), -1) : 0;
+    int rc = !item ? -1 : !D.n_z || D.n_z >> 32 ? (PyErr_SetString(PyExc_ValueError, "paired: bad z1 shape"), -1) : 0;
     if (!rc && rw != 2 + ((size_t)2 << m_log)) /* 2 + 2m words a row, m a power of two */
         rc = (PyErr_SetString(PyExc_ValueError, "paired: the guide has the wrong shape"), -1);
-    if (!rc) D.n_t = n_t / D.n_z;
+    if (!rc) D.n_t = (size_t)b[3].len / item / D.n_z;
     if (!rc) rc = shaped(&b[2], n_q, 1, 8, "w_lo");
-    if (!rc) rc = shaped(&b[3], D.n_t, D.n_z, 8, "tables");
+    if (!rc) rc = shaped(&b[3], D.n_t, D.n_z, item, "tables");
     if (!rc) rc = shaped(&b[4], n_q, 1, 8, "group_table");
     if (!rc) rc = rows_of(&b[5], &b[8], &D, "y");
     if (!rc) rc = shaped(&b[6], n_q, rw, 8, "guide");
     if (!rc) rc = shaped(&b[7], n, 1, 8, "out");
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
     if (!rc)
-        rc = draw_z1(bits, &D, b[0].buf, n, b[1].buf, b[2].buf, &(Guided){b[3].buf, b[4].buf, b[5].buf, b[6].buf, m_log}, b[7].buf);
+        rc = draw_z1(bits, &D, b[0].buf, n, b[1].buf, b[2].buf, &(Guided){b[3].buf, b[4].buf, b[5].buf, b[6].buf, m_log, item},
+                     b[7].buf);
     release(b, 9);
     if (rc) return NULL;
     Py_RETURN_NONE;
@@ -1110,13 +1166,13 @@ static PyObject *p_cell(PyObject *self, PyObject *args) {
         return NULL;
     size_t n = (size_t)b[0].len / 8, n_q = b[3].len >= 8 ? (size_t)b[3].len / 8 - 1 : 0, n_cells = (size_t)b[4].len / 8;
     Dims D = {n_q, n_z > 0 ? (size_t)n_z : 0, 0, NULL, b[10].buf};
-    Cells C = {b[3].buf, b[4].buf, b[6].buf, b[7].buf, b[5].buf, b[8].buf, n_cells, (size_t)b[8].len / 8};
-    int rc = !D.n_z ? (PyErr_SetString(PyExc_ValueError, "paired: bad cell shape"), -1) : 0;
-    if (!rc) D.n_t = (size_t)b[6].len / 8 / D.n_z;
+    Cells C = {b[3].buf, b[4].buf, b[7].buf, b[6].buf, b[5].buf, b[8].buf, n_cells, (size_t)b[8].len / 8, table_item(&b[6])};
+    int rc = !C.item ? -1 : !D.n_z ? (PyErr_SetString(PyExc_ValueError, "paired: bad cell shape"), -1) : 0;
+    if (!rc) D.n_t = (size_t)b[6].len / C.item / D.n_z;
     if (!rc) rc = shaped(&b[1], n, 1, 8, "z2");
     if (!rc) rc = rows_of(&b[2], &b[10], &D, "v");
     if (!rc) rc = shaped(&b[5], n_cells, 1, 4, "run_table");
-    if (!rc) rc = shaped(&b[6], D.n_t, D.n_z, 8, "tables");
+    if (!rc) rc = shaped(&b[6], D.n_t, D.n_z, C.item, "tables");
     if (!rc) rc = shaped(&b[7], n_q, 1, 8, "cell_at");
     if (!rc) rc = shaped(&b[9], n, 1, 8, "out");
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
@@ -1196,18 +1252,20 @@ static PyObject *p_splits(PyObject *self, PyObject *args) {
     size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[4].len / 8, n_cells = (size_t)b[5].len / 8;
     Splits S;
     int rc = splits_of(arrays, &S, sb), got = rc == 0;
-    Pairs P = {b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf, b[5].buf, b[6].buf, b[7].buf, 0};
-    if (!rc) P.n_t = (size_t)b[7].len / 8 / S.n_z;
+    Pairs P = {b[0].buf, b[1].buf, b[2].buf, b[3].buf, b[4].buf, b[5].buf, b[6].buf, b[7].buf, 0, 0};
+    if (!rc && !(P.item = table_item(&b[7]))) rc = -1;
+    if (!rc && !S.n_z) rc = (PyErr_SetString(PyExc_ValueError, "paired: bad split shape"), -1);
+    if (!rc) P.n_t = (size_t)b[7].len / P.item / S.n_z;
     if (!rc) rc = shaped(&b[1], n, 1, 8, "cell");
     for (int i = 2; i < 4 && !rc; i++) rc = shaped(&b[i], n, 1, 8, "a pair vector");
     if (!rc) rc = shaped(&b[6], n_cells, 4, 8, "cell_cols");
-    if (!rc) rc = shaped(&b[7], P.n_t, S.n_z, 8, "tables");
+    if (!rc) rc = shaped(&b[7], P.n_t, S.n_z, P.item, "tables");
     if (!rc) rc = shaped(&b[8], n, 4, 8, "places");
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
     if (!rc) rc = in_range(b[1].buf, n, (int64_t)n_cells, "cell");
     if (!rc) rc = in_range(b[2].buf, n, (int64_t)S.n_z, "z1");
     if (!rc) rc = in_range(b[3].buf, n, (int64_t)S.n_z, "z2");
-    if (!rc) rc = draw_pairs(bits, &S, &P, n, b[8].buf);
+    if (!rc) rc = BY_ITEM(P.item, draw_pairs, bits, &S, &P, n, b[8].buf);
     release(b, 9);
     if (got) release(sb, 9);
     if (rc) return NULL;

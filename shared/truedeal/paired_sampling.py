@@ -278,7 +278,7 @@ class PairedSampler:
             inside = np.arange(self.run)[None, :] < size[b : b + step, None]
             cells = L.cell_order[np.where(inside, at, 0)]
             w = np.where(inside, L.tables[L.cell_table[cells], z2[b : b + step, None]], 0)
-            k = (np.cumsum(w, axis=1) <= r[b : b + step, None]).sum(axis=1)
+            k = (np.cumsum(w, axis=1, dtype=np.int64) <= r[b : b + step, None]).sum(axis=1)  # tables may be uint32
             out[b : b + step] = cells[np.arange(len(k)), k]
         return out
 
@@ -323,6 +323,7 @@ class PairedSampler:
         L = self.listing
         if (k := _compiled()) is not None:
             va, vb = np.empty(len(z), np.int64), np.empty(len(z), np.int64)
+            total = np.ascontiguousarray(total, np.int64)  # entries of tables that may be uint32
             k.split(rng.bits, np.ascontiguousarray(ca), np.ascontiguousarray(cb), z, total, self._split_arrays(), va, vb)
             return va, vb
         va = self.support[ca]

@@ -111,10 +111,12 @@ def digit_bits(n: int) -> int:
 
 
 def product_digits(a: np.ndarray, b: np.ndarray, k: int) -> list[np.ndarray]:
-    """``a * b`` as digits ``[d0, d1, d2]`` (value ``d0 + d1 << k + d2 << 2k``,
-    not carried); ``a`` and ``b`` must be below ``2**(2k)``."""
+    """``a * b`` as int64 digits ``[d0, d1, d2]`` (value ``d0 + d1 << k + d2 << 2k``,
+    not carried); ``a`` and ``b``, of any integer dtype, must be below ``2**(2k)``."""
     if max(int(a.max(initial=0)), int(b.max(initial=0))).bit_length() > 2 * k:
         raise TooWide("weights too wide for exact products")
+    # in int64: the digits of two uint32 factors (narrow pair tables) would multiply in uint32, and wrap
+    a, b = a.astype(np.int64, copy=False), b.astype(np.int64, copy=False)
     mask = (1 << k) - 1
     a0, a1, b0, b1 = a & mask, a >> k, b & mask, b >> k
     return [a0 * b0, a0 * b1 + a1 * b0, a1 * b1]

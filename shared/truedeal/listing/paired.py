@@ -41,15 +41,22 @@ from .options import SuitOptions, suit_options
 
 #: Most feature vectors a pair of suits may reach (the tables' width).
 MAX_PAIR_STATES = 6_144
-#: Most table entries (pair tables and the distinct rows of V and Y, times
-#: width) a build may hold, 8 bytes each: four-pool.json (four.json with West
-#: on HCP alone) holds 77M, 15,856 + 1,283 + 1,283 rows of 4,166, built in
-#: 2.3 s and 0.93 GB (162M and 1.6 GB when every group kept its own rows).
-MAX_PAIRED_CELLS = 200_000_000
+#: Most bytes of tables (the pair tables, and the distinct rows of V and Y in
+#: int64) a build may hold: the 1.6 GB that 200M entries of 8 bytes took when
+#: pair tables were int64 alone; they are uint32, half the bytes, when every
+#: entry fits (:func:`table_dtype`).  four-pool.json (four.json with West on
+#: HCP alone) holds 15,856 uint32 rows of 4,166 and 1,283 + 1,283 int64 ones,
+#: 350 MB (614 MB with int64 pair tables), and counts in 0.6 GB (0.86 GB);
+#: North 11-21 HCP with 5+ hearts, East 8-16 with 5+ spades, South 6-10 with
+#: 3+ hearts, West 0-12 holds 47,382 + 480 + 480 rows of 4,341, 856 MB (1.68 GB
+#: with int64 pair tables: past the limit, it was refused).
+MAX_PAIRED_BYTES = 1_600_000_000
 #: Most feature states a paired layout may span (VectorWeights.pos, 8 bytes each).
 MAX_FEATURE_STATES = 1 << 25
 #: Rows per block when products are carried as limbs (bounds the temporaries).
 _BLOCK = 512
+#: Most bytes of the int64 copy of narrow pair tables that a sum of them makes at once (:func:`_group_sums`).
+_SUM_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -104,7 +111,7 @@ class PairedListing:
     options: list[SuitOptions]  # per column
     g: VectorWeights  # option weight summed by column and feature vector
     z_flat: np.ndarray  # (n_z,) flat index of each vector a pair of suits reaches
-    tables: np.ndarray  # (n_tables, n_z) one table per unordered pair of columns
+    tables: np.ndarray  # (n_tables, n_z) one table per unordered pair of columns, uint32 if all fit (table_dtype)
     cell_table: np.ndarray  # (n_cells,) the table of each cell's D+C pair
     group_table: np.ndarray  # (n_q,) the table of each group's S+H pair
     group_sig: np.ndarray  # (n_q,) cell signature of each group
@@ -198,8 +205,9 @@ class Prepared:
         if layout.zsize > MAX_FEATURE_STATES:  # VectorWeights.pos
             raise TooWide(f"paired tables too large ({layout.zsize:,} feature states)")
         options = [suit_options(c, layout) for c in columns]
-        # the case indicators are nonzero where the weights are: the same frame
-        frame = frame_of(layout, cells, cell_cols, case_indicators(options, layout))
+        # the case indicators are nonzero where the weights are: the same frame, sized for both tables
+        weights = VectorWeights.of([(o.vflat, o.weight) for o in options], layout.zsize)
+        frame = frame_of(layout, cells, cell_cols, case_indicators(options, layout), weights)
         return cls(layout, cells, columns, cell_cols, options, frame)
 
     def restricted(self, groups: np.ndarray) -> Prepared:
@@ -271,8 +279,12 @@ def paired_cases(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, optio
     return frame_of(layout, cells, cell_cols, indic).total(indic)
 
 
-def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: VectorWeights) -> _Frame:
-    """The groups, pair tables' keys and accepted sums of the listing of ``cells``."""
+def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: VectorWeights,
+             weights: VectorWeights | None = None) -> _Frame:
+    """The groups, pair tables' keys and accepted sums of the listing of
+    ``cells``, with the dtype that holds the pair tables of ``g`` and of
+    ``weights`` (when given: the other tables the frame will weigh); TooWide
+    when those tables and V and Y would pass :data:`MAX_PAIRED_BYTES`."""
     z_flat = _reachable(g, layout)
     # A pair's table does not depend on the order of its columns.
     n = len(g.w)
@@ -282,7 +294,10 @@ def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: Vector
     sig, sig_keys = layout.comp.cell_signatures(cells)
     group_key, cell_q = np.unique(cell_sh * len(sig_keys) + sig, return_inverse=True)
     rows = _SharedRows.of(cell_q.reshape(-1), cell_dc, group_key % len(sig_keys), len(sig_keys))
-    _check_size(len(z_flat), len(pairs) + len(rows.v_rep) + len(rows.y_v))
+    n_rows = len(rows.v_rep) + len(rows.y_v)
+    _check_size(len(z_flat), len(pairs), n_rows, np.dtype(np.uint32))  # too large even narrow: no table is built
+    dtype = np.result_type(*[_tables_dtype(x, pairs, n, z_flat, layout) for x in (g, weights) if x is not None])
+    _check_size(len(z_flat), len(pairs), n_rows, dtype)
     if layout.pool is not None:
         accept, accept_cases = layout.pool.accepts(layout, z_flat, sig_keys)
     else:
@@ -290,7 +305,7 @@ def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: Vector
             raise TooWide(f"accept matrices too large ({len(sig_keys):,} signatures x {len(z_flat):,}**2 feature vectors)")
         accept = accept_cases = [_accept(layout, z_flat, boxes) for boxes in layout.comp.boxes_of(sig_keys)]
     return _Frame(layout, z_flat, n, pairs, cell_dc, cell_q.reshape(-1), group_key // len(sig_keys),
-                  group_key % len(sig_keys), accept, accept_cases, sig_keys)
+                  group_key % len(sig_keys), accept, accept_cases, sig_keys, dtype)
 
 
 def _unordered(cols: np.ndarray, n: int) -> np.ndarray:
@@ -313,11 +328,13 @@ class _Frame:
     accept: list[np.ndarray]  # per signature, A[z1, z2]: 0/1, or the rank pool's ways
     accept_cases: list[np.ndarray]  # the same, counting the pool's holdings
     sig_keys: np.ndarray  # each signature's row (Compiled.cell_signatures)
+    table_dtype: np.dtype  # of the pair tables: uint32 when those of every g the frame weighs fit, else int64
 
     def weigh(self, g: VectorWeights):
         """Pair tables, the distinct rows of V and Y, which group reads
-        which (:class:`_SharedRows`), and W for the per-column tables ``g``."""
-        tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout)
+        which (:class:`_SharedRows`), and W for the per-column tables ``g``
+        (the frame's, or others whose pair tables fit its ``table_dtype``)."""
+        tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout, self.table_dtype)
         rows = self.shared_rows()
         v, y = self._v_and_y(tables, rows, self.accept)
         return tables, v, y, rows, self._group_weights(tables, y, rows)
@@ -325,7 +342,7 @@ class _Frame:
     def total(self, g: VectorWeights) -> int:
         """The sum of :meth:`weigh`'s weights (the case count's: V and Y are
         not kept)."""
-        tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout)
+        tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout, self.table_dtype)
         rows = self.shared_rows()
         return sum(self._group_weights(tables, self._v_and_y(tables, rows, self.accept_cases)[1], rows))
 
@@ -433,15 +450,64 @@ def _reachable(g: VectorWeights, layout: Layout) -> np.ndarray:
     return np.unique((z @ layout.strides)[fits])
 
 
-def _check_size(n_z: int, rows: int) -> None:
+def _check_size(n_z: int, n_tables: int, n_rows: int, dtype: np.dtype) -> None:
+    """TooWide past :data:`MAX_PAIR_STATES`, or when ``n_tables`` pair tables
+    of ``dtype`` and ``n_rows`` rows of V and Y (int64), all ``n_z`` wide,
+    would pass :data:`MAX_PAIRED_BYTES`."""
     if n_z > MAX_PAIR_STATES:
         raise TooWide(f"a pair of suits reaches {n_z:,} feature vectors (at most {MAX_PAIR_STATES:,} listed)")
-    if n_z * rows > MAX_PAIRED_CELLS:
-        raise TooWide(f"paired tables too large ({rows:,} rows x {n_z:,} feature vectors)")
+    if n_z * (n_tables * dtype.itemsize + n_rows * 8) > MAX_PAIRED_BYTES:
+        raise TooWide(f"paired tables too large ({n_tables:,} {dtype} pair tables and {n_rows:,} rows "
+                      f"x {n_z:,} feature vectors)")
 
 
-def _pair_tables(g: VectorWeights, keys: np.ndarray, n_cols: int, z_flat: np.ndarray, layout: Layout) -> np.ndarray:
-    """T[pair][z] = sum over va + vb = z of g[a][va] * g[b][vb], over the reachable z.
+def table_dtype(top: int) -> np.dtype:
+    """The dtype of pair tables whose largest entry is ``top`` (they are
+    non-negative): uint32 when it holds them, in half the bytes, else int64."""
+    return np.dtype(np.uint32) if top <= np.iinfo(np.uint32).max else np.dtype(np.int64)
+
+
+def _tables_dtype(g: VectorWeights, keys: np.ndarray, n_cols: int, z_flat: np.ndarray, layout: Layout) -> np.dtype:
+    """:func:`table_dtype` of the pair tables of ``g`` (:func:`_pair_tables`),
+    without building them all.  Pair (a, b)'s entries are at most S_a M_b,
+    M_a S_b and (Cauchy-Schwarz) sqrt(Q_a Q_b), S, M and Q a column's sum,
+    largest weight and sum of squares: a suit's ways are below 4**13, so
+    these are exact in int64 and Q in float64.  The bounds clear most pairs
+    (four-pool.json: all but 262 of 15,856); the tables of the others are
+    built, by first column, until one has an entry past uint32."""
+    narrow, top = np.dtype(np.uint32), np.iinfo(np.uint32).max
+    col_sum, col_max = g.w.sum(axis=1), g.w.max(axis=1, initial=0)
+    squares = (g.w * g.w).sum(axis=1).astype(np.float64)
+    a, b = keys // n_cols, keys % n_cols
+    # a float product below 2**64 is an exact one below it (rounding is monotone, 2**64 a float)
+    sure = (np.minimum(col_sum[a] * col_max[b], col_max[a] * col_sum[b]) <= top) | (squares[a] * squares[b] < 2.0**64)
+    unsure = np.nonzero(~sure)[0]
+    if not len(unsure):
+        return narrow
+    for _, block in _pair_blocks(g, keys, n_cols, z_flat, layout, unsure):
+        if table_dtype(int(block.max(initial=0))) != narrow:
+            return np.dtype(np.int64)
+    return narrow
+
+
+def _pair_tables(g: VectorWeights, keys: np.ndarray, n_cols: int, z_flat: np.ndarray, layout: Layout,
+                 dtype: np.dtype) -> np.ndarray:
+    """T[pair][z] = sum over va + vb = z of g[a][va] * g[b][vb], over the
+    reachable z, as ``dtype`` (:func:`_tables_dtype`'s: ValueError when an
+    entry does not fit it).  Each first column's rows are made in int64 and
+    stored at once, so a narrow build never holds the whole in int64."""
+    out = np.zeros((len(keys), len(z_flat)), dtype)
+    for rows, block in _pair_blocks(g, keys, n_cols, z_flat, layout):
+        if table_dtype(int(block.max(initial=0))).itemsize > out.itemsize:
+            raise ValueError(f"pair tables past {dtype}")
+        out[rows] = block
+    return out
+
+
+def _pair_blocks(g: VectorWeights, keys: np.ndarray, n_cols: int, z_flat: np.ndarray, layout: Layout,
+                 which: np.ndarray | None = None) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The tables of the pairs ``keys[which]`` (default: all), in int64, as
+    (their indices in ``keys``, their rows), one first column at a time.
 
     For each first column a: M_a[u, z] = g[a][z - u], so the tables of every
     pair (a, b) are one exact product ``g[b, U] @ M_a``.  M_a is sparse (each
@@ -449,16 +515,15 @@ def _pair_tables(g: VectorWeights, keys: np.ndarray, n_cols: int, z_flat: np.nda
     runs as a :class:`SparseRight` (int64, its stored entries alone)."""
     used, g_used, n_z = g.used, g.w, len(z_flat)
     at = _sum_index(layout, used, z_flat)
-    out = np.zeros((len(keys), n_z), np.int64)
-    first, second = keys // n_cols, keys % n_cols
+    which = np.arange(len(keys)) if which is None else which
+    first, second = keys[which] // n_cols, keys[which] % n_cols
     for a in np.unique(first):
-        rows = np.nonzero(first == a)[0]
+        rows = which[first == a]
         va = np.nonzero(g_used[a])[0]
         i, j = np.nonzero(at[va] >= 0)
         # repeats (clamped forms may merge sums) add up, as np.add.at would
         m_a = SparseRight.of(j, at[va[i], j], g_used[a, va[i]], (len(used), n_z))
-        out[rows] = m_a.times(g_used[second[rows]])
-    return out
+        yield rows, m_a.times(g_used[second[first == a]])
 
 
 def _sum_index(layout: Layout, used: np.ndarray, z_flat: np.ndarray) -> np.ndarray:
@@ -474,15 +539,25 @@ def _sum_index(layout: Layout, used: np.ndarray, z_flat: np.ndarray) -> np.ndarr
 
 def _group_sums(tables: np.ndarray, cell_q: np.ndarray, cell_dc: np.ndarray, groups) -> np.ndarray:
     """Per group (``groups``: their count, or the indices of some), the sum of
-    its cells' D+C tables: a sparse product in integers (two cells with the
-    same table, their S and H columns swapped, add up as they should)."""
+    its cells' D+C tables, in int64: a sparse product in integers (two cells
+    with the same table, their S and H columns swapped, add up as they
+    should).  scipy multiplies an int64 matrix by an int64 copy of its dense
+    factor, so uint32 tables go a block of columns at a time: the copy stays
+    within :data:`_SUM_BYTES`, not the size of the tables in int64."""
     from scipy.sparse import csr_matrix
 
     rows = np.arange(groups) if isinstance(groups, int) else np.asarray(groups)
     pick = np.isin(cell_q, rows)
     at = np.searchsorted(rows, cell_q[pick])
     ones = np.ones(len(at), np.int64)
-    return np.asarray(csr_matrix((ones, (at, cell_dc[pick])), shape=(len(rows), len(tables))) @ tables)
+    cells = csr_matrix((ones, (at, cell_dc[pick])), shape=(len(rows), len(tables)))
+    if tables.dtype == np.int64:
+        return np.asarray(cells @ tables)
+    out = np.empty((len(rows), tables.shape[1]), np.int64)
+    step = max(1, _SUM_BYTES // (8 * max(len(tables), 1)))
+    for c in range(0, tables.shape[1], step):
+        out[:, c : c + step] = cells @ tables[:, c : c + step].astype(np.int64)
+    return out
 
 
 def _accept(layout: Layout, z_flat: np.ndarray, boxes: list) -> np.ndarray:

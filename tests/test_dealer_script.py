@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_runner import run
 from truedeal.cards import card
 from truedeal.constraints import fold, ir
 from truedeal.constraints.dealer import (
@@ -412,6 +413,12 @@ def test_load_program_from_path_and_text(tmp_path):
     assert load_program(SCRIPTS[0]) == parse_program(SCRIPTS[0].read_text())
     with pytest.raises(FileNotFoundError, match="no such script"):
         load_program(str(tmp_path / "missing.dlr"))
+
+
+def test_a_missing_script_file_is_named_once(tmp_path):
+    missing = str(tmp_path / "missing.dlr")
+    p = run("count", missing)
+    assert p.returncode == 2 and p.err == f"truedeal: error: cannot read {missing}: no such script\n"
 
 
 def test_is_script(tmp_path):

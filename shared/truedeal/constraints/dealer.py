@@ -23,6 +23,7 @@ Expressions are parsed by :mod:`.dealer_expr`.  See docs/dealer-scripts.md.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -404,7 +405,7 @@ def _read(source) -> str:
         if path.is_file():
             return path.read_text(encoding="utf-8")
         if path.suffix.lower() in (".dlr", ".dealer"):
-            raise FileNotFoundError(f"no such script: {source}")
+            raise FileNotFoundError(errno.ENOENT, "no such script", source)  # the caller names the file
     return source
 
 

@@ -154,6 +154,35 @@ def test_script_average_and_frequency_are_exact():
     assert result.deals == sum(law.values())
 
 
+@pytest.mark.parametrize("expr, step, values", [
+    ("100 * (hcp(north) >= 20)", 100, {0, 100}),
+    ("2 * controls(west) + 4", 2, set(range(4, 29, 2))),
+    ("hcp(north) - hcp(south)", 1, None),
+])
+def test_a_law_counts_only_the_values_its_form_allows(expr, step, values):
+    """``100 * cond`` takes only 0 and 100 (the BBO scripts' percentages):
+    the law asks one count for them, not a bisection of 0..100; the counts
+    are those of the closed form, and each value is on the lattice."""
+    from truedeal.analysis.general import engine_counter, lattice, numeric_law
+    from truedeal.constraints import ir
+
+    query = parse_query(expr)
+    assert lattice(query.num)[1] == step
+    asked = []
+    counter = engine_counter(ir.Program())
+
+    def count(cond):
+        asked.append(cond)
+        return counter(cond)
+
+    law = numeric_law(query.num, ir.TRUE, math.comb(52, 13) * OTHER_HANDS, count)
+    if values is not None:
+        assert set(law) <= values and len(asked) <= 2 * len(values)
+    if expr.startswith("100"):
+        above = sum(n for v, n in _honour_law(13, HONOUR_POINTS).items() if v >= 20) * OTHER_HANDS
+        assert law == {0: math.comb(52, 13) * OTHER_HANDS - above, 100: above} and len(asked) == 1
+
+
 # ----------------------------------------------------------------- the CLI
 
 

@@ -9,7 +9,9 @@ range ``[lo, hi]`` whose count ``n`` is known costs one build,
 ``count(C AND lo <= X <= mid)``, and its right half is ``n`` minus that.
 Empty ranges are dropped at once, so a law with ``s`` values in a range of
 width ``w`` costs about ``s - 1`` builds plus ``log2(w)`` per gap, never
-more than ``w - 1``.
+more than ``w - 1``.  The range holds only the values ``X``'s form allows
+(:func:`lattice`): ``100 * cond``, dealer scripts' percentages, takes 0
+and 100 and costs one build, not a bisection of 0..100.
 
 ``given`` conditions are folded into ``C``.  A shape class of a seat is one
 :class:`~truedeal.constraints.ir.ShapeIn` count per class.  Anything the
@@ -20,6 +22,7 @@ estimate.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -117,6 +120,27 @@ def bounds(x: ir.Num) -> tuple[int, int]:
     raise NotExact(f"{_what(x)} cannot be listed exactly")
 
 
+def lattice(x: ir.Num) -> tuple[int, int]:
+    """``(base, step)`` such that every value of ``x`` is ``base`` plus a
+    multiple of ``step`` (0: ``x`` is that constant), from its form alone:
+    ``100 * cond`` takes only 0 and 100, a sum of even weights even values.
+    Features are integers, so a linear form's step is its coefficients' gcd."""
+    if isinstance(x, ir.Linear):
+        return x.const, math.gcd(*(abs(c) for c, _ in x.terms))
+    if isinstance(x, ir.IfElse):
+        (b1, s1), (b2, s2) = lattice(x.then), lattice(x.other)
+        return b1, math.gcd(s1, s2, abs(b1 - b2))
+    if isinstance(x, ir.Arith) and x.op in "+-":
+        (b1, s1), (b2, s2) = lattice(x.left), lattice(x.right)
+        return (b1 + b2 if x.op == "+" else b1 - b2), math.gcd(s1, s2)
+    if isinstance(x, ir.Arith) and x.op == "*":
+        (b1, s1), (b2, s2) = lattice(x.left), lattice(x.right)
+        if s1 == 0 or s2 == 0:  # a constant factor scales the other's lattice
+            c, (b, st) = (b1, (b2, s2)) if s1 == 0 else (b2, (b1, s1))
+            return b * c, st * abs(c)
+    return 0, 1
+
+
 def _what(x) -> str:
     if isinstance(x, ir.OpaqueNum):
         return f"{x.name}(...)"
@@ -160,8 +184,13 @@ def _between(x: ir.Num, lo: int, hi: int) -> ir.Cond:
 
 def numeric_law(x: ir.Num, base: ir.Cond, total: int, count: CountFn) -> dict[int, int]:
     """value -> exact deals of ``base AND x == value`` (zeros dropped), by
-    bisection of ``x``'s range (see the module doc); ``total`` is ``count(base)``."""
+    bisection of ``x``'s range (see the module doc), over the values its
+    :func:`lattice` allows (``100 * cond``: 0 and 100, one build, not eight);
+    ``total`` is ``count(base)``."""
     lo, hi = bounds(x)
+    at, step = lattice(x)
+    step = step or 1  # a constant: its bounds are that value
+    lo, hi = lo + (at - lo) % step, hi - (hi - at) % step
     if hi - lo > MAX_RANGE:
         raise NotExact(f"the expression ranges over {hi - lo + 1:,} values, more than {MAX_RANGE:,}")
     if compile_program(ir.Program(condition=ir.Compare("==", x, ir.Linear((), lo)))).rejection is not None:
@@ -175,11 +204,11 @@ def numeric_law(x: ir.Num, base: ir.Cond, total: int, count: CountFn) -> dict[in
         if a == b:
             out[a] = n
             continue
-        mid = (a + b) // 2
+        mid = a + (b - a) // step // 2 * step
         left = count(_and(base, _between(x, a, mid)))
         if not 0 <= left <= n:  # the halves partition the range: a broken engine shows here
             raise RuntimeError(f"values {a}..{mid} count {left} deals of {n}")
-        stack += [(mid + 1, b, n - left), (a, mid, left)]
+        stack += [(mid + step, b, n - left), (a, mid, left)]
     return dict(sorted(out.items()))
 
 

@@ -183,6 +183,21 @@ def test_a_law_counts_only_the_values_its_form_allows(expr, step, values):
         assert law == {0: math.comb(52, 13) * OTHER_HANDS - above, 100: above} and len(asked) == 1
 
 
+def test_a_script_counts_each_condition_once(monkeypatch):
+    """The script's condition and each range of a law are listed once, however
+    many actions ask for them (an exact count does not change)."""
+    from truedeal.analysis import general
+
+    general._exact_deals.cache_clear()
+    builds = []
+    real = general.Plan.build
+    monkeypatch.setattr(general.Plan, "build", lambda *a, **k: builds.append(1) or real(*a, **k))
+    script = load_constraints("condition hcp(north) >= 20\n"
+                              "action average 100 * (hcp(south) >= 10), average 100 * (hcp(south) >= 10)\n")
+    first, second = answer_script(script).answers
+    assert first.body == second.body and len(builds) == 2  # the condition, then hcp(south) < 10 within it
+
+
 # ----------------------------------------------------------------- the CLI
 
 

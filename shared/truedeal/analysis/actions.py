@@ -189,7 +189,7 @@ def answer_script(constraints, samples: int | None = None, seed: str = DEFAULT_S
     """Answer the ``average`` and ``frequency`` actions of a script (a Program)."""
     program = as_program(constraints)
     try:
-        deals = engine_counter(program)(program.condition)
+        deals = engine_counter(program)(_and(program.condition))  # as each law counts it: then counted once
     except NotExact:
         deals = None
     answers, skipped = [], []

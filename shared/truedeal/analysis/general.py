@@ -22,6 +22,7 @@ estimate.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -163,15 +164,23 @@ def engine_counter(program: ir.Program, on_count: Callable[[], None] | None = No
     def count(cond: ir.Cond) -> int:
         if on_count is not None:
             on_count()
-        try:
-            plan = Plan.build(ir.Program(condition=cond, predeal=program.predeal))
-        except TooWide as exc:
-            raise NotExact(f"cannot count exactly: {' '.join(str(exc).split())}") from None
-        if not plan.exact:
-            raise NotExact("the engine lists this only with rejection (" + "; ".join(plan.relaxed) + ")")
-        return plan.deals_total
+        return _exact_deals(ir.Program(condition=cond, predeal=program.predeal))
 
     return count
+
+
+@functools.lru_cache(maxsize=256)
+def _exact_deals(program: ir.Program) -> int:
+    """The exact deals of ``program``, kept for the next ask (a script's
+    averages each count its condition, and laws of one condition share
+    ranges); :class:`NotExact` (not kept) when it needs rejection."""
+    try:
+        plan = Plan.build(program)
+    except TooWide as exc:
+        raise NotExact(f"cannot count exactly: {' '.join(str(exc).split())}") from None
+    if not plan.exact:
+        raise NotExact("the engine lists this only with rejection (" + "; ".join(plan.relaxed) + ")")
+    return plan.deals_total
 
 
 def _and(*items: ir.Cond) -> ir.Cond:

@@ -305,7 +305,7 @@ def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: Vector
             raise TooWide(f"accept matrices too large ({len(sig_keys):,} signatures x {len(z_flat):,}**2 feature vectors)")
         accept = accept_cases = [_accept(layout, z_flat, boxes) for boxes in layout.comp.boxes_of(sig_keys)]
     return _Frame(layout, z_flat, n, pairs, cell_dc, cell_q.reshape(-1), group_key // len(sig_keys),
-                  group_key % len(sig_keys), accept, accept_cases, sig_keys, dtype)
+                  group_key % len(sig_keys), accept, accept_cases, sig_keys, dtype, rows)
 
 
 def _unordered(cols: np.ndarray, n: int) -> np.ndarray:
@@ -329,25 +329,21 @@ class _Frame:
     accept_cases: list[np.ndarray]  # the same, counting the pool's holdings
     sig_keys: np.ndarray  # each signature's row (Compiled.cell_signatures)
     table_dtype: np.dtype  # of the pair tables: uint32 when those of every g the frame weighs fit, else int64
+    rows: _SharedRows  # which groups share a row of V and of Y
 
     def weigh(self, g: VectorWeights):
         """Pair tables, the distinct rows of V and Y, which group reads
         which (:class:`_SharedRows`), and W for the per-column tables ``g``
         (the frame's, or others whose pair tables fit its ``table_dtype``)."""
         tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout, self.table_dtype)
-        rows = self.shared_rows()
-        v, y = self._v_and_y(tables, rows, self.accept)
-        return tables, v, y, rows, self._group_weights(tables, y, rows)
+        v, y = self._v_and_y(tables, self.rows, self.accept)
+        return tables, v, y, self.rows, self._group_weights(tables, y, self.rows)
 
     def total(self, g: VectorWeights) -> int:
         """The sum of :meth:`weigh`'s weights (the case count's: V and Y are
         not kept)."""
         tables = _pair_tables(g, self.pairs, self.n_cols, self.z_flat, self.layout, self.table_dtype)
-        rows = self.shared_rows()
-        return sum(self._group_weights(tables, self._v_and_y(tables, rows, self.accept_cases)[1], rows))
-
-    def shared_rows(self) -> _SharedRows:
-        return _SharedRows.of(self.cell_q, self.cell_dc, self.group_sig, len(self.accept))
+        return sum(self._group_weights(tables, self._v_and_y(tables, self.rows, self.accept_cases)[1], self.rows))
 
     def _v_and_y(self, tables: np.ndarray, rows: _SharedRows, accept: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """The distinct rows of V (sums of D+C tables) and of Y (V times a signature's accept matrix)."""
@@ -370,9 +366,11 @@ class _Frame:
         tables they read: its weights and cases are theirs in the whole."""
         cells = np.isin(self.cell_q, groups)
         need = np.unique(np.concatenate([self.group_table[groups], self.cell_dc[cells]]))
-        return replace(self, pairs=self.pairs[need], cell_dc=np.searchsorted(need, self.cell_dc[cells]),
-                       cell_q=np.searchsorted(groups, self.cell_q[cells]),
-                       group_table=np.searchsorted(need, self.group_table[groups]), group_sig=self.group_sig[groups])
+        cell_q, cell_dc = np.searchsorted(groups, self.cell_q[cells]), np.searchsorted(need, self.cell_dc[cells])
+        group_sig = self.group_sig[groups]
+        return replace(self, pairs=self.pairs[need], cell_dc=cell_dc, cell_q=cell_q,
+                       group_table=np.searchsorted(need, self.group_table[groups]), group_sig=group_sig,
+                       rows=_SharedRows.of(cell_q, cell_dc, group_sig, len(self.accept)))
 
     def _box_sums(self, v: np.ndarray, sig: np.ndarray, sparse: _SparseAccepts) -> np.ndarray:
         """Y = V A for rows of V whose cell signatures are ``sig`` (A from ``sparse``)."""

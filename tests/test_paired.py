@@ -120,6 +120,31 @@ def test_paired_deals_fit_their_spec_and_are_the_same_without_the_kernel():
         assert (owners == again).all()
 
 
+#: Six cell signatures (which of South's suits is long), two accept matrices.
+SHARED_ACCEPTS = {"condition": "hcp(north) >= 12 && shape(north, any 4432 + any 5332) && (hearts(south) >= 5 && hcp(south) >= 8"
+                  " || spades(south) >= 5 && hcp(south) >= 8 || clubs(south) >= 6 && hcp(south) >= 10)"}
+
+
+@pytest.mark.parametrize("spec", [BOTH[3], SHARED_ACCEPTS], ids=["either/or", "shared"])
+def test_each_signatures_accept_matrix_is_its_boxes_tested_pair_by_pair(spec):
+    """The accept matrices are found from the distinct sums z1 + z2, once for
+    all signatures, and kept once per distinct matrix: each signature's must
+    still be "z1 + z2 fits and lies in one of its boxes", tested pair by pair."""
+    prepared = paired_listing.Prepared.of(_comp(spec))
+    layout, z, keys = prepared.layout, prepared.frame.z_flat, prepared.frame.sig_keys
+    distinct, same = paired_listing._distinct_accepts(layout, z, keys)
+    vectors = layout.vectors(z)
+    total, fits = layout.add(vectors[:, None, :], vectors[None, :, :])
+    value = layout.form_values(total)
+    for s, boxes in enumerate(layout.comp.boxes_of(keys)):
+        inside = np.zeros(fits.shape, bool)
+        for lo, hi in boxes:
+            inside |= ((value >= np.array(lo)) & (value <= np.array(hi))).all(axis=-1)
+        assert (distinct[same[s]] == (fits & inside)).all(), s
+    if spec is SHARED_ACCEPTS:
+        assert (len(keys), len(distinct)) == (6, 2)
+
+
 @pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
 @pytest.mark.parametrize("n", [10, 500, 700, 3000])
 def test_compiled_steps_draw_alike_whether_they_visit_rows_by_group_or_in_order(n):

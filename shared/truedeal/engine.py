@@ -36,15 +36,16 @@ import numpy as np
 from .cards import RANKS, SEAT_NAMES, SUITS, D, rank_of, suit_of
 from .choices import MAX_DEALS
 from .constraints import card_owner, ir
-from .constraints.compile import Compiled, compile_program
+from .constraints.compile import Compiled, compile_program, with_filters
 from .constraints.dds import needs_double_dummy
 from .dealnumber import decode_batch, encode_batch
+from .either_or import cross_seat_branches, pattern_branches
 from .errors import Impossible
 from .evaluate import satisfies
 from .every_deal import deal_numbers
 from .listing import Listing, TooWide, build_listing, count_cases
 from .randomness import CHUNK_DEALS, DEFAULT_STREAM, Rng, SeededBits, check_stream, chunk_rng
-from .relaxation import Relaxation, SeatsRead, ranked, relax
+from .relaxation import Relaxation, ranked, relax
 from .sampling import Sampler
 from .spec import SeatConstraint, Spec
 from .summary import CountSummary, ListingSizes, Rejection
@@ -57,6 +58,8 @@ DD_PILOT_DRAWS = 256
 DD_BATCH_DRAWS = 80
 #: Below this acceptance rate rejection is refused as too slow.
 MIN_ACCEPTANCE = 1e-4
+#: Most listings a split by a seat's patterns makes, splits within its branches included.
+MAX_PATTERN_PARTS = 8
 #: Chunks that :meth:`Plan.deals` draws together (262,144 deals: 14 MB of
 #: cards; four-pool draws 8% faster than with 32, 40% faster than one by one).
 CHUNKS_TOGETHER = 64
@@ -150,14 +153,17 @@ class Plan:
 
     @classmethod
     def _build_program(cls, spec: Spec | ir.Program, progress, exact_only: bool = False, split: bool = True,
-                       out_of_pack: bool = False) -> Plan:
+                       out_of_pack: bool = False, max_parts: int = MAX_PATTERN_PARTS, narrow_first: bool = False) -> Plan:
         """List a Program: exactly, split by card owners when it is too wide
         (unless not ``split``: the parts of a split or of an either/or are not
-        split again, which would list thousands of them), or (unless
+        split again, which would list thousands of them), else by the
+        patterns of a seat (into at most ``max_parts`` listings,
+        :func:`~truedeal.either_or.pattern_branches`), or (unless
         ``exact_only``) a relaxed one (some parts checked by rejection,
         :mod:`truedeal.relaxation`) when it has parts the listing cannot read
         or is too wide.  ``out_of_pack``: dead predealt cards out of the pack
-        first (the placements of a split on three or four cards)."""
+        first (the placements of a split on three or four cards).
+        ``narrow_first``: filter forms first (:func:`_any_listing`)."""
         t0 = time.perf_counter()
         program = spec if isinstance(spec, ir.Program) else spec.program()
         branches = cross_seat_branches(program)
@@ -172,7 +178,7 @@ class Plan:
             if any(f.covers(relaxation) for f in failed):
                 continue  # it relaxes no more than one that was too wide
             comp = compile_program(program if relaxation.none else relax(program, relaxation), out_of_pack and relaxation.none)
-            listing = _any_listing(comp, progress, wide)
+            listing = _any_listing(comp, progress, wide, narrow_first)
             if listing is None and relaxation.none and (narrow := compile_program(program, out_of_pack=True)).dead:
                 comp, listing = narrow, _any_listing(narrow, progress, wide)
             if listing is None and relaxation.none and (pool := set(comp.pooled) & {s for s, _ in program.predeal}):
@@ -182,6 +188,10 @@ class Plan:
                 parts = cls._build_card_split(spec, program, progress, t0)
                 if parts is not None:
                     return parts
+            if listing is None and relaxation.none and max_parts > 1:
+                by_patterns = cls._build_by_patterns(spec, program, progress, t0, max_parts)
+                if by_patterns is not None:
+                    return by_patterns
             if listing is None:
                 failed.append(relaxation)
                 continue
@@ -199,7 +209,7 @@ class Plan:
         each branch listed exactly, the count by inclusion-exclusion."""
         def part(conds: list) -> Plan:
             plan = cls._build_program(ir.Program(condition=ir.And(tuple(common + conds)), predeal=program.predeal), progress,
-                                      exact_only=True, split=False)
+                                      exact_only=True, split=False, max_parts=1)
             if not plan.exact:
                 raise TooWide("a branch of the either/or is not exact")
             return plan
@@ -229,7 +239,7 @@ class Plan:
         entries, out_of_pack = 0, len(cards) > card_owner.PLAIN_SPLIT_CARDS
         for built, part in enumerate(parts, 1):
             try:
-                plan = cls._build_program(part, progress, exact_only=True, split=False, out_of_pack=out_of_pack)
+                plan = cls._build_program(part, progress, exact_only=True, split=False, out_of_pack=out_of_pack, max_parts=1)
             except TooWide:
                 return None
             entries += len(plan.listing.e_weight)
@@ -244,6 +254,33 @@ class Plan:
         union = Union(plans, conds, sum(p.deals_total for p in plans), split_on=cards)
         return cls(spec if isinstance(spec, Spec) else None, plans[0].listing, time.perf_counter() - t0,
                    program=program, union=union)
+
+    @classmethod
+    def _build_by_patterns(cls, spec, program: ir.Program, progress, t0: float, max_parts: int) -> Plan | None:
+        """A plan listing ``program`` once per branch of an either/or whose
+        branches allow one seat disjoint patterns (each branch listed with
+        its filters first, and split again within what is left of ``max_parts``),
+        or None when there is none or a branch is not exact."""
+        for common, branches, seat in pattern_branches(program):
+            if len(branches) > max_parts:
+                continue
+            plans = []
+            for branch in branches:
+                part = ir.Program(condition=ir.And((*common, branch)), predeal=program.predeal)
+                try:
+                    plan = cls._build_program(part, progress, exact_only=True, split=False,
+                                              max_parts=max_parts // len(branches), narrow_first=True)
+                except TooWide:
+                    break
+                if not plan.exact:
+                    break
+                plans.append(plan)
+            else:
+                live = [p for p in plans if p.deals_total] or plans[:1]
+                union = Union(live, [ir.TRUE] * len(live), sum(p.deals_total for p in live), patterns_of=seat)
+                return cls(spec if isinstance(spec, Spec) else None, live[0].listing, time.perf_counter() - t0,
+                           program=program, union=union)
+        return None
 
     # ----------------------------------------------------------------- counts
 
@@ -518,11 +555,15 @@ class Union:
     the same probability as every other.  The share kept is exactly
     ``union deals / sum(deals)``, at least one over the number of branches.
 
-    Branches split by who holds the cards ``split_on`` are disjoint: every
-    deal drawn is kept, and nothing is checked."""
+    Branches split by who holds the cards ``split_on``, or by the patterns
+    of seat ``patterns_of``, are disjoint: every deal drawn is kept, and
+    nothing is checked."""
 
-    def __init__(self, plans: list[Plan], conds: list[ir.Cond], deals: int, split_on: tuple[int, ...] = ()) -> None:
+    def __init__(self, plans: list[Plan], conds: list[ir.Cond], deals: int, split_on: tuple[int, ...] = (),
+                 patterns_of: int | None = None) -> None:
         self.plans, self.conds, self.deals, self.split_on = plans, conds, deals, split_on
+        self.patterns_of = patterns_of
+        self.disjoint = bool(split_on) or patterns_of is not None
         self.listed = sum(p.deals_total for p in plans)
         self.pick = None if not self.listed else _categorical([p.deals_total for p in plans])
 
@@ -537,6 +578,9 @@ class Union:
             names = ", ".join(SUITS[suit_of(c)] + RANKS[rank_of(c)] for c in self.split_on)
             method = (f"exact: split by who holds {names}, {len(self.plans)} exact listings with those cards "
                       "predealt, no rejection")
+        if self.patterns_of is not None:
+            method = (f"exact: split by the patterns of {SEAT_NAMES[self.patterns_of]}, {len(self.plans)} exact "
+                      "listings, no rejection")
         return CountSummary.exact(self.deals, sum(count_cases(p.listing) for p in self.plans), sizes, method,
                                   branches=[p.deals_total for p in self.plans])
 
@@ -558,7 +602,7 @@ class Union:
                     continue
                 owners[rows] = plan._draw(len(rows), rng)
                 earlier = np.zeros(len(rows), bool)
-                for cond in self.conds[:i] if not self.split_on else ():
+                for cond in self.conds[:i] if not self.disjoint else ():
                     earlier |= evaluate_cond(owners[rows], cond)
                 keep[rows] = ~earlier
             kept.append(owners[keep])
@@ -609,26 +653,6 @@ def _categorical(weights: list[int]):
     return WideCategorical(weights)
 
 
-def cross_seat_branches(program: ir.Program) -> tuple[list, list] | None:
-    """``(common, branches)`` when the condition is ``common AND (b1 OR b2 ...)``
-    with branches about different seats (e.g. "the opener is North or South"),
-    which one listing would have to cross with every pattern of both seats."""
-    items = _conjuncts(program.condition)
-    reads = SeatsRead()
-    for k, item in enumerate(items):
-        if isinstance(item, ir.Or) and 1 < len(item.items) <= 6:
-            seats = [reads(b)[1] for b in item.items]
-            if len(set(seats)) > 1:
-                return items[:k] + items[k + 1 :], list(item.items)
-    return None
-
-
-def _conjuncts(c: ir.Cond) -> list:
-    if isinstance(c, ir.And):
-        return [x for item in c.items for x in _conjuncts(item)]
-    return [c]
-
-
 def _relaxations(program: ir.Program, exact_only: bool) -> Iterator[Relaxation]:
     """None first; then, unless ``exact_only``, every relaxation, best first
     (ranked only once the exact listing has failed: ranking lists each seat alone)."""
@@ -637,9 +661,20 @@ def _relaxations(program: ir.Program, exact_only: bool) -> Iterator[Relaxation]:
         yield from ranked(program, _listed_odds)
 
 
-def _any_listing(comp: Compiled, progress, wide: list[TooWide]) -> Listing | None:
-    """The factored listing of ``comp``, else another exact one, else None
-    (the first reason it was too wide goes to ``wide``)."""
+def _any_listing(comp: Compiled, progress, wide: list[TooWide], narrow_first: bool = False) -> Listing | None:
+    """The factored listing of ``comp``, else another exact one, else the
+    same of ``comp`` with its filter forms (:func:`with_filters`: narrower,
+    but other draws), else None (the first reason it was too wide goes to
+    ``wide``).  ``narrow_first``: with its filter forms only (the branches
+    of a new kind of plan: they have no seeded deals to keep)."""
+    narrow = with_filters(comp)
+    if narrow_first or narrow is comp:
+        return _one_listing(narrow, progress, wide)
+    listing = _one_listing(comp, progress, wide)
+    return listing if listing is not None else _one_listing(narrow, progress, wide)
+
+
+def _one_listing(comp: Compiled, progress, wide: list[TooWide]) -> Listing | None:
     try:
         return build_listing(comp, progress)
     except TooWide as exc:

@@ -158,7 +158,7 @@ def as_compiled(spec_like) -> Compiled:
 
 def make_layout(spec_like) -> Layout:
     comp = as_compiled(spec_like)
-    dims = [f.dim for f in comp.forms]
+    dims = [1 if f in comp.filters else form.dim for f, form in enumerate(comp.forms)]  # a filter: no coordinate
     if comp.pooled:
         dims += [max(0, comp.pool_bounds[s] - sum(1 for v in comp.forced.values() if v == s)) + 1 for s in comp.pooled]
         # tracked cards held by patterned seats, beyond their predealt ones

@@ -90,7 +90,10 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
     forms = _form_values(layout, suit, length_of, masks)
     ok = np.ones(len(masks), dtype=bool)
     for f in range(layout.n_box):
-        if layout.clamp[f]:
+        if f in layout.comp.filters:  # holdings past it go; it keeps no coordinate
+            ok &= forms[:, f] < layout.comp.forms[f].dim
+            forms[:, f] = 0
+        elif layout.clamp[f]:
             forms[:, f] = np.minimum(forms[:, f], layout.dims[f] - 1)
         else:
             ok &= forms[:, f] < layout.dims[f]

@@ -36,7 +36,7 @@ from . import rank_pool
 from .cells import enumerate_cells, suit_columns
 from .exact_ops import SparseRight, row_dots
 from .folding import folded
-from .layout import Layout, TooWide, make_layout, small_vectors
+from .layout import Layout, TooWide, make_layout, small_vectors, strides_of
 from .options import SuitOptions, suit_options
 
 #: Most feature vectors a pair of suits may reach (the tables' width).
@@ -244,7 +244,8 @@ class Prepared:
 def _fold_sources(layout: Layout) -> list[int]:
     """The forms that the listing carries (a rank pool's own forms are read from its tables)."""
     pool = layout.pool
-    return [f for f in range(layout.n_box) if pool is None or f not in pool.pool_forms]
+    # a filter's coordinate is 0, not its value: no fold may read it
+    return [f for f in range(layout.n_box) if (pool is None or f not in pool.pool_forms) and f not in layout.comp.filters]
 
 
 _CASES_FIRST: ContextVar[bool] = ContextVar("cases_first", default=False)
@@ -298,14 +299,34 @@ def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: Vector
     _check_size(len(z_flat), len(pairs), n_rows, np.dtype(np.uint32))  # too large even narrow: no table is built
     dtype = np.result_type(*[_tables_dtype(x, pairs, n, z_flat, layout) for x in (g, weights) if x is not None])
     _check_size(len(z_flat), len(pairs), n_rows, dtype)
+    group_sig = group_key % len(sig_keys)
     if layout.pool is not None:
         accept, accept_cases = layout.pool.accepts(layout, z_flat, sig_keys)
     else:
-        if len(sig_keys) * len(z_flat) ** 2 > rank_pool.MAX_ACCEPT_BYTES:  # one byte each
-            raise TooWide(f"accept matrices too large ({len(sig_keys):,} signatures x {len(z_flat):,}**2 feature vectors)")
-        accept = accept_cases = [_accept(layout, z_flat, boxes) for boxes in layout.comp.boxes_of(sig_keys)]
+        accept, same = _distinct_accepts(layout, z_flat, sig_keys)
+        accept_cases, group_sig = accept, same[group_sig]
+        rows = _SharedRows.of(cell_q.reshape(-1), cell_dc, group_sig, len(accept))
     return _Frame(layout, z_flat, n, pairs, cell_dc, cell_q.reshape(-1), group_key // len(sig_keys),
-                  group_key % len(sig_keys), accept, accept_cases, sig_keys, dtype, rows)
+                  group_sig, accept, accept_cases, sig_keys, dtype, rows)
+
+
+def _distinct_accepts(layout: Layout, z_flat: np.ndarray, sig_keys: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    """The distinct accept matrices of the cell signatures ``sig_keys``, and
+    which one each signature has.  Hundreds of signatures often share a few
+    (a calm opponent's plan: 264 signatures, 8 matrices), and groups that
+    share one share their rows of Y; the draws read the same values."""
+    box_sets: dict[tuple, int] = {}
+    of_set = np.array([box_sets.setdefault(tuple(boxes), len(box_sets)) for boxes in layout.comp.boxes_of(sig_keys)], np.int64)
+    if len(box_sets) * len(z_flat) ** 2 > rank_pool.MAX_ACCEPT_BYTES:  # one byte each
+        raise TooWide(f"accept matrices too large ({len(box_sets):,} box sets x {len(z_flat):,}**2 feature vectors)")
+    mats: dict[bytes, int] = {}
+    distinct: list[np.ndarray] = []
+    of_mat = []
+    for a in _accepts(layout, z_flat, [list(b) for b in box_sets]):
+        of_mat.append(mats.setdefault(np.packbits(a).tobytes(), len(mats)))
+        if len(distinct) < len(mats):
+            distinct.append(a)
+    return distinct, np.array(of_mat, np.int64)[of_set]
 
 
 def _unordered(cols: np.ndarray, n: int) -> np.ndarray:
@@ -558,15 +579,35 @@ def _group_sums(tables: np.ndarray, cell_q: np.ndarray, cell_dc: np.ndarray, gro
     return out
 
 
-def _accept(layout: Layout, z_flat: np.ndarray, boxes: list) -> np.ndarray:
-    """A[z1, z2] = 1 when z1 + z2 fits and lies in one of ``boxes``."""
+def _accepts(layout: Layout, z_flat: np.ndarray, box_sets: list[list]) -> list[np.ndarray]:
+    """Per set of boxes, A[z1, z2] = 1 when z1 + z2 fits and lies in one of
+    its boxes.  The pairs' sums are found once for every set: a set then tests
+    each distinct sum and gathers, instead of testing every pair (a plan with
+    hundreds of cell signatures spent 40 s here)."""
+    sums, at = _pair_sums(layout, z_flat)
+    values = layout.form_values(layout.vectors(sums))
+    out = []
+    for boxes in box_sets:
+        inside = np.zeros(len(sums) + 1, bool)  # the last: sums that do not fit
+        for lo, hi in boxes:
+            inside[:-1] |= ((values >= np.array(lo)) & (values <= np.array(hi))).all(axis=-1)
+        out.append(inside[at])
+    return out
+
+
+def _pair_sums(layout: Layout, z_flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The flat sums z1 + z2 (clamped) that fit, ascending, and for each pair
+    of ``z_flat`` the place of its sum there (``len(sums)`` where it does not fit)."""
     zv = small_vectors(layout, z_flat)
-    out = np.zeros((len(z_flat), len(z_flat)), bool)
+    strides = strides_of(layout.dims)
+    size = int(np.prod(layout.dims, dtype=np.int64))
+    flat = np.empty((len(z_flat), len(z_flat)), np.int64)
     for b in range(0, len(z_flat), 256):
         z, fits = layout.add(zv[b : b + 256, None, :], zv[None, :, :])
-        v = layout.form_values(z)
-        inside = np.zeros(fits.shape, bool)
-        for lo, hi in boxes:
-            inside |= ((v >= np.array(lo)) & (v <= np.array(hi))).all(axis=-1)
-        out[b : b + 256] = fits & inside
-    return out
+        flat[b : b + 256] = np.where(fits, z.astype(np.int64) @ strides, size)
+    present = np.zeros(size + 1, bool)
+    present[flat.reshape(-1)] = True
+    sums = np.flatnonzero(present[:size])
+    place = np.full(size + 1, len(sums), np.int32)
+    place[sums] = np.arange(len(sums), dtype=np.int32)
+    return sums, place[flat]

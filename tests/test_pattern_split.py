@@ -12,6 +12,7 @@ from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.either_or import pattern_branches
 from truedeal.engine import Plan
+from truedeal.explain import explanation
 
 #: A 1♠ opener with five spades (5332, 12+ HCP) beside a calm East:
 #: balanced with at most 10 HCP, or unbalanced (no 7-card suit) with at most
@@ -51,6 +52,8 @@ def test_the_split_counts_what_one_listing_counts():
     assert split.exact and split.union.patterns_of == 1 and len(split.union.plans) == 2
     assert split.deals_total == whole.deals_total == sum(p.deals_total for p in split.union.plans)
     assert "split by the patterns of east" in split.summary().method
+    filters = [f for f in explanation(split)["forms"] if "a filter" in f]  # the first branch: unbalanced East
+    assert [f.split(":")[0] for f in filters] == ["top4(east, spades)", "top4(east, hearts)"]
 
 
 def test_split_draws_fit_and_take_each_branch_at_its_exact_share():

@@ -35,6 +35,7 @@ def explanation(plan: Plan) -> dict[str, Any]:
         "out of the pack": [f"{SEAT_NAMES[s]}: " + "SHDC"[c % 4] + _RANKS[c // 4] for c, s in sorted(comp.dead.items())],
         "tracked ranks": [f"{SUIT_NAMES[k]}: {''.join(_RANKS[r] for r in comp.tracked[k]) or '-'}" for k in range(4)],
         "forms": [_form(f) + (", read as the sum of the forms it adds up (not listed)" if i in folds else "")
+                  + (", a filter: the holdings past it are left out (not listed)" if i in comp.filters else "")
                   for i, f in enumerate(comp.forms)],
         "cells": info.sizes.cells,
         "entries": info.sizes.entries,

@@ -125,11 +125,13 @@ SHARED_ACCEPTS = {"condition": "hcp(north) >= 12 && shape(north, any 4432 + any 
                   " || spades(south) >= 5 && hcp(south) >= 8 || clubs(south) >= 6 && hcp(south) >= 10)"}
 
 
+@pytest.mark.parametrize("dense", [True, False], ids=["table", "sorted"])
 @pytest.mark.parametrize("spec", [BOTH[3], SHARED_ACCEPTS], ids=["either/or", "shared"])
-def test_each_signatures_accept_matrix_is_its_boxes_tested_pair_by_pair(spec):
+def test_each_signatures_accept_matrix_is_its_boxes_tested_pair_by_pair(monkeypatch, spec, dense):
     """The accept matrices are found from the distinct sums z1 + z2, once for
     all signatures, and kept once per distinct matrix: each signature's must
     still be "z1 + z2 fits and lies in one of its boxes", tested pair by pair."""
+    monkeypatch.setattr(paired_listing, "_DENSE_SUMS", 10**9 if dense else 0)
     prepared = paired_listing.Prepared.of(_comp(spec))
     layout, z, keys = prepared.layout, prepared.frame.z_flat, prepared.frame.sig_keys
     distinct, same = paired_listing._distinct_accepts(layout, z, keys)

@@ -53,6 +53,9 @@ MAX_PAIR_STATES = 6_144
 MAX_PAIRED_BYTES = 1_600_000_000
 #: Most feature states a paired layout may span (VectorWeights.pos, 8 bytes each).
 MAX_FEATURE_STATES = 1 << 25
+#: Most feature states per pair of vectors for which the pairs' sums are
+#: found through a table over the feature space (past it they are sorted).
+_DENSE_SUMS = 4
 #: Rows per block when products are carried as limbs (bounds the temporaries).
 _BLOCK = 512
 #: Most bytes of the int64 copy of narrow pair tables that a sum of them makes at once (:func:`_group_sums`).
@@ -597,17 +600,24 @@ def _accepts(layout: Layout, z_flat: np.ndarray, box_sets: list[list]) -> list[n
 
 def _pair_sums(layout: Layout, z_flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The flat sums z1 + z2 (clamped) that fit, ascending, and for each pair
-    of ``z_flat`` the place of its sum there (``len(sums)`` where it does not fit)."""
+    of ``z_flat`` the place of its sum there (``len(sums)`` where it does not
+    fit): one matrix, int32 where the feature space allows, mapped in place."""
     zv = small_vectors(layout, z_flat)
     strides = strides_of(layout.dims)
     size = int(np.prod(layout.dims, dtype=np.int64))
-    flat = np.empty((len(z_flat), len(z_flat)), np.int64)
+    dtype = np.int32 if size < 1 << 31 else np.int64
+    at = np.empty((len(z_flat), len(z_flat)), dtype)
     for b in range(0, len(z_flat), 256):
         z, fits = layout.add(zv[b : b + 256, None, :], zv[None, :, :])
-        flat[b : b + 256] = np.where(fits, z.astype(np.int64) @ strides, size)
+        at[b : b + 256] = np.where(fits, z.astype(np.int64) @ strides, size)
+    if size > _DENSE_SUMS * at.size:  # a feature space far larger than the pairs: sort their sums instead
+        sums, inverse = np.unique(at, return_inverse=True)  # ``size`` (does not fit) sorts last
+        return sums[sums < size], inverse.reshape(at.shape).astype(dtype)
     present = np.zeros(size + 1, bool)
-    present[flat.reshape(-1)] = True
+    present[at.reshape(-1)] = True
     sums = np.flatnonzero(present[:size])
-    place = np.full(size + 1, len(sums), np.int32)
-    place[sums] = np.arange(len(sums), dtype=np.int32)
-    return sums, place[flat]
+    place = np.full(size + 1, len(sums), dtype)
+    place[sums] = np.arange(len(sums), dtype=dtype)
+    for b in range(0, len(z_flat), 256):
+        at[b : b + 256] = place[at[b : b + 256]]
+    return sums, at

@@ -563,9 +563,13 @@ class Union:
                  patterns_of: int | None = None) -> None:
         self.plans, self.conds, self.deals, self.split_on = plans, conds, deals, split_on
         self.patterns_of = patterns_of
-        self.disjoint = bool(split_on) or patterns_of is not None
         self.listed = sum(p.deals_total for p in plans)
         self.pick = None if not self.listed else _categorical([p.deals_total for p in plans])
+
+    @property
+    def disjoint(self) -> bool:
+        """No deal fits two branches (a split), so none is checked."""
+        return bool(self.split_on) or self.patterns_of is not None
 
     @property
     def acceptance(self) -> Fraction:

@@ -712,6 +712,30 @@ def test_a_plan_that_cannot_be_cut_is_built_whole_with_the_same_deals(unit_store
     st.delete(job.id)
 
 
+def test_a_plan_split_by_a_seats_patterns_deals_in_a_job_as_generate_does(unit_store, monkeypatch, tmp_path):
+    """A calm opponent's plan, split by East's patterns because one listing
+    is too wide (here: past limits lowered for the test), is built whole by
+    the job's reduce, which stores the deals that generate draws."""
+    from test_pattern_split import CALM
+    from truedeal.listing import build as listing_build
+    from truedeal.listing import paired as paired_listing
+    from truedeal_jobs import runner
+
+    for module in (listing_build, runner):  # the whole lists 139,575 entries, its branches fewer
+        monkeypatch.setattr(module, "MAX_ENTRIES", 100_000)
+    monkeypatch.setattr(paired_listing, "MAX_PAIR_STATES", 16)
+    path = tmp_path / "calm.dlr"
+    path.write_text(CALM)
+    assert Plan.build(load_constraints(str(path))).union.patterns_of == 1
+    st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
+    expected = b"".join(_expected_bytes(str(path), 5000, "calm").values())
+    job = jobs.submit(st, disp, load_constraints(str(path)), 5000, seed="calm")
+    assert _enumerate(st, disp, plans, job) == "ok"
+    assert not st.get(job.id).sliced  # the slices add up past the limit: the reduce built the plan whole
+    assert _draw_all(st, disp, plans, job) == expected
+    st.delete(job.id)
+
+
 def test_a_rejection_job_cut_short_stores_the_chunks_prefix(unit_store):
     """By rejection, a job's short last chunk stops drawing once it has its
     deals (a double-dummy script's small job takes seconds, not minutes):

@@ -33,7 +33,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .cards import RANKS, SEAT_NAMES, SUITS, D, rank_of, suit_of
+from .cards import SEAT_NAMES, D
 from .choices import MAX_DEALS
 from .constraints import card_owner, ir
 from .constraints.compile import Compiled, compile_program, with_filters
@@ -49,6 +49,7 @@ from .relaxation import Relaxation, ranked, relax
 from .sampling import Sampler
 from .spec import SeatConstraint, Spec
 from .summary import CountSummary, ListingSizes, Rejection
+from .union import Union
 
 #: Draws used to estimate the acceptance rate of seats handled by rejection.
 PILOT_DRAWS = 200_000
@@ -546,74 +547,6 @@ def _batches(chunks: Iterable[tuple[int, int]]) -> Iterator[list[tuple[int, int]
         yield batch
 
 
-class Union:
-    """An either/or listed branch by branch.
-
-    A draw picks branch i with probability ``deals(i) / sum(deals)``, deals
-    from it exactly, and keeps the deal only if it fits no earlier branch: so
-    each deal of the union comes from exactly one branch (its first), with
-    the same probability as every other.  The share kept is exactly
-    ``union deals / sum(deals)``, at least one over the number of branches.
-
-    Branches split by who holds the cards ``split_on``, or by the patterns
-    of seat ``patterns_of``, are disjoint: every deal drawn is kept, and
-    nothing is checked."""
-
-    def __init__(self, plans: list[Plan], conds: list[ir.Cond], deals: int, split_on: tuple[int, ...] = (),
-                 patterns_of: int | None = None) -> None:
-        self.plans, self.conds, self.deals, self.split_on = plans, conds, deals, split_on
-        self.patterns_of = patterns_of
-        self.listed = sum(p.deals_total for p in plans)
-        self.pick = None if not self.listed else _categorical([p.deals_total for p in plans])
-
-    @property
-    def disjoint(self) -> bool:
-        """No deal fits two branches (a split), so none is checked."""
-        return bool(self.split_on) or self.patterns_of is not None
-
-    @property
-    def acceptance(self) -> Fraction:
-        return Fraction(self.deals, self.listed) if self.listed else Fraction(0)
-
-    def summary(self, sizes: ListingSizes) -> CountSummary:
-        method = (f"exact: an either/or of {len(self.plans)} exact listings; a deal drawn from one is kept "
-                  f"only if it fits no earlier one (keeps exactly {float(self.acceptance):.2%})")
-        if self.split_on:
-            names = ", ".join(SUITS[suit_of(c)] + RANKS[rank_of(c)] for c in self.split_on)
-            method = (f"exact: split by who holds {names}, {len(self.plans)} exact listings with those cards "
-                      "predealt, no rejection")
-        if self.patterns_of is not None:
-            method = (f"exact: split by the patterns of {SEAT_NAMES[self.patterns_of]}, {len(self.plans)} exact "
-                      "listings, no rejection")
-        return CountSummary.exact(self.deals, sum(count_cases(p.listing) for p in self.plans), sizes, method,
-                                  branches=[p.deals_total for p in self.plans])
-
-    def draw(self, n: int, rng: Rng) -> np.ndarray:
-        from .constraints.evaluate import evaluate_cond
-
-        if self.pick is None:
-            raise Impossible("no deal satisfies this spec (it counts 0 deals)")
-        kept: list[np.ndarray] = []
-        have = 0
-        while have < n:
-            m = max(64, int((n - have) / float(self.acceptance) * 1.1))
-            which = self.pick.draw(min(m, 200_000), rng)
-            owners = np.empty((len(which), 52), np.uint8)
-            keep = np.zeros(len(which), bool)
-            for i, plan in enumerate(self.plans):
-                rows = np.nonzero(which == i)[0]
-                if not len(rows):
-                    continue
-                owners[rows] = plan._draw(len(rows), rng)
-                earlier = np.zeros(len(rows), bool)
-                for cond in self.conds[:i] if not self.disjoint else ():
-                    earlier |= evaluate_cond(owners[rows], cond)
-                keep[rows] = ~earlier
-            kept.append(owners[keep])
-            have += int(keep.sum())
-        return np.concatenate(kept)[:n]
-
-
 def _other_listing(comp: Compiled):
     """An exact listing of another kind when the factored one is too wide, else None
     (see :func:`other_listing_kind`)."""
@@ -649,12 +582,6 @@ def other_listing_kind(comp: Compiled) -> str | None:
     if hand_rank_counts.applicable(comp):
         return "hand and rank counts"
     return "paired" if paired.view(comp) is not None else None
-
-
-def _categorical(weights: list[int]):
-    from .sampling import WideCategorical
-
-    return WideCategorical(weights)
 
 
 def _relaxations(program: ir.Program, exact_only: bool) -> Iterator[Relaxation]:

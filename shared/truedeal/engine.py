@@ -235,7 +235,6 @@ class Plan:
         if not cards:
             return None
         plans: list[Plan] = []
-        conds: list[ir.Cond] = []
         parts = list(card_owner.placements(program, cards))
         entries, out_of_pack = 0, len(cards) > card_owner.PLAIN_SPLIT_CARDS
         for built, part in enumerate(parts, 1):
@@ -247,14 +246,11 @@ class Plan:
             # the placements are alike: give up as soon as their entries, projected, pass the bound
             if not plan.exact or entries * len(parts) > card_owner.MAX_SPLIT_ENTRIES * built:
                 return None
-            if plan.deals_total:
+            if plan.deals_total:  # an empty placement's listing is not kept
                 plans.append(plan)
-                conds.append(ir.TRUE)  # disjoint: never checked
         if not plans:
             return None
-        union = Union(plans, conds, sum(p.deals_total for p in plans), split_on=cards)
-        return cls(spec if isinstance(spec, Spec) else None, plans[0].listing, time.perf_counter() - t0,
-                   program=program, union=union)
+        return cls._of_disjoint(spec, program, plans, t0, split_on=cards)
 
     @classmethod
     def _build_by_patterns(cls, spec, program: ir.Program, progress, t0: float, max_parts: int) -> Plan | None:
@@ -277,11 +273,18 @@ class Plan:
                     break
                 plans.append(plan)
             else:
-                live = [p for p in plans if p.deals_total] or plans[:1]
-                union = Union(live, [ir.TRUE] * len(live), sum(p.deals_total for p in live), patterns_of=seat)
-                return cls(spec if isinstance(spec, Spec) else None, live[0].listing, time.perf_counter() - t0,
-                           program=program, union=union)
+                return cls._of_disjoint(spec, program, plans, t0, patterns_of=seat)
         return None
+
+    @classmethod
+    def _of_disjoint(cls, spec, program: ir.Program, plans: list[Plan], t0: float, split_on: tuple[int, ...] = (),
+                     patterns_of: int | None = None) -> Plan:
+        """The plan of exact ``plans`` that no deal fits two of (a split):
+        those with deals (or the first, when none has), as one union."""
+        live = [p for p in plans if p.deals_total] or plans[:1]
+        union = Union(live, [ir.TRUE] * len(live), sum(p.deals_total for p in live), split_on, patterns_of)
+        return cls(spec if isinstance(spec, Spec) else None, live[0].listing, time.perf_counter() - t0,
+                   program=program, union=union)
 
     # ----------------------------------------------------------------- counts
 

@@ -209,24 +209,46 @@ def test_box_sums_of_the_numpy_path_against_the_table():
             assert got[r, b] == table[box].sum()
 
 
+def _deal_cards(gen, seed: int) -> np.ndarray:
+    """4-13 cards: ascending (one run), ascending within each suit and suit
+    after suit (up to four runs, like the pool's spot cards), or in any order
+    (then the compiled deal lists them card by card)."""
+    cards = np.sort(gen.choice(52, int(gen.integers(4, 14)), replace=False)).astype(np.int64)
+    if seed % 3 == 1:
+        return cards[np.argsort(cards % 4, kind="stable")]
+    return gen.permutation(cards) if seed % 3 == 2 else cards
+
+
+def _deal_counts(gen, seed: int, avail: np.ndarray, blocks: int) -> np.ndarray:
+    """Each row's counts: its cards in all, or some of them, in `blocks`
+    blocks; of either sign for seeds 0, 4, 8, ... (then a block may end past
+    the row's need), else each >= 0."""
+    n = len(avail)
+    want = avail if seed % 2 else gen.integers(0, avail + 1)
+    if seed % 4 == 0:
+        counts = gen.integers(-2, 4, (n, blocks))
+        counts[:, -1] = np.abs(counts[:, -1])  # (a row taking all its cards shuffles need - last: at most its cards)
+        counts[:, 0] += want - counts.sum(axis=1)
+        return counts
+    cuts = np.sort(gen.integers(0, want[:, None] + 1, (n, blocks - 1)), axis=1)
+    return np.diff(np.concatenate([np.zeros((n, 1), np.int64), cuts, want[:, None]], axis=1), axis=1)
+
+
 @pytest.mark.parametrize("seed", range(24))
 def test_deal_of_any_blocks_byte_identical(seed):
     """fill._deal on both paths: 1 to 10 blocks (the compiled write-out keeps
     at most 8 block ends at hand), counts of either sign, some cards not
     available, rows that take every available card (then the last block is
-    not shuffled) or not."""
+    not shuffled) or not, cards in one or several ascending runs or in any order."""
     from truedeal.fill import _deal
 
     gen = np.random.default_rng(seed)
     n, blocks = 40, int(gen.integers(1, 11))
-    cards = np.sort(gen.choice(52, int(gen.integers(4, 14)), replace=False)).astype(np.int64)
+    cards = _deal_cards(gen, seed)
     owners = np.full((n, 52), 255, np.uint8)
     owners[gen.random((n, 52)) < 0.25] = 7  # taken already
     avail = (owners[:, cards] == 255).sum(axis=1)
-    counts = gen.integers(-2, 4, (n, blocks))
-    counts[:, -1] = np.abs(counts[:, -1])  # (a row taking all its cards shuffles need - last: at most its cards)
-    want = avail if seed % 2 else gen.integers(0, avail + 1)  # each row's cards in all, or some of them
-    counts[:, 0] += want - counts.sum(axis=1)
+    counts = _deal_counts(gen, seed, avail, blocks)
     dest = np.arange(blocks, dtype=np.uint8)
 
     def deal(rng):
@@ -235,6 +257,46 @@ def test_deal_of_any_blocks_byte_identical(seed):
         return out
 
     assert_twice_equal(deal, seed=f"deal {seed}")
+
+
+class ZeroWords:
+    """A bit source whose 16-bit words are zero at every third place: a zero
+    word is rejected below any bound that is not a power of two, so the
+    deal's redo path runs in most blocks of eight rows."""
+
+    def __init__(self, seed: str) -> None:
+        self.bits, self.at = SeededBits(seed), 0
+
+    def read(self, nbytes: int) -> bytes:
+        out = bytearray(self.bits.read(nbytes))
+        for k in range(nbytes):
+            if (self.at + k) // 2 % 3 == 0:
+                out[k] = 0
+        self.at += nbytes
+        return bytes(out)
+
+
+def test_deal_redoes_rejected_words_as_the_numpy_path_does():
+    """fill._deal on both paths from a source that makes a third of the
+    first tries rejected: the same deals, and the same bytes taken."""
+    from truedeal.fill import _deal
+
+    gen = np.random.default_rng(5)
+    n, cards = 37, np.arange(52, dtype=np.int64)  # 37 rows: four blocks of eight and a tail
+    owners = np.full((n, 52), 255, np.uint8)
+    owners[gen.random((n, 52)) < 0.3] = 7
+    avail = (owners == 255).sum(axis=1)
+    counts = _deal_counts(gen, 1, avail, 3)
+    out = []
+    for reference in (False, True):
+        bits, got = ZeroWords("redo"), owners.copy()
+        if reference:
+            with kernel.numpy_only():
+                _deal(got, Rng(bits), cards, counts, np.arange(3, dtype=np.uint8))
+        else:
+            _deal(got, Rng(bits), cards, counts, np.arange(3, dtype=np.uint8))
+        out.append((got.tobytes(), bits.at))
+    assert out[0] == out[1]
 
 
 def test_chunk_sizes_do_not_change_the_stream():

@@ -86,7 +86,7 @@ static inline uint64_t le(const uint8_t *p, int nbytes) {
  * call then gets heap memory instead (grab and drop run under the GIL). */
 enum { S_LEMIRE, S_B64, S_IDX, S_W_TODO, S_W_BND, S_W_H, S_W_BUF, S_LISTS, S_LENGTH, S_DRAW,
        S_COUNTS, S_C1, S_LOC_R, S_WL_HI, S_WL_LO, S_L1_BND, S_L1_DRAW, S_P_BND, S_P_DRAW, S_P_BUF, S_P_R, S_P_AUX, S_P_SPLIT, S_ARENA, S_OPTS, S_LEN8,
-       S_POOL_TOTAL, S_POOL_R, S_P_ORDER, S_P_COUNT, S_P_GROUPED, N_SLOTS };
+       S_POOL_TOTAL, S_POOL_R, S_P_ORDER, S_P_COUNT, S_P_GROUPED, S_LEN16, N_SLOTS };
 static void *slot_buf[N_SLOTS];
 static size_t slot_cap[N_SLOTS];
 static int slot_busy[N_SLOTS];

@@ -30,6 +30,9 @@
  * with truedeal._paired.
  */
 #include "_draws.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* ------------------------------------------------------------ searches */
 
@@ -114,24 +117,68 @@ static inline void copy_small(void *dst, const void *src, size_t n) {
  * (they are all < 2**16: Lemire on 16-bit words, the rejected draws redone
  * in index order), but with no bound or index arrays: this is the fill's
  * hot loop, and its bounds are < 53, so a pick fits a byte. */
+static inline uint32_t bound_at(int64_t length, size_t i) {
+    return length > (int64_t)i + 1 ? (uint32_t)(length - (int64_t)i) : 1u;
+}
+
+/* Draw k's first try from its two bytes u: the pick, and k into redo when
+ * Lemire rejects it (its low half < (2**16 - b) % b, which needs low < b). */
+static inline void first_try(uint32_t u, uint32_t b, size_t k, uint8_t *pick, size_t *redo, size_t *bad) {
+    uint32_t x = u * b, low = x & 0xFFFF;
+    pick[k] = (uint8_t)(x >> 16);
+    if (__builtin_expect(low < b, 0) && low < (65536u - b) % b) redo[(*bad)++] = k;
+}
+
+/* The first tries of all the draws (the rejected ones into redo, in index
+ * order; their number returned); len16: the lengths, each < 2**16.  With
+ * SSE2, eight rows at a time: pick = the high half of u * b, and the rows
+ * whose low half is below b are looked at one by one. */
+static size_t first_tries(const uint8_t *buf, const int64_t *length, const uint16_t *len16, size_t n, size_t steps,
+                          uint8_t *pick, size_t *redo) {
+    size_t bad = 0;
+    for (size_t i = 0, k = 0; i < steps; i++) {
+        size_t r = 0;
+#ifdef __SSE2__
+        const __m128i at = _mm_set1_epi16((short)i), one = _mm_set1_epi16(1), zero = _mm_setzero_si128();
+        for (; r + 8 <= n; r += 8, k += 8) {
+            __m128i b = _mm_max_epi16(_mm_subs_epu16(_mm_loadu_si128((const __m128i *)(len16 + r)), at), one);
+            __m128i u = _mm_loadu_si128((const __m128i *)(buf + 2 * k)); /* (little-endian words, as below) */
+            __m128i hi = _mm_mulhi_epu16(u, b), lo = _mm_mullo_epi16(u, b);
+            _mm_storel_epi64((__m128i *)(pick + k), _mm_packus_epi16(hi, hi));
+            if (__builtin_expect(_mm_movemask_epi8(_mm_cmpeq_epi16(_mm_subs_epu16(b, lo), zero)) != 0xFFFF, 0))
+                for (size_t t = 0; t < 8; t++)
+                    first_try((uint32_t)(buf[2 * (k + t)] | buf[2 * (k + t) + 1] << 8), bound_at(length[r + t], i), k + t,
+                              pick, redo, &bad);
+        }
+#else
+        (void)len16;
+#endif
+        for (; r < n; r++, k++)
+            first_try((uint32_t)(buf[2 * k] | buf[2 * k + 1] << 8), bound_at(length[r], i), k, pick, redo, &bad);
+    }
+    return bad;
+}
+
+/* The draws of a partial Fisher-Yates over n rows: draw k = i * n + r
+ * (position-major) is uniform below max(length[r] - i, 1), i < steps, into
+ * pick[k].  The same draws from the same bytes as below() on those bounds
+ * (they are all < 2**16: Lemire on 16-bit words, the rejected draws redone
+ * in index order), but with no bound or index arrays: this is the fill's
+ * hot loop, and its bounds are < 53, so a pick fits a byte. */
 static int positions(PyObject *bits, const int64_t *length, size_t n, size_t steps, uint8_t *pick) {
     size_t cnt = steps * n, bad = 0;
     uint8_t *buf = grab(S_LEMIRE, 2 * cnt + 1);
     size_t *redo = grab(S_IDX, (cnt + 1) * sizeof *redo);
+    uint16_t *len16 = grab(S_LEN16, (n + 1) * sizeof *len16);
     int rc = -1;
-    if (!buf || !redo) {
+    if (!buf || !redo || !len16) {
         PyErr_NoMemory();
         goto out;
     }
+    for (size_t r = 0; r < n; r++) len16[r] = (uint16_t)(length[r] < 0 ? 0 : length[r] > 0xFFFF ? 0xFFFF : length[r]);
     if (read_bits(bits, 2 * cnt, buf) < 0) goto out;
     Py_BEGIN_ALLOW_THREADS
-    for (size_t i = 0, k = 0; i < steps; i++)
-        for (size_t r = 0; r < n; r++, k++) {
-            uint32_t b = length[r] > (int64_t)i + 1 ? (uint32_t)(length[r] - (int64_t)i) : 1u;
-            uint32_t x = (uint32_t)(buf[2 * k] | buf[2 * k + 1] << 8) * b, low = x & 0xFFFF;
-            pick[k] = (uint8_t)(x >> 16);
-            if (__builtin_expect(low < b, 0) && low < (65536u - b) % b) redo[bad++] = k;
-        }
+    bad = first_tries(buf, length, len16, n, steps, pick, redo);
     Py_END_ALLOW_THREADS
     while (bad) {
         if (read_bits(bits, 2 * bad, buf) < 0) goto out;
@@ -139,7 +186,7 @@ static int positions(PyObject *bits, const int64_t *length, size_t n, size_t ste
         for (size_t j = 0; j < bad; j++) {
             size_t k = redo[j], i = k / n;
             int64_t len = length[k % n];
-            uint32_t b = len > (int64_t)i + 1 ? (uint32_t)(len - (int64_t)i) : 1u;
+            uint32_t b = bound_at(len, i);
             uint32_t x = (uint32_t)(buf[2 * j] | buf[2 * j + 1] << 8) * b, low = x & 0xFFFF;
             pick[k] = (uint8_t)(x >> 16);
             if (low < b && low < (65536u - b) % b) redo[again++] = k;
@@ -150,6 +197,7 @@ static int positions(PyObject *bits, const int64_t *length, size_t n, size_t ste
 out:
     drop(S_LEMIRE, buf);
     drop(S_IDX, redo);
+    drop(S_LEN16, len16);
     return rc;
 }
 
@@ -175,6 +223,90 @@ static inline __attribute__((always_inline)) void write_blocks(uint8_t *restrict
     }
 }
 
+/* Bit c set where a row's card c is owned by `take`: 52 byte compares as
+ * four 16-byte ones (SSE2, in every x86-64), the last overlapping the third
+ * so that no load reads past the row. */
+static inline uint64_t owned_by(const uint8_t *o, uint8_t take) {
+#ifdef __SSE2__
+    const __m128i t = _mm_set1_epi8((char)take);
+#define EQ(at) ((uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(o + (at))), t)))
+    return EQ(0) | EQ(16) << 16 | EQ(32) << 32 | EQ(36) << 36;
+#undef EQ
+#else
+    uint64_t m = 0;
+    for (int c = 0; c < NCARDS; c++) m |= (uint64_t)(o[c] == take) << c;
+    return m;
+#endif
+}
+
+#define MAX_RUNS 4
+
+/* set_at[b]: the positions of byte b's set bits, lowest first, one to a
+ * byte; n_set[b]: how many (both filled in at import). */
+static uint64_t set_at[256];
+static uint8_t n_set[256];
+
+static void fill_set_tables(void) {
+    for (unsigned b = 0; b < 256; b++) {
+        unsigned k = 0;
+        for (unsigned i = 0; i < 8; i++)
+            if (b >> i & 1) set_at[b] |= (uint64_t)i << (8 * k++);
+        n_set[b] = (uint8_t)k;
+    }
+}
+
+/* x's set bits, lowest first, into l (their number returned), a byte of x
+ * at a time: l must have 8 bytes of room past the last bit's. */
+static inline size_t list_bits(uint8_t *l, uint64_t x) {
+    size_t a = 0;
+    for (uint64_t j = 0; x; j += 0x0808080808080808ull, x >>= 8) {
+        uint64_t at = set_at[x & 0xFF] + j;
+        memcpy(l + a, &at, 8);
+        a += n_set[x & 0xFF];
+    }
+    return a;
+}
+
+/* `cards` as its ascending runs (a run's cards in card order are its set
+ * bits in bit order): their masks into run, their number returned; 0 when
+ * there are more than MAX_RUNS (then the rows are listed card by card). */
+static size_t ascending_runs(const uint8_t *card8, size_t m, uint64_t *run) {
+    size_t k = 0;
+    for (size_t c = 0; c < m; c++) {
+        if (!c || card8[c] <= card8[c - 1]) {
+            if (k == MAX_RUNS) return 0;
+            run[k++] = 0;
+        }
+        run[k - 1] |= 1ull << card8[c];
+    }
+    return k;
+}
+
+/* A row's available cards of `cards`, in the order of `cards`, into l (with
+ * 8 bytes of room past m); their number returned.  With runs (n_runs > 0)
+ * the cards that are not available are not listed: the shuffle and the
+ * blocks read only the first `length` positions when no count is negative,
+ * and a position past it only swaps with itself.  Without, they follow, in
+ * card order (branch-free). */
+static inline size_t list_available(uint8_t *restrict l, const uint8_t *restrict o, uint8_t take, const uint8_t *card8,
+                                    size_t m, const uint64_t *run, size_t n_runs) {
+    size_t a = 0, b = 0;
+    if (n_runs) {
+        uint64_t own = owned_by(o, take);
+        for (size_t k = 0; k < n_runs; k++) a += list_bits(l + a, own & run[k]);
+        return a;
+    }
+    uint8_t rest[NCARDS];
+    for (size_t c = 0; c < m; c++) {
+        size_t av = o[card8[c]] == take;
+        l[a] = rest[b] = card8[c];
+        a += av;
+        b += 1 - av;
+    }
+    copy_small(l + a, rest, b);
+    return a;
+}
+
 /* fill._deal: give row r's counts[r, k] cards to dest[k], a uniform choice
  * among the cards of `cards` (in that order) that row r's owner array marks
  * `take`; the partial Fisher-Yates draws all positions of all rows in one
@@ -182,59 +314,42 @@ static inline __attribute__((always_inline)) void write_blocks(uint8_t *restrict
 static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards, size_t m, const int64_t *counts,
                 size_t K, const uint8_t *dest, uint8_t take) {
     if (!n || !K) return 0;
-    int64_t width = 0;
-    for (size_t r = 0; r < n; r++) {
-        int64_t need = 0;
-        for (size_t k = 0; k < K; k++) need += counts[r * K + k];
-        if (need > width) width = need;
+    int64_t *length = grab(S_LENGTH, (2 * n + K) * sizeof *length); /* then each row's need, then its block ends */
+    if (!length) {
+        PyErr_NoMemory();
+        return -1;
     }
-    if (width <= 0) return 0;
-    if ((size_t)width > m) {
+    int64_t width = 0, *need = length + n;
+    int negative = 0; /* (a negative count can make a block end past the row's need) */
+    for (size_t r = 0; r < n; r++) {
+        need[r] = 0;
+        for (size_t k = 0; k < K; k++) {
+            need[r] += counts[r * K + k];
+            negative |= counts[r * K + k] < 0;
+        }
+        if (need[r] > width) width = need[r];
+    }
+    if (width <= 0 || (size_t)width > m) {
+        drop(S_LENGTH, length);
+        if (width <= 0) return 0;
         PyErr_SetString(PyExc_ValueError, "deal: a row needs more cards than it has");
         return -1;
     }
-    uint8_t *lists = grab(S_LISTS, n * m + 1);
-    int64_t *length = grab(S_LENGTH, (n + K) * sizeof *length); /* then room for a row's block ends */
+    uint8_t *lists = grab(S_LISTS, n * m + 8); /* (list_bits writes 8 bytes at a time) */
     uint8_t *pick = NULL;
     int rc = -1;
-    if (!lists || !length) goto nomem;
-    int all = 1, full = 1;
+    if (!lists) goto nomem;
     uint8_t card8[NCARDS];
     for (size_t c = 0; c < m; c++) card8[c] = (uint8_t)cards[c];
-    for (size_t r = 0; r < n && all; r++)
-        for (size_t c = 0; c < m; c++)
-            if (owners[r * NCARDS + card8[c]] != take) {
-                all = 0;
-                break;
-            }
+    uint64_t run[MAX_RUNS];
+    size_t n_runs = negative ? 0 : ascending_runs(card8, m, run);
     /* the shuffle's steps: when every row's blocks take all its cards the last block needs no shuffle */
-    int64_t steps_full = 0, steps_all = 0;
+    int64_t steps_full = 0, steps_all = width;
+    int full = 1;
     for (size_t r = 0; r < n; r++) {
-        uint8_t *l = lists + r * m;
-        const uint8_t *o = owners + r * NCARDS;
-        size_t a = 0;
-        if (all) {
-            copy_small(l, card8, m);
-            a = m;
-        } else { /* the available cards first, then the rest, each in card order (branch-free) */
-            uint8_t rest[NCARDS];
-            size_t b = 0;
-            for (size_t c = 0; c < m; c++) {
-                uint8_t card = card8[c];
-                size_t av = o[card] == take;
-                l[a] = card;
-                rest[b] = card;
-                a += av;
-                b += 1 - av;
-            }
-            copy_small(l + a, rest, b);
-        }
-        length[r] = (int64_t)a;
-        int64_t need = 0;
-        for (size_t k = 0; k < K; k++) need += counts[r * K + k];
-        if (need != length[r]) full = 0;
-        if (need - counts[r * K + K - 1] > steps_full) steps_full = need - counts[r * K + K - 1];
-        if (need > steps_all) steps_all = need;
+        length[r] = (int64_t)list_available(lists + r * m, owners + r * NCARDS, take, card8, m, run, n_runs);
+        full &= need[r] == length[r];
+        if (need[r] - counts[r * K + K - 1] > steps_full) steps_full = need[r] - counts[r * K + K - 1];
     }
     size_t steps = (size_t)(full ? steps_full : steps_all);
     pick = grab(S_DRAW, steps * n + 1);
@@ -253,11 +368,11 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
     }
     for (size_t r = 0; r < n; r++) /* K as a constant where it is small: the loops over the blocks unrolled */
         switch (K) {
-        case 1: write_blocks(owners + r * NCARDS, lists + r * m, counts + r, length + n, 1, dest, width); break;
-        case 2: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 2, length + n, 2, dest, width); break;
-        case 3: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 3, length + n, 3, dest, width); break;
-        case 4: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 4, length + n, 4, dest, width); break;
-        default: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * K, length + n, K, dest, width);
+        case 1: write_blocks(owners + r * NCARDS, lists + r * m, counts + r, length + 2 * n, 1, dest, width); break;
+        case 2: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 2, length + 2 * n, 2, dest, width); break;
+        case 3: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 3, length + 2 * n, 3, dest, width); break;
+        case 4: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 4, length + 2 * n, 4, dest, width); break;
+        default: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * K, length + 2 * n, K, dest, width);
         }
     Py_END_ALLOW_THREADS
     rc = 0;
@@ -1172,4 +1287,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_sampler", "truedeal compiled sampler", -1, methods};
 
-PyMODINIT_FUNC PyInit__sampler(void) { return PyModule_Create(&moddef); }
+PyMODINIT_FUNC PyInit__sampler(void) {
+    fill_set_tables();
+    return PyModule_Create(&moddef);
+}

@@ -412,6 +412,37 @@ typedef struct {
 
 #define N_ROLES 11
 
+/* Each row's tracked cards to the rank seats whose masks (n, 4, n_rank)
+ * hold them (the last such seat, should two), the others left as they are.
+ * With one rank seat, its set bits are visited; with more, each tracked card
+ * takes its owner by a branch-free choice among the seats (a loop over set
+ * bits mispredicts about once a seat and suit). */
+static void place_honours(uint8_t *owners, size_t n, const Roles *L, const uint16_t *masks) {
+    size_t n_rank = L->n_rank, n_tr[4]; /* locals: a byte store may alias L */
+    uint8_t tr[4][13], seat[8];
+    for (int s = 0; s < 4; s++) {
+        n_tr[s] = (size_t)L->n_tr[s];
+        for (size_t t = 0; t < n_tr[s]; t++) tr[s][t] = (uint8_t)L->tr[s][t];
+    }
+    for (size_t i = 0; i < n_rank && i < 8; i++) seat[i] = L->rank_seat[i];
+    for (size_t r = 0; r < n; r++) {
+        uint8_t *o = owners + r * NCARDS;
+        const uint16_t *m = masks + r * 4 * n_rank;
+        for (int s = 0; s < 4; s++, m += n_rank) {
+            if (n_rank == 1 || n_rank > 8) {
+                for (size_t i = 0; i < n_rank; i++)
+                    for (unsigned b = m[i] & ((1u << n_tr[s]) - 1); b; b &= b - 1) o[tr[s][__builtin_ctz(b)]] = L->rank_seat[i];
+                continue;
+            }
+            for (size_t t = 0; t < n_tr[s]; t++) {
+                uint8_t v = o[tr[s][t]];
+                for (size_t i = 0; i < n_rank; i++) v ^= (uint8_t)((v ^ seat[i]) & -(m[i] >> t & 1u));
+                o[tr[s][t]] = v;
+            }
+        }
+    }
+}
+
 /* fill.fill_deals, stage by stage, with the same deal calls in the same
  * order (so the same bytes); lengths (n, n_pat, 4) int8 (suit lengths: a
  * row's are one line, not two, in the passes below that read them once per
@@ -434,14 +465,7 @@ static int fill(PyObject *bits, uint8_t *owners, size_t n, const Roles *L, const
 #define MASK(r, s, i) masks[((r) * 4 + (s)) * L->n_rank + (i)]
     Py_BEGIN_ALLOW_THREADS
     for (size_t r = 0; r < n; r++) memcpy(owners + r * NCARDS, L->dead, NCARDS);
-    for (size_t r = 0; r < n; r++) /* the honours: visit the set bits only (n_tr <= 13) */
-        for (size_t i = 0; i < L->n_rank; i++) {
-            uint8_t seat = L->rank_seat[i], *o = owners + r * NCARDS; /* locals: a byte store may alias L */
-            for (int s = 0; s < 4; s++) {
-                const int64_t *tr = L->tr[s];
-                for (unsigned b = MASK(r, s, i) & ((1u << L->n_tr[s]) - 1); b; b &= b - 1) o[tr[__builtin_ctz(b)]] = seat;
-            }
-        }
+    place_honours(owners, n, L, masks);
     Py_END_ALLOW_THREADS
     for (int s = 0; s < 4; s++) {
         size_t m = 0;

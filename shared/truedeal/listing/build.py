@@ -7,6 +7,7 @@ from operator import mul
 
 import numpy as np
 
+from ..arrays import distinct
 from .cells import checked_cells, pair_keys, suit_columns
 from .layout import MAX_ENTRIES, Layout, TooWide
 from .model import Listing
@@ -70,7 +71,7 @@ def _batches(keys: np.ndarray, layout: Layout) -> list[tuple[int, np.ndarray, np
     size = int(np.prod([d + 1 for d in layout.dims[: layout.n_box]] + list(layout.dims[layout.n_box :])))
     per_pass = 1 if layout.has_pool else max(1, _PASS_BYTES // (8 * size))
     out: list = []
-    for sig in np.unique(keys[:, 2]).tolist():
+    for sig in distinct(keys[:, 2]).tolist():
         ks = np.nonzero(keys[:, 2] == sig)[0]
         ks = ks[np.argsort(keys[ks, 1], kind="stable")]
         t2s, first, counts = np.unique(keys[ks, 1], return_index=True, return_counts=True)

@@ -12,7 +12,6 @@ import numpy as np
 
 from .layout import TooWide
 from .model import Listing
-from .paired import case_indicators, paired_cases
 from .tables import box_arrays, box_sums, completions, level0_rows, pair_table, pool_factors, prefix_sums
 
 
@@ -32,6 +31,8 @@ def count_cases(listing: Listing) -> int:
 
 
 def _count(listing: Listing) -> int:
+    from .paired import paired_cases  # (here: a command that counts nothing need not import it)
+
     layout = listing.layout
     if layout.patterned and not layout.has_pool and len(listing.cells):
         try:
@@ -46,6 +47,8 @@ def _count_by_groups(listing: Listing) -> int:
     layout = listing.layout
     if layout.has_pool and layout.shape_only:
         return _count_cases_interval(listing)
+    from .paired import case_indicators
+
     indic = case_indicators(listing.options, layout).dense()
     g_of_c = [int(g > 0) for g in pool_factors(layout, listing.c_values)]
     tables: dict[tuple[int, int], np.ndarray] = {}

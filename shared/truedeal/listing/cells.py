@@ -8,6 +8,7 @@ import functools
 
 import numpy as np
 
+from ..arrays import distinct
 from ..patterns import PATTERN_BY_SHD, PATTERNS
 from .layout import MAX_CELLS, MAX_FEATURE_CELLS, Layout, TooWide, make_layout
 from .options import suit_profile
@@ -108,7 +109,7 @@ def check_width(layout: Layout, n_columns: int, cell_cols: np.ndarray) -> None:
     """Refuse, before any option is built, tables past :data:`MAX_FEATURE_CELLS`."""
     if n_columns * layout.zsize > MAX_FEATURE_CELLS:
         raise TooWide(f"feature tables too large ({n_columns:,} suit columns x {layout.zsize:,} feature states)")
-    n_pairs = len(np.unique(pair_keys(cell_cols, n_columns)))
+    n_pairs = len(distinct(pair_keys(cell_cols, n_columns)))
     if n_pairs * layout.zsize > MAX_FEATURE_CELLS:
         raise TooWide(f"suit-pair tables too large ({n_pairs:,} pairs x {layout.zsize:,} feature states)")
 

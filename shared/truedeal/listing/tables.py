@@ -7,6 +7,7 @@ import itertools
 
 import numpy as np
 
+from ..arrays import distinct
 from .layout import Layout, strides_of
 
 #: Most (first option, second option) terms one pass of :func:`pair_tables` holds.
@@ -20,7 +21,7 @@ def pair_tables(g: np.ndarray, pairs: list[tuple[int, int]], layout: Layout) -> 
     block instead of a dozen per pair (thousands of pairs in a listing)."""
     out = np.zeros((len(pairs), layout.zsize), dtype=np.int64)
     first = np.array([a for a, _ in pairs], np.int64)
-    for a in np.unique(first).tolist():
+    for a in distinct(first).tolist():
         ia = np.nonzero(g[a])[0]
         rows = np.nonzero(first == a)[0]
         if not len(ia):

@@ -27,7 +27,7 @@ from truedeal import kernel
 from truedeal.constraints.dealer import parse_program
 from truedeal.engine import Plan
 from truedeal.randomness import CHUNK_DEALS, Rng, SeededBits
-from truedeal.sampling import WideCategorical
+from truedeal.sampling import WideCategorical, _locate, _starts
 from truedeal.spec import load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,6 +121,22 @@ def test_below_wide(bound, shift):
 def test_wide_categorical(weights):
     cat = WideCategorical(weights)
     assert_twice_equal(lambda rng: cat.draw(5000, rng), seed=len(weights))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(0, 4)), min_size=1, max_size=300), st.booleans(), st.integers(0, 2**32))
+def test_locate_with_tied_running_sums(entries, with_table, seed):
+    """Sampler._locate on both paths: runs of 13 keys whose weights are
+    often 0 (so the running sums tie, and a search must take the first entry
+    past the draw), searched from the runs' table or from the whole array."""
+    entries.sort()
+    keys = np.array([k for k, _ in entries], np.int64)
+    cum = np.cumsum([w for _, w in entries]).astype(np.int64)
+    totals = {k: sum(w for kk, w in entries if kk == k) for k, _ in entries}
+    asked = np.array([k for k, t in sorted(totals.items()) if t > 0] * 40, np.int64)
+    starts = _starts(keys, 13) if with_table else np.zeros(0, np.int64)
+    total = np.array([totals[k] for k in asked], np.int64)
+    assert_twice_equal(lambda rng: _locate(rng, keys, cum, starts, asked, total), seed=seed)
 
 
 # ------------------------------------------------------------------ whole specs

@@ -226,10 +226,12 @@ def test_box_sums_of_the_numpy_path_against_the_table():
 
 
 def _deal_cards(gen, seed: int) -> np.ndarray:
-    """4-13 cards: ascending (one run), ascending within each suit and suit
+    """4-13 cards, or 20-52 for seeds 3, 8, 13, ... (then a block may hold
+    more than 16): ascending (one run), ascending within each suit and suit
     after suit (up to four runs, like the pool's spot cards), or in any order
     (then the compiled deal lists them card by card)."""
-    cards = np.sort(gen.choice(52, int(gen.integers(4, 14)), replace=False)).astype(np.int64)
+    many = seed % 5 == 3
+    cards = np.sort(gen.choice(52, int(gen.integers(20, 53) if many else gen.integers(4, 14)), replace=False)).astype(np.int64)
     if seed % 3 == 1:
         return cards[np.argsort(cards % 4, kind="stable")]
     return gen.permutation(cards) if seed % 3 == 2 else cards

@@ -223,6 +223,26 @@ static inline __attribute__((always_inline)) void write_blocks(uint8_t *restrict
     }
 }
 
+/* write_blocks when no count is negative and none is past 16 (a seat's
+ * cards of one deal): each block's seat laid out at its positions by a
+ * 16-byte store, in block order (a later block's store overwrites the tail of
+ * the one before), then each position's card to its block's seat; no
+ * comparison a position. */
+static inline void write_short_blocks(uint8_t *restrict o, const uint8_t *restrict l, const int64_t *c, size_t K,
+                                      const uint8_t *restrict dest) {
+    uint8_t seat_at[NCARDS + 16];
+    size_t end = 0;
+    for (size_t k = 0; k < K; k++) {
+#ifdef __SSE2__
+        _mm_storeu_si128((__m128i *)(seat_at + end), _mm_set1_epi8((char)dest[k]));
+#else
+        memset(seat_at + end, dest[k], (size_t)c[k]);
+#endif
+        end += (size_t)c[k];
+    }
+    for (size_t p = 0; p < end; p++) o[l[p]] = seat_at[p];
+}
+
 /* Bit c set where a row's card c is owned by `take`: 52 byte compares as
  * four 16-byte ones (SSE2, in every x86-64), the last overlapping the third
  * so that no load reads past the row. */
@@ -256,10 +276,14 @@ static void fill_set_tables(void) {
 }
 
 /* x's set bits, lowest first, into l (their number returned), a byte of x
- * at a time: l must have 8 bytes of room past the last bit's. */
+ * at a time, all seven bytes (a loop to the last set bit would mispredict
+ * its end once a call): x < 2**52, and l must have 8 bytes of room past the
+ * last bit's. */
 static inline size_t list_bits(uint8_t *l, uint64_t x) {
     size_t a = 0;
-    for (uint64_t j = 0; x; j += 0x0808080808080808ull, x >>= 8) {
+    uint64_t j = 0;
+#pragma GCC unroll 7
+    for (int byte = 0; byte < 7; byte++, j += 0x0808080808080808ull, x >>= 8) { /* 7 bytes: x < 2**52 */
         uint64_t at = set_at[x & 0xFF] + j;
         memcpy(l + a, &at, 8);
         a += n_set[x & 0xFF];
@@ -320,12 +344,13 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
         return -1;
     }
     int64_t width = 0, *need = length + n;
-    int negative = 0; /* (a negative count can make a block end past the row's need) */
+    int negative = 0, short_blocks = 1; /* (a negative count can make a block end past the row's need) */
     for (size_t r = 0; r < n; r++) {
         need[r] = 0;
         for (size_t k = 0; k < K; k++) {
             need[r] += counts[r * K + k];
             negative |= counts[r * K + k] < 0;
+            short_blocks &= counts[r * K + k] <= 16;
         }
         if (need[r] > width) width = need[r];
     }
@@ -366,14 +391,18 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
             l[j] = t;
         }
     }
-    for (size_t r = 0; r < n; r++) /* K as a constant where it is small: the loops over the blocks unrolled */
-        switch (K) {
-        case 1: write_blocks(owners + r * NCARDS, lists + r * m, counts + r, length + 2 * n, 1, dest, width); break;
-        case 2: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 2, length + 2 * n, 2, dest, width); break;
-        case 3: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 3, length + 2 * n, 3, dest, width); break;
-        case 4: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 4, length + 2 * n, 4, dest, width); break;
-        default: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * K, length + 2 * n, K, dest, width);
-        }
+    if (short_blocks && !negative) {
+        for (size_t r = 0; r < n; r++) write_short_blocks(owners + r * NCARDS, lists + r * m, counts + r * K, K, dest);
+    } else {
+        for (size_t r = 0; r < n; r++) /* K as a constant where it is small: the loops over the blocks unrolled */
+            switch (K) {
+            case 1: write_blocks(owners + r * NCARDS, lists + r * m, counts + r, length + 2 * n, 1, dest, width); break;
+            case 2: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 2, length + 2 * n, 2, dest, width); break;
+            case 3: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 3, length + 2 * n, 3, dest, width); break;
+            case 4: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * 4, length + 2 * n, 4, dest, width); break;
+            default: write_blocks(owners + r * NCARDS, lists + r * m, counts + r * K, length + 2 * n, K, dest, width);
+            }
+    }
     Py_END_ALLOW_THREADS
     rc = 0;
     goto out;

@@ -26,6 +26,7 @@ from truedeal.listing import paired as paired_listing
 from truedeal.listing.cases import _count_by_groups
 from truedeal.listing.exact_ops import exact_matmul, first_above, row_dots
 from truedeal.listing.paired import applicable, build_paired, table_dtype
+from truedeal.paired_sampling import _running_sums
 from truedeal.patterns import PATTERNS
 from truedeal.randomness import chunk_rng
 from truedeal.shapes import parse_shape
@@ -161,6 +162,26 @@ def test_compiled_steps_draw_alike_whether_they_visit_rows_by_group_or_in_order(
     assert (listing.make_sampler().draw(n, chunk_rng("scan order", n)) == want).all()
 
 
+@pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
+def test_compiled_z2_passes_whole_runs_as_the_scan_and_numpy_draw():
+    """The compiled z2 passes a run of accepted z2 whose sum keeps the
+    running sum at or below r in one step (from V's running sums) and halves
+    the run that does not: the same z2 as its entry-by-entry scan and as the
+    numpy path, for every (group, z1) that can be drawn, from the same bytes."""
+    sampler = build_paired(_comp(BOTH[1])).make_sampler()
+    L = sampler.listing
+    assert (np.asarray(sampler.runs) >> np.uint64(32)).max() > 4  # runs long enough to be halved
+    q, z1 = np.nonzero(L.y[L.y_of] > 0)
+    q, z1 = np.repeat(q, 3).astype(np.int64), np.repeat(z1, 3).astype(np.int64)
+    got = []
+    for prefix in (_running_sums(L.v), np.zeros(0, np.uint64)):
+        sampler.v_prefix = prefix
+        got.append(sampler._z2(q, z1, chunk_rng("whole runs", 0)))
+    with kernel.numpy_only():
+        got.append(sampler._z2(q, z1, chunk_rng("whole runs", 0)))
+    assert (got[0] == got[2]).all() and (got[1] == got[2]).all()
+
+
 @pytest.mark.parametrize("spec", [BOTH[1], NT_INVITE_POOL], ids=["both 1", "rank pool"])
 def test_groups_share_rows_of_v_and_y_that_are_their_own_sums(spec):
     """A group reads its V and Y through v_of and y_of, so groups with the
@@ -182,7 +203,7 @@ def test_compiled_paired_draws_refuse_indices_out_of_range():
     L, k = sampler.listing, kernel.paired()
     bad = np.array([len(L.group_table)], np.int64)  # one group past the last
     accepted = (sampler.accept_ptr, sampler.accept_idx, sampler.accept_w)
-    no_runs = (sampler.run_ptr, np.zeros(0, np.uint64))
+    no_runs = (sampler.run_ptr, np.zeros(0, np.uint64), np.zeros(0, np.uint64))
     y, v = (L.y, L.y_of, len(L.z_flat)), (L.v, L.v_of)
     with pytest.raises(IndexError):
         k.z2(chunk_rng("x", 0).bits, bad, np.zeros(1, np.int64), *y, *v, *accepted, L.group_sig, *no_runs, np.empty(1, np.int64))
@@ -197,9 +218,13 @@ def test_compiled_paired_draws_refuse_indices_out_of_range():
         k.z2(chunk_rng("x", 0).bits, q, np.array([z1], np.int64), *y, *v, sampler.accept_ptr, wrong, sampler.accept_w,
              L.group_sig, *no_runs, np.empty(1, np.int64))
     far = sampler.runs + np.uint64(len(L.z_flat))  # the same, as runs
-    with pytest.raises(IndexError, match="accepted z2"):
-        k.z2(chunk_rng("x", 0).bits, q, np.array([z1], np.int64), *y, *v, *accepted, L.group_sig, sampler.run_ptr, far,
-             np.empty(1, np.int64))
+    for prefix in (np.zeros(0, np.uint64), _running_sums(L.v)):  # runs scanned entry by entry, or passed whole
+        with pytest.raises(IndexError, match="accepted z2"):
+            k.z2(chunk_rng("x", 0).bits, q, np.array([z1], np.int64), *y, *v, *accepted, L.group_sig, sampler.run_ptr, far,
+                 prefix, np.empty(1, np.int64))
+    with pytest.raises(ValueError, match="prefix has the wrong size"):
+        k.z2(chunk_rng("x", 0).bits, q, np.array([z1], np.int64), *y, *v, *accepted, L.group_sig, sampler.run_ptr,
+             sampler.runs, _running_sums(L.v)[:, 1:].copy(), np.empty(1, np.int64))
     guide = np.zeros((len(L.group_table), 4), np.uint64)
     with pytest.raises(ValueError, match="not the sum"):  # W one more than its z1 weights: an error, not a draw
         k.z1(chunk_rng("x", 0).bits, q, sampler.w_hi, sampler.w_lo + np.uint64(1), L.tables, L.group_table, *y, guide,

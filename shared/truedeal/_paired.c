@@ -402,6 +402,7 @@ typedef struct {
     const int64_t *ptr, *idx, *w, *rptr;
     const uint64_t *runs;
     size_t rows, nnz, n_sig, n_runs;
+    const uint64_t *prefix; /* with runs: each row of V's running sums from 0, n_z + 1 a row (mod 2**64), or NULL */
 } Accepted;
 
 /* The compressed row of (q's signature, z1), or 0 (and from = to) when the
@@ -434,6 +435,34 @@ static inline void prefetch_v(const Accepted *A, const Dims *D, const int64_t *v
     }
 }
 
+/* The first z2 of the runs [from, to) where the running sum of V_q first
+ * exceeds r, from V_q's running sums pq (mod 2**64: a difference of two is
+ * exact, every sum of accepted weights being below Y < 2**63): a run whose
+ * sum keeps it at or below r is passed whole, and the one that does not is
+ * halved (the sums grow along it, V being >= 0).  -1 when none does. */
+static int64_t run_sums_past(const Accepted *A, const Dims *D, const uint64_t *pq, int64_t from, int64_t to, int64_t r,
+                             const char **bad) {
+    uint64_t sum = 0;
+    for (int64_t j = from; j < to; j++) {
+        uint64_t z = (uint32_t)A->runs[j], end = z + (A->runs[j] >> 32);
+        if (end > D->n_z) {
+            *bad = "paired: accepted z2 out of range";
+            return -1;
+        }
+        uint64_t left = (uint64_t)r - sum, base = pq[z]; /* r >= sum here */
+        if (pq[end] - base <= left) {
+            sum += pq[end] - base;
+            continue;
+        }
+        for (uint64_t len = end - z, half; len > 1; len -= half) { /* the first z' with pq[z' + 1] - base > left */
+            half = len / 2;
+            z = pq[z + half + 1] - base <= left ? z + half : z;
+        }
+        return (int64_t)(z + (pq[z + 1] - base <= left));
+    }
+    return -1;
+}
+
 /* z2: r below Y_q[z1], then the first z2 whose running sum of
  * V_q[z2] * accept[sig_q][z1][z2] (below Y, so within int64) exceeds r: the same z2 as a scan of every
  * z2, since the sum grows only at accepted ones.  The row is prefetched
@@ -461,7 +490,9 @@ static const char *scan_z2(const Dims *D, const int64_t *q, const int64_t *z1, c
         }
         const int64_t *vq = v + (size_t)D->v_of[q[i]] * D->n_z;
         int64_t sum = 0, j = from, found = -1;
-        if (A->runs) {
+        if (A->runs && A->prefix) {
+            found = run_sums_past(A, D, A->prefix + (size_t)D->v_of[q[i]] * (D->n_z + 1), from, to, r[i], &bad);
+        } else if (A->runs) {
             for (; j < to && found < 0; j++) {
                 uint64_t z = (uint32_t)A->runs[j], end = z + (A->runs[j] >> 32);
                 if (end > D->n_z) {
@@ -1131,10 +1162,10 @@ static PyObject *p_z1(PyObject *self, PyObject *args) {
 
 static PyObject *p_z2(PyObject *self, PyObject *args) {
     PyObject *bits;
-    Py_buffer b[13]; /* q, z1, y, v, accept_ptr, accept_idx, group_sig, out, accept_w, run_ptr, runs u8, y_of, v_of */
+    Py_buffer b[14]; /* q, z1, y, v, accept_ptr, accept_idx, group_sig, out, accept_w, run_ptr, runs u8, y_of, v_of, prefix u8 */
     Py_ssize_t n_z;
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*ny*y*y*y*y*y*y*y*w*", &bits, &b[0], &b[1], &b[2], &b[11], &n_z, &b[3], &b[12], &b[4],
-                          &b[5], &b[8], &b[6], &b[9], &b[10], &b[7]))
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*ny*y*y*y*y*y*y*y*y*w*", &bits, &b[0], &b[1], &b[2], &b[11], &n_z, &b[3], &b[12], &b[4],
+                          &b[5], &b[8], &b[6], &b[9], &b[10], &b[13], &b[7]))
         return NULL;
     size_t n = (size_t)b[0].len / 8, n_q = (size_t)b[6].len / 8;
     Dims D = {n_q, n_z > 0 ? (size_t)n_z : 0, 0, b[11].buf, b[12].buf};
@@ -1149,10 +1180,14 @@ static PyObject *p_z2(PyObject *self, PyObject *args) {
     if (!rc) rc = rows_of(&b[3], &b[12], &D, "v");
     if (!rc) rc = shaped(&b[7], n, 1, 8, "out");
     if (!rc && A.runs) rc = shaped(&b[9], A.rows + 1, 1, 8, "run_ptr");
+    if (!rc && A.runs && b[13].len) { /* V's running sums: a row for each row of V, and a 0 before each */
+        rc = shaped(&b[13], (size_t)b[3].len / 8 / D.n_z, D.n_z + 1, 8, "prefix");
+        A.prefix = b[13].buf;
+    }
     if (!rc) rc = in_range(b[0].buf, n, (int64_t)n_q, "group");
     if (!rc) rc = in_range(b[1].buf, n, (int64_t)D.n_z, "z1");
     if (!rc) rc = draw_z2(bits, &D, b[0].buf, b[1].buf, n, b[2].buf, b[3].buf, &A, b[6].buf, b[7].buf);
-    release(b, 13);
+    release(b, 14);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
@@ -1387,7 +1422,7 @@ static PyObject *p_pool_pick(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"z1", p_z1, METH_VARARGS, "z1(bits, q, w_hi u8, w_lo u8, tables, group_table, y, y_of, n_z, guide u8, out)."},
     {"z2", p_z2, METH_VARARGS,
-     "z2(bits, q, z1, y, y_of, n_z, v, v_of, accept_ptr, accept_idx, accept_w, group_sig, run_ptr, runs u8, out)."},
+     "z2(bits, q, z1, y, y_of, n_z, v, v_of, accept_ptr, accept_idx, accept_w, group_sig, run_ptr, runs u8, prefix u8, out)."},
     {"cell", p_cell, METH_VARARGS,
      "cell(bits, q, z2, v, v_of, n_z, group_start, cell_order, run_table i4, tables, cell_at, cell_sums, out)."},
     {"split", p_split, METH_VARARGS,

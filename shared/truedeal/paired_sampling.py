@@ -54,6 +54,9 @@ _SPLIT_AT_BYTES = 128 << 20
 #: cells' T2 in blocks (of the module's CELL_BLOCK cells) for every z2: at
 #: most _CELL_BYTES in all.
 _CELL_BYTES = 64 << 20
+#: The compiled z2 passes a run of accepted z2 in one step with V's running
+#: sums (as large as V: four-pool.json 40 MB), kept when at most this size.
+_PREFIX_BYTES = 128 << 20
 
 
 class PairedSampler:
@@ -110,6 +113,7 @@ class PairedSampler:
         self.runs = self.accept_idx[first].astype(np.uint64) | lengths << np.uint64(32) if ones else np.zeros(0, np.uint64)
         # the compiled steps' caches (zeros, filled in by the draws that need them), made at their first draw
         self.guide: np.ndarray | None = None
+        self.v_prefix: np.ndarray | None = None
         self.split_at: np.ndarray | None = None
         self.split_list: np.ndarray | None = None
         self.cell_at: np.ndarray | None = None
@@ -261,8 +265,11 @@ class PairedSampler:
     def _z2_compiled(self, k: ModuleType, q: np.ndarray, z1: np.ndarray, bits: object) -> np.ndarray:
         L = self.listing
         out = np.empty(len(q), np.int64)
+        if self.v_prefix is None:
+            kept = len(self.runs) and L.v.nbytes <= _PREFIX_BYTES
+            self.v_prefix = _running_sums(L.v) if kept else np.zeros(0, np.uint64)
         k.z2(bits, q, z1, L.y, L.y_of, len(L.z_flat), L.v, L.v_of, self.accept_ptr, self.accept_idx, self.accept_w,
-             L.group_sig, self.run_ptr, self.runs, out)
+             L.group_sig, self.run_ptr, self.runs, self.v_prefix, out)
         return out
 
     def _cell(self, q: np.ndarray, z2: np.ndarray, rng: Rng) -> np.ndarray:
@@ -335,3 +342,12 @@ class PairedSampler:
         k = (cum <= rng.below(cum[:, -1])[:, None]).sum(axis=1)
         rows = np.arange(len(z))
         return va[rows, k], vb_flat[rows, k]
+
+
+def _running_sums(v: np.ndarray) -> np.ndarray:
+    """Each row of ``v`` (int64 >= 0) as its running sums from 0, one more
+    column, modulo 2**64: a difference of two is exact wherever the true sum
+    between them is below 2**64 (the accepted sums are below 2**63)."""
+    out = np.zeros((v.shape[0], v.shape[1] + 1), np.uint64)
+    np.cumsum(v.astype(np.uint64), axis=1, out=out[:, 1:])
+    return out

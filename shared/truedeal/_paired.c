@@ -549,9 +549,10 @@ static int draw_z2(PyObject *bits, const Dims *D, const int64_t *q, const int64_
  * them by weight, within a bound) keep block sums: group q's segment of
  * `sums`, at word at[q] (-1: none), is a flag word (0 unbuilt, 1 built, 2
  * not kept: a negative weight would make the running sum go down), then
- * for each z2 the sums of its run's cells in blocks of CELL_BLOCK.  A draw then
- * reads a line of block sums and the cells of one block (CELL_BLOCK: a
- * constant, so that finding a block is a shift). */
+ * for each z2 the running sums of its run's cells at the end of each block
+ * of CELL_BLOCK cells.  A draw then halves a line of them and reads the
+ * cells of one block (CELL_BLOCK: a constant, so that finding a block's
+ * cells is a shift). */
 #define CELL_BLOCK 8 /* exported as CELL_BLOCK: the sampler sizes the segments with it */
 
 typedef struct {
@@ -596,6 +597,8 @@ INLINE const int64_t *cell_sums(const Cells *C, const Dims *D, int64_t q, size_t
                 out[z * nb] += e;
             }
         }
+        for (size_t z = 0; z < D->n_z && seg[0] == 1; z++) /* each z2's block sums as running sums */
+            for (size_t blk = 1; blk < nb; blk++) seg[1 + z * nb + blk] += seg[1 + z * nb + blk - 1];
     }
     return seg[0] == 1 ? seg + 1 : NULL;
 }
@@ -620,10 +623,8 @@ INLINE const char *scan_cell(const Dims *D, const int64_t *q, const int64_t *z2,
                 size_t size = (size_t)(b - a), from = 0, to = size < PREFETCH_RUN ? size : PREFETCH_RUN;
                 size_t nb = (size + CELL_BLOCK - 1) / CELL_BLOCK;
                 if (has_sums(C, D, q[k], size) && C->sums[C->at[q[k]]] == 1) { /* the block its r falls in */
-                    const int64_t *bs = C->sums + C->at[q[k]] + 1 + (size_t)z2[k] * nb;
-                    int64_t cum = 0;
-                    size_t blk = 0;
-                    for (; blk + 1 < nb && cum + bs[blk] <= r[k]; blk++) cum += bs[blk];
+                    size_t blk = upper(C->sums + C->at[q[k]] + 1 + (size_t)z2[k] * nb, nb, r[k]);
+                    blk = blk < nb ? blk : nb - 1;
                     from = blk * CELL_BLOCK;
                     to = from + CELL_BLOCK < size ? from + CELL_BLOCK : size;
                 }
@@ -643,10 +644,11 @@ INLINE const char *scan_cell(const Dims *D, const int64_t *q, const int64_t *z2,
         int64_t sum = 0;
         const int64_t *sums = cell_sums(C, D, q[i], (size_t)a, size, &bad, item);
         if (bad) break;
-        if (sums) { /* skip the blocks whose sum keeps the running sum at or below r */
-            size_t nb = (size + CELL_BLOCK - 1) / CELL_BLOCK, blk = 0;
-            const int64_t *bs = sums + (size_t)z2[i] * nb;
-            for (; blk < nb && sum + bs[blk] <= r[i]; blk++) sum += bs[blk];
+        if (sums) { /* skip the blocks whose running sum stays at or below r */
+            size_t nb = (size + CELL_BLOCK - 1) / CELL_BLOCK;
+            const int64_t *cum = sums + (size_t)z2[i] * nb;
+            size_t blk = upper(cum, nb, r[i]);
+            sum = blk ? cum[blk - 1] : 0;
             if (blk == nb) j = size; /* not reached for r below V_q[z2] */
             else j = blk * CELL_BLOCK, end = j + CELL_BLOCK < size ? j + CELL_BLOCK : size;
         }

@@ -870,6 +870,26 @@ def test_console_script_matches_module():
     assert p.stdout.decode() == ok("decode", "0")
 
 
+def test_console_script_leaves_quickly_with_its_whole_output():
+    """The executable skips the interpreter's teardown after generate (see
+    cli.run): what it writes must still all arrive, through a pipe, in order,
+    with exit 0; its errors keep exit 2; and a reader that goes away early
+    (``| head``) still ends it with exit 0 and nothing on stderr."""
+    exe = console_script()
+    if exe is None:
+        pytest.skip("no installed truedeal console script next to this interpreter")
+    args = ["generate", str(EXAMPLES / "strong-nt.json"), "-n", "3000", "--seed", "quick", "--format", "pbn"]
+    p = subprocess.run([exe, *args], check=False, capture_output=True, timeout=120)
+    assert (p.returncode, p.stderr) == (0, b"")
+    assert p.stdout.decode() == ok(*args)
+    assert error_line(subprocess.run([exe, "generate", "no-such-spec.json"], check=False, capture_output=True, timeout=120))
+    head = subprocess.Popen([exe, *args[:3], "200000", "--format", "numbers"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert head.stdout is not None and head.stdout.readline()
+    head.stdout.close()  # the reader goes away
+    assert head.wait(timeout=120) == 0
+    assert head.stderr is not None and head.stderr.read() == b""
+
+
 # The project's conformance script (outside this repository, so it skipped for
 # every user) checks the four tables of the 2008 study (deals and cases), the
 # 7Z68 decode vectors of 0 and D-1, and exit 2 for `decode D`, `decode x` and

@@ -75,7 +75,7 @@ def test_worker_is_scalable_and_runs_truedeal_worker(compose):
     argv = _argv(worker["command"])
     assert argv[:2] == ["truedeal", "worker"]
     # `truedeal` is the project's console script ...
-    assert PYPROJECT["project"]["scripts"]["truedeal"] == "truedeal.cli:main"
+    assert PYPROJECT["project"]["scripts"]["truedeal"] == "truedeal.cli:run"
     from truedeal.cli import cli
 
     # ... and `worker` resolves to a click command that accepts the options given

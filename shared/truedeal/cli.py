@@ -6,6 +6,7 @@ number or deal, a bad option) prints one line on stderr and exits with 2.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib
 import json
@@ -13,8 +14,9 @@ import os
 import re
 import shlex
 import sys
+import threading
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -516,5 +518,29 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+#: Commands whose whole work is written to the standard streams by the time
+#: they return (no file, thread or child process left to finish): after them
+#: the executable leaves without the interpreter's teardown.
+QUICK_EXIT = frozenset({"generate", "count", "explain", "encode", "decode"})
+
+
+def run() -> NoReturn:
+    """The ``truedeal`` executable: :func:`main`, then the exit.  After a
+    :data:`QUICK_EXIT` command, with no other thread alive, it flushes the
+    standard streams, runs the exit handlers and leaves by ``os._exit``:
+    the teardown that a normal exit adds, every module's objects freed one
+    by one, is 30-40 ms, a tenth of ``generate -n 1``'s wall time."""
+    code = main()
+    if sys.argv[1:2] and sys.argv[1] in QUICK_EXIT and threading.active_count() == 1:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a reader gone (main said so already), or a closed stream
+                pass
+        atexit._run_exitfuncs()  # what the interpreter's exit runs first
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

@@ -585,6 +585,9 @@ out:
 }
 
 
+/* How many rows ahead a loop over random rows of a large table asks for its lines. */
+#define AHEAD 8
+
 /* ------------------------------------------------------------ level 1 */
 
 /* Most box and exact coordinates of a level-1 search (sampling._LEVEL1_BOX, _LEVEL1_EXACT). */
@@ -1012,6 +1015,8 @@ static int options_fill(PyObject *bits, const Options *O, const Roles *L, const 
     /* every suit's key first, into opt (each row's cell columns: one read of a table far larger than the caches) */
     for (size_t i = 0; i < n && !malformed; i++) {
         int64_t c = cell[i];
+        if (i + AHEAD < n && cell[i + AHEAD] >= 0 && (size_t)cell[i + AHEAD] < O->n_cells)
+            __builtin_prefetch(O->cell_cols + cell[i + AHEAD] * 4, 0, 0);
         malformed = c < 0 || (size_t)c >= O->n_cells;
         for (int s = 0; s < 4 && !malformed; s++) {
             int64_t col = O->cell_cols[c * 4 + s];
@@ -1039,6 +1044,10 @@ static int options_fill(PyObject *bits, const Options *O, const Roles *L, const 
     }
     Py_BEGIN_ALLOW_THREADS
     for (size_t i = 0; i < n; i++) { /* the fill's rows: every cell was checked above */
+        if (i + AHEAD < n) { /* random rows of tables far larger than the caches */
+            __builtin_prefetch(O->lengths + (size_t)cell[i + AHEAD] * np4, 0, 0);
+            for (int s = 0; s < 4; s++) __builtin_prefetch(O->masks + (size_t)opt[(i + AHEAD) * 4 + s] * nr, 0, 0);
+        }
         copy_small(lengths + i * np4, O->lengths + (size_t)cell[i] * np4, np4);
         for (int s = 0; s < 4; s++) {
             copy_small(masks + (i * 4 + s) * nr, O->masks + (size_t)opt[i * 4 + s] * nr, nr * 2);

@@ -182,8 +182,6 @@ class Plan:
             listing = _any_listing(comp, progress, wide, narrow_first)
             if listing is None and relaxation.none and (narrow := compile_program(program, out_of_pack=True)).dead:
                 comp, listing = narrow, _any_listing(narrow, progress, wide)
-            if listing is None and relaxation.none and (tables := compile_program(program, suit_tables=True)).forms != comp.forms:
-                comp, listing = tables, _any_listing(tables, progress, wide)  # ?: on one suit as features: narrower
             if listing is None and relaxation.none and (pool := set(comp.pooled) & {s for s, _ in program.predeal}):
                 asked = compile_program(card_owner.predeal_asked(program, pool))
                 comp, listing = asked, _any_listing(asked, progress, wide)

@@ -27,8 +27,6 @@ def local_max(fn: ir.LocalFn) -> int:
         return 13
     if fn.kind == "losers":
         return 3
-    if fn.kind == "table":
-        return max(fn.table)
     return sum(w for w in fn.weights if w > 0)
 
 
@@ -36,8 +34,8 @@ def hand_max(fn: ir.LocalFn, suits: tuple[int, ...]) -> int:
     """The largest value ``sum(fn over suits)`` takes on a 13-card hand."""
     if fn.kind == "length":
         return min(13, 13 * len(suits))
-    if fn.kind in ("losers", "table"):
-        return local_max(fn) * len(suits)
+    if fn.kind == "losers":
+        return 3 * len(suits)
     per_card = sorted((w for w in fn.weights for _ in suits), reverse=True)
     return sum(w for w in per_card[:13] if w > 0)
 

@@ -40,7 +40,6 @@ from ..cards import HCP_OF_RANK, MAX_HCP
 from ..patterns import PATTERNS
 from . import bounded, ir
 from .bounded import hand_max, local_max
-from .suit_tables import suit_table
 
 #: Truth values of the three-valued evaluation.
 FALSE, TRUE, UNKNOWN = 0, 1, 2
@@ -388,8 +387,7 @@ def shape_table(patterns: frozenset) -> np.ndarray:
 
 
 class _Compiler:
-    def __init__(self, suit_tables: bool = False) -> None:
-        self.suit_tables = suit_tables
+    def __init__(self) -> None:
         self.forms: dict[tuple[Term, ...], int] = {}
         self.atoms: dict[Atom, int] = {}
         self.shapes: dict[ir.ShapeIn, int] = {}
@@ -438,8 +436,6 @@ class _Compiler:
         if isinstance(num, ir.Linear):
             return [([], num)]
         if isinstance(num, ir.IfElse):
-            if self.suit_tables and (table := suit_table(num)) is not None:  # one suit of one seat: a feature
-                return [([], table)]
             g = self.cond(num.cond)
             yes = [([g, *gs], x) for gs, x in self.alternatives(num.then)]
             no = [([("not", g) if g[0] != "const" else ("const", not g[1]), *gs], x) for gs, x in self.alternatives(num.other)]
@@ -549,7 +545,7 @@ def ir_compare(op: str, a: int, b: int) -> bool:
 
 def _term_order(item):
     (seat, suits, fn), _ = item
-    return (seat, suits, fn.kind, fn.weights, fn.read, fn.table)
+    return (seat, suits, fn.kind, fn.weights)
 
 
 def _spread(lin: ir.Linear) -> int:
@@ -622,26 +618,14 @@ def _flatten(kind: str, items: list[Tree], absorbing: bool) -> Tree:
 # ------------------------------------------------------------------ assembling
 
 
-def compile_program(program: ir.Program, out_of_pack: bool = False, suit_tables: bool = False) -> Compiled:
+def compile_program(program: ir.Program, out_of_pack: bool = False) -> Compiled:
     """The listing's view of ``program`` (see the module doc).  With
     ``out_of_pack``, predealt cards that nothing reads, held by seats that
     nothing reads, are out of the pack (:attr:`Compiled.dead`) instead of
     making their seat's holdings a coordinate: narrower, but other draws, so
     plans take it only where the plain listing is too wide (a seed's deals
-    stay those of the plain listing wherever it lists).  With
-    ``suit_tables``, a ``?:`` on one suit of one seat is one feature
-    (:mod:`.suit_tables`) instead of guarded pieces; the same holds without
-    it when the pieces are past their bound (the plain form would not be
-    exact), so that a seed's deals stay those of every exact plain form."""
-    out = _compile(program, out_of_pack, suit_tables)
-    if out.exact or suit_tables:
-        return out
-    tables = _compile(program, out_of_pack, True)
-    return tables if tables.exact else out
-
-
-def _compile(program: ir.Program, out_of_pack: bool, suit_tables: bool) -> Compiled:
-    comp = _Compiler(suit_tables)
+    stay those of the plain listing wherever it lists)."""
+    comp = _Compiler()
     tree = _shared(comp.cond(program.condition), {}, {})
     owners = [c for _, cards in program.predeal for c in cards]
     if len(owners) != len(set(owners)) or any(len(cards) > 13 for _, cards in program.predeal):

@@ -13,8 +13,6 @@ _RANKS = "AKQJT98765432"
 def feature(f: ir.Feature) -> str:
     """e.g. ``hcp(north)``, ``spades(south)``, ``top3(north, spades)``, ``hascard(west, SA)``."""
     seat = SEAT_NAMES[f.seat]
-    if f.fn.kind == "table":
-        return f.fn.label or f"table({seat}, {', '.join(SUIT_NAMES[k] for k in f.suits)})"
     if f.fn == ir.LENGTH and len(f.suits) == 1:
         return f"{SUIT_NAMES[f.suits[0]]}({seat})"
     ranks = [r for r, w in enumerate(f.fn.weights) if w] if f.fn.kind == "weights" else []

@@ -130,19 +130,10 @@ class _Evaluator:
         a, k, q = (self.holds(seat, rank, suit) for rank in range(3))
         return _losers(self.length(seat, suit), a, k, q)
 
-    def table(self, fn: ir.LocalFn, seat: int, suit: int) -> np.ndarray:
-        """A ``table`` function on one suit: its value at each deal's length and holding of its ranks."""
-        at = self.length(seat, suit).astype(np.int64) << len(fn.read)
-        for i, rank in enumerate(fn.read):
-            at |= self.holds(seat, rank, suit).astype(np.int64) << i
-        return np.asarray(fn.table, np.int64)[at]
-
     def feature(self, f: ir.Feature) -> np.ndarray:
         if f not in self.cache:
             if f.fn.kind == "weights":
                 total = self.weights_sum(f.seat, f.suits, f.fn.weights).astype(np.int64)
-            elif f.fn.kind == "table":
-                total = sum((self.table(f.fn, f.seat, s) for s in f.suits), np.zeros(self.n, np.int64))
             else:
                 part = self.length if f.fn.kind == "length" else self.losers
                 total = np.zeros(self.n, dtype=np.int64)

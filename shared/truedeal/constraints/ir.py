@@ -36,26 +36,16 @@ class LocalFn:
       ace first).  HCP is ``(4, 3, 2, 1, 0, ...)``; ``hascard`` one rank's 1.
     * ``length``: the number of cards.
     * ``losers``: dealer's losing-trick count (see :func:`losers_in_suit`).
-    * ``table``: any function of the length and of which of the ranks ``read``
-      (ace first) are held, each value >= 0: ``table[length << len(read) |
-      mask]``, bit i of mask set when ``read[i]`` is held (a script's ``?:``
-      on one suit of one seat, :mod:`truedeal.constraints.suit_tables`);
-      ``label`` says what it is, for ``explain``.
     """
 
-    kind: str  # "weights" | "length" | "losers" | "table"
+    kind: str  # "weights" | "length" | "losers"
     weights: tuple[int, ...] = ()
-    read: tuple[int, ...] = ()
-    table: tuple[int, ...] = ()
-    label: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in ("weights", "length", "losers", "table"):
+        if self.kind not in ("weights", "length", "losers"):
             raise ValueError(f"unknown local function {self.kind!r}")
         if self.kind == "weights" and len(self.weights) != 13:
             raise ValueError("a weights function needs 13 weights, ace first")
-        if self.kind == "table" and (len(self.table) != 14 << len(self.read) or min(self.table) < 0):
-            raise ValueError("a table needs a value >= 0 for each length 0..13 and each holding of its ranks")
 
     @property
     def ranks(self) -> frozenset[int]:
@@ -64,11 +54,11 @@ class LocalFn:
             return frozenset(r for r, w in enumerate(self.weights) if w)
         if self.kind == "losers":
             return frozenset((0, 1, 2))
-        return frozenset(self.read)
+        return frozenset()
 
     @property
     def reads_length(self) -> bool:
-        return self.kind in ("length", "losers", "table")
+        return self.kind in ("length", "losers")
 
     def value(self, length: int, held: frozenset[int] | set[int]) -> int:
         """The function on a holding: ``length`` cards, of which ``held`` are the ranks."""
@@ -76,8 +66,6 @@ class LocalFn:
             return length
         if self.kind == "losers":
             return losers_in_suit(length, held)
-        if self.kind == "table":
-            return self.table[length << len(self.read) | sum(1 << i for i, r in enumerate(self.read) if r in held)]
         return sum(self.weights[r] for r in held)
 
 

@@ -57,29 +57,71 @@ static void wide_search(const int64_t *cum_hi, const uint64_t *cum_lo, size_t nc
     }
 }
 
+/* One row of locate_rows. */
+static inline int64_t locate_row(const int64_t *keys, const int64_t *cum, size_t nc, const int64_t *starts, size_t ns,
+                                 int64_t q, int64_t r) {
+    size_t start = 0, end = 0, at;
+    int table = q >= 0 && (size_t)q + 1 < ns;
+    if (table) {
+        start = (size_t)starts[q];
+        end = (size_t)starts[q + 1];
+        table = start <= end && end <= nc;
+    }
+    if (table) { /* the run of q from the table, searched first */
+        int64_t x = (start ? cum[start - 1] : 0) + r;
+        at = start + upper(cum + start, end - start, x);
+        if (at == end) at = upper(cum, nc, x); /* beyond the run: as the full search */
+    } else {
+        start = lower(keys, nc, q);
+        at = upper(cum, nc, (start ? cum[start - 1] : 0) + r);
+    }
+    return (int64_t)at;
+}
+
+#define LOCATE_LANES 8
+
 /* Sampler._split / _option's search: within the run of `keys` equal to
  * q[i], the entry whose cumulative weight first exceeds the run's base +
- * r[i]; starts[k] is where key k's run starts (ns == 0: search it all). */
+ * r[i]; starts[k] is where key k's run starts (ns == 0: search it all).
+ * Eight rows at a time are halved in step (upper's steps, a row whose run is
+ * done halving by 0), so that their reads of `cum`, a table past the caches,
+ * wait together instead of one after another; a group with a row whose run
+ * is not in the table, or is empty, is located row by row. */
 static void locate_rows(const int64_t *keys, const int64_t *cum, size_t nc, const int64_t *starts, size_t ns,
                         const int64_t *q, const int64_t *r, size_t n, int64_t *o) {
-    for (size_t i = 0; i < n; i++) {
-        size_t start = 0, end = 0, at;
-        int table = q[i] >= 0 && (size_t)q[i] + 1 < ns;
-        if (table) {
-            start = (size_t)starts[q[i]];
-            end = (size_t)starts[q[i] + 1];
-            table = start <= end && end <= nc;
+    size_t i = 0;
+    for (; i + LOCATE_LANES <= n; i += LOCATE_LANES) {
+        const int64_t *base[LOCATE_LANES];
+        size_t len[LOCATE_LANES], end[LOCATE_LANES], most = 0;
+        int64_t x[LOCATE_LANES];
+        int k = 0;
+        for (; k < LOCATE_LANES; k++) {
+            int64_t qk = q[i + k];
+            if (qk < 0 || (size_t)qk + 1 >= ns) break;
+            size_t start = (size_t)starts[qk];
+            end[k] = (size_t)starts[qk + 1];
+            if (start >= end[k] || end[k] > nc) break;
+            base[k] = cum + start;
+            len[k] = end[k] - start;
+            x[k] = (start ? cum[start - 1] : 0) + r[i + k];
+            most = len[k] > most ? len[k] : most;
         }
-        if (table) { /* the run of q[i] from the table, searched first */
-            int64_t x = (start ? cum[start - 1] : 0) + r[i];
-            at = start + upper(cum + start, end - start, x);
-            if (at == end) at = upper(cum, nc, x); /* beyond the run: as the full search */
-        } else {
-            start = lower(keys, nc, q[i]);
-            at = upper(cum, nc, (start ? cum[start - 1] : 0) + r[i]);
+        if (k < LOCATE_LANES) {
+            for (k = 0; k < LOCATE_LANES; k++) o[i + k] = locate_row(keys, cum, nc, starts, ns, q[i + k], r[i + k]);
+            continue;
         }
-        o[i] = (int64_t)at;
+        for (size_t m = most; m > 1; m -= m / 2) /* as many steps as the longest run takes */
+            for (k = 0; k < LOCATE_LANES; k++) {
+                size_t half = len[k] / 2;
+                base[k] = base[k][half] <= x[k] ? base[k] + half : base[k];
+                len[k] -= half;
+            }
+        for (k = 0; k < LOCATE_LANES; k++) {
+            size_t at = (size_t)(base[k] - cum) + (*base[k] <= x[k]);
+            o[i + k] = (int64_t)(at == end[k] ? upper(cum, nc, x[k]) : at); /* beyond the run: as the full search */
+        }
     }
+    for (; i < n; i++) o[i] = locate_row(keys, cum, nc, starts, ns, q[i], r[i]);
 }
 
 /* ------------------------------------------------------------ the deal */

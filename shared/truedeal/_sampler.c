@@ -153,12 +153,7 @@ static inline void copy_small(void *dst, const void *src, size_t n) {
  * GIL: a job's chunk-writer thread then packs and sends the last chunk on
  * the other core instead of waiting for the draw, and holding it up. */
 
-/* The draws of a partial Fisher-Yates over n rows: draw k = i * n + r
- * (position-major) is uniform below max(length[r] - i, 1), i < steps, into
- * pick[k].  The same draws from the same bytes as below() on those bounds
- * (they are all < 2**16: Lemire on 16-bit words, the rejected draws redone
- * in index order), but with no bound or index arrays: this is the fill's
- * hot loop, and its bounds are < 53, so a pick fits a byte. */
+/* The bound of position i's draw in a row of `length` cards: max(length - i, 1). */
 static inline uint32_t bound_at(int64_t length, size_t i) {
     return length > (int64_t)i + 1 ? (uint32_t)(length - (int64_t)i) : 1u;
 }

@@ -406,14 +406,14 @@ static int deal(PyObject *bits, uint8_t *owners, size_t n, const int64_t *cards,
     uint64_t run[MAX_RUNS];
     size_t n_runs = negative ? 0 : ascending_runs(card8, m, run);
     /* the shuffle's steps: when every row's blocks take all its cards the last block needs no shuffle */
-    int64_t steps_full = 0, steps_all = width;
+    int64_t steps_full = 0; /* (else every row shuffles its need: width steps) */
     int full = 1;
     for (size_t r = 0; r < n; r++) {
         length[r] = (int64_t)list_available(lists + r * m, owners + r * NCARDS, take, card8, m, run, n_runs);
         full &= need[r] == length[r];
         if (need[r] - counts[r * K + K - 1] > steps_full) steps_full = need[r] - counts[r * K + K - 1];
     }
-    size_t steps = (size_t)(full ? steps_full : steps_all);
+    size_t steps = (size_t)(full ? steps_full : width);
     pick = grab(S_DRAW, steps * n + 1);
     if (!pick) goto nomem;
     if (positions(bits, length, n, steps, pick) < 0) goto out;

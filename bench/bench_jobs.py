@@ -5,7 +5,9 @@ Unix socket in a temporary directory, with AOF on (``--aof``), and real
 ``truedeal worker -c K`` processes against it, and prints:
 
 1. **Scaling**: the same job (same spec, count and seed) with one worker
-   process and with two; deals/s from submit to ``done`` and the ratio.
+   process, with two, and with one held to one CPU; deals/s from submit to
+   ``done`` and the ratios (two against one, and two against the one held to
+   one CPU: the scaling per core).
    The deals of both runs are compared (they must be byte-identical).
 2. **Overhead**: a plain ``truedeal generate --format numbers`` of the same
    deals (one process, output to a file) against the job with one worker,
@@ -98,10 +100,13 @@ class RedisServer:
 class Workers:
     """``truedeal worker -c K`` with a psutil sampler of its processes' RSS."""
 
-    def __init__(self, k: int, env: dict[str, str], log: Path) -> None:
+    def __init__(self, k: int, env: dict[str, str], log: Path, cpus: set[int] | None = None) -> None:
         self.k = k
+        # cpus: the CPUs the worker and its pool may run on (inherited by the pool's forks)
+        pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
         self.proc = subprocess.Popen([PY, "-m", "truedeal.cli", "worker", "-c", str(k), "-l", "warning"], env=env,
-                                     stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True)
+                                     stdout=log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True,
+                                     preexec_fn=pin)
         self.peak: dict[int, int] = {}
         self.peak_total = 0
         self._stop = threading.Event()
@@ -245,9 +250,9 @@ def worker_memory(w: Workers) -> str:
 
 
 def one_config(k: int, rep: int, store, dispatcher, server, spec: str, n: int, seed: str, env, tmp: Path,
-               reference: Path | None) -> dict:
-    """One job of ``n`` deals on a fresh ``truedeal worker -c k`` (after a warm-up job)."""
-    w = Workers(k, env, tmp / f"worker{k}-{rep}.log")
+               reference: Path | None, cpus: set[int] | None = None) -> dict:
+    """One job of ``n`` deals on a fresh ``truedeal worker -c k`` (after a warm-up job), on ``cpus`` if given."""
+    w = Workers(k, env, tmp / f"worker{k}-{rep}.log", cpus)
     try:
         w.pool_ready()
         warm = jobs.submit(store, dispatcher, spec, 4096 * 4 * k, seed="warm-up")  # imports, a plan per process
@@ -324,19 +329,26 @@ def main() -> None:
         print(f"engine alone in two processes at once: {both:,.0f} deals/s = {both / engine_rate:.2f}x one "
               "(the machine's own ceiling for the workers' scaling below: the cores share caches and memory)")
 
-        runs: dict[int, list[dict]] = {1: [], 2: []}
+        # "pinned": one worker process held to one CPU, so that the scaling below is per core (unpinned, its
+        # writer thread encodes and stores on the other core, which two workers no longer have to spare)
+        configs = {"1": (1, None), "2": (2, None), "pinned": (1, {min(os.sched_getaffinity(0))})}
+        runs: dict[str, list[dict]] = {name: [] for name in configs}
         for rep in range(args.repeat):
-            for k in (1, 2):
-                r = one_config(k, rep, store, dispatcher, server, spec, n, args.seed, env, tmp, out if k == 1 else None)
-                runs[k].append(r)
-                print(f"job, {k} worker process{'es' if k > 1 else ' '}: {r['seconds']:6.2f} s submit->done "
+            for name, (k, cpus) in configs.items():
+                r = one_config(k, rep, store, dispatcher, server, spec, n, args.seed, env, tmp,
+                               out if name == "1" else None, cpus)
+                runs[name].append(r)
+                where = " on one CPU" if cpus else ""
+                print(f"job, {k} worker process{'es' if k > 1 else ' '}{where}: {r['seconds']:6.2f} s submit->done "
                       f"({r['rate']:,.0f} deals/s; worker CPU {r['worker_cpu']:.1f} s, redis CPU {r['redis_cpu']:.1f} s; "
                       f"load average {r['load']:.2f})")
-        one = min(runs[1], key=lambda r: r["seconds"])
-        two = min(runs[2], key=lambda r: r["seconds"])
+        one, two, pinned = (min(runs[name], key=lambda r: r["seconds"]) for name in configs)
         same = len({r["sha256"] for rs in runs.values() for r in rs}) == 1
         print(f"\nscaling: two worker processes / one = {two['rate'] / one['rate']:.2f}x (best runs; "
               f"all runs' deals identical: {same})")
+        print(f"  per core: two worker processes on two CPUs / one held to one CPU = "
+              f"{two['rate'] / pinned['rate']:.2f}x; the one held to one CPU = {pinned['rate'] / engine_rate:.2f}x "
+              f"the engine's rate")
         print(f"  CPU per million deals: one process {one['worker_cpu'] / n * 1e6:.2f} s, two {two['worker_cpu'] / n * 1e6:.2f} s "
               f"(workers), redis {one['redis_cpu'] / n * 1e6:.2f} / {two['redis_cpu'] / n * 1e6:.2f} s")
         print(f"overhead: job on 1 worker process, submit->done = {one['seconds'] / t_generate:.2f}x plain generate; "

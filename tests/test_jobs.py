@@ -525,19 +525,35 @@ def test_a_run_of_chunks_draws_each_chunk_once(unit_store):
     st.delete(job.id)
 
 
-def test_a_run_longer_than_a_write_stores_every_chunk_once_in_order(unit_store):
+@pytest.mark.parametrize("encode_behind", [True, False])
+def test_a_run_longer_than_a_write_stores_every_chunk_once_in_order(unit_store, encode_behind):
     from truedeal_jobs.runner import WRITTEN_TOGETHER
 
     st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
     n = CHUNK_DEALS * (2 * WRITTEN_TOGETHER + 2) + 100  # two full writes, then a short one with the short last chunk
     job = jobs.submit(st, disp, STRONG_NT, n, seed="writes")
     _enumerate(st, disp, plans, job)
-    assert jobs.run_chunks(st, disp, job.id, 0, job.chunks, plans) == "ok"
+    assert jobs.run_chunks(st, disp, job.id, 0, job.chunks, plans, encode_behind=encode_behind) == "ok"
     assert st.get(job.id).state == "done" and st.chunks_done(job.id, list(range(job.chunks))) == [True] * job.chunks
     assert b"".join(st.iter_chunk_bytes(job.id)) == b"".join(_expected_bytes(STRONG_NT, n, "writes").values())
     assert st.write_chunks(job.id, [(0, b"x" * 12), (1, b"y" * 12)]) == -1  # done: no chunk is overwritten
     assert b"".join(st.iter_chunk_bytes(job.id))[:12] != b"x" * 12
     st.delete(job.id)
+
+
+def test_a_worker_encodes_behind_its_draws_only_with_a_core_to_spare():
+    from types import SimpleNamespace
+
+    from truedeal_worker import app as worker_app
+
+    usable = len(os.sched_getaffinity(0))
+    try:
+        cases = [(usable, False), (usable + 1, False), (None, False)] + ([(usable - 1, True)] if usable > 1 else [])
+        for processes, behind in cases:
+            worker_app._encodes_behind(sender=SimpleNamespace(concurrency=processes))
+            assert worker_app.ENCODE_BEHIND is behind, processes
+    finally:
+        worker_app.ENCODE_BEHIND = True
 
 
 def test_a_slow_lane_job_queues_all_its_work_on_the_slow_lane(unit_store):

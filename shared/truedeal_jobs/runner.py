@@ -380,12 +380,14 @@ def run_chunk(store: JobStore, dispatcher: Dispatcher, job_id: str, i: int, plan
     return run_chunks(store, dispatcher, job_id, i, 1, plans)
 
 
-def run_chunks(store: JobStore, dispatcher: Dispatcher, job_id: str, first: int, count: int, plans: PlanCache) -> str:
+def run_chunks(store: JobStore, dispatcher: Dispatcher, job_id: str, first: int, count: int, plans: PlanCache,
+               encode_behind: bool = True) -> str:
     """:func:`run_chunk` for chunks ``first .. first + count - 1`` in turn (one
     task's run), the job checked and its plan fetched once, until a chunk does
     not end ``ok``; returns the last outcome (``duplicate`` when the whole
     run was stored already).  Each chunk is
-    stored, counted and idempotent on its own."""
+    stored, counted and idempotent on its own.  ``encode_behind``: see
+    :func:`_draw_and_store`."""
     job = store.get(job_id)
     if job.routed:
         return _run_pieces(store, dispatcher, job, first, count, plans)
@@ -404,7 +406,7 @@ def run_chunks(store: JobStore, dispatcher: Dispatcher, job_id: str, first: int,
         return "stopped"
     if plan is None:
         return "failed"
-    return _draw_and_store(store, dispatcher, job, plan, todo)
+    return _draw_and_store(store, dispatcher, job, plan, todo, encode_behind)
 
 
 def _run_pieces(store: JobStore, dispatcher: Dispatcher, job: Job, first: int, count: int, plans: PlanCache) -> str:
@@ -482,22 +484,33 @@ def _groups(todo: list, size: int) -> list[list]:
 
 
 def _write_chunks(store: JobStore, job_id: str, drawn: list[tuple[int, np.ndarray]], cards: bool) -> int:
-    """:meth:`JobStore.write_chunks` of the chunks ``(i, drawn)``: their deals
-    (``cards``) or their numbers' limbs, numbered and encoded here, in the
-    writer thread, off the drawing thread (the kernel lets the GIL go)."""
-    return store.write_chunks(job_id, [(i, limbs_to_bytes(encode_batch(x) if cards else x)) for i, x in drawn])
+    """:meth:`JobStore.write_chunks` of the chunks ``(i, drawn)``, encoded
+    here (in the writer thread, off the drawing thread: the kernel lets the GIL go)."""
+    return store.write_chunks(job_id, _encoded(drawn, cards))
 
 
-def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Plan, todo: list[int]) -> str:
+def _encoded(drawn: list[tuple[int, np.ndarray]], cards: bool) -> list[tuple[int, bytes]]:
+    """The chunks ``(i, drawn)`` as ``(i, their deal numbers' bytes)``:
+    ``drawn`` their deals (``cards``), numbered here, or their numbers' limbs."""
+    return [(i, limbs_to_bytes(encode_batch(x) if cards else x)) for i, x in drawn]
+
+
+def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Plan, todo: list[int],
+                    encode_behind: bool = True) -> str:
     """The chunks ``todo`` of :func:`run_chunks`, not stored when the run was
     checked.  Their starts are counted first, in one round trip (a run that
     kills its worker counts a start for each of its chunks).  They are drawn
     in groups (a paired listing draws a group's chunks together) and handed,
-    :data:`WRITTEN_TOGETHER` at a time, to a helper thread that numbers,
-    encodes and stores them while the next ones are drawn: the draw does not
-    wait for Redis (a job on one worker: 0.79x the engine's rate when each
-    write was waited for).  (Should another worker store a chunk meanwhile,
-    this one writes the same bytes again: harmless.)"""
+    :data:`WRITTEN_TOGETHER` at a time, to a helper thread that stores them
+    while the next ones are drawn: the draw does not wait for Redis (a job on
+    one worker: 0.79x the engine's rate when each write was waited for).
+    With ``encode_behind`` the helper also numbers and encodes them: right
+    when the process has a core to spare, not when every core draws (the two
+    threads then take turns at the GIL; two workers on 2 cores, 20M deals of
+    strong-nt: 3.26-3.44M deals/s encoding behind, 3.41-3.49M encoding here;
+    one worker on one core: 2.01M/s storing behind, 1.90M/s storing in turn).
+    (Should another worker store a chunk meanwhile, this one writes the same
+    bytes again: harmless.)"""
     attempts = store.count_attempts(job.id, [f"c:{i}" for i in todo])
     over = [(i, a) for i, a in zip(todo, attempts) if a > store.settings.max_attempts]
     if over:
@@ -515,7 +528,8 @@ def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Pla
             while len(pending) >= WRITES_IN_FLIGHT:  # the last groups' writes, done while this one was drawn
                 if (outcome := _stored(store, job, pending.popleft().result())) != "ok":
                     return outcome
-            pending.extend(writer.submit(_write_chunks, store, job.id, part, cards)
+            pending.extend(writer.submit(_write_chunks, store, job.id, part, cards) if encode_behind
+                           else writer.submit(store.write_chunks, job.id, _encoded(part, cards))
                            for part in _groups(drawn, WRITTEN_TOGETHER))
         while pending:
             if (outcome := _stored(store, job, pending.popleft().result())) != "ok":

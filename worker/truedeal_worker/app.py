@@ -145,6 +145,23 @@ def _say_if_root(**_kw) -> None:
                        "(tasks accept JSON only, never pickle)")
 
 
+#: Whether a pool process encodes its chunks in the helper thread that stores
+#: them (``run_chunks(encode_behind=...)``), set at worker start, before the fork.
+ENCODE_BEHIND = True
+
+
+@signals.worker_init.connect
+def _encodes_behind(sender: object = None, **_kw) -> None:
+    """Encode behind the draws only with fewer pool processes than usable
+    CPUs, so that the helper thread has a core of its own.  Measured on 2
+    cores, strong-nt: one process 2.46M deals/s encoding behind, 2.14M
+    not; two processes 3.26-3.44M encoding behind, 3.41-3.49M not."""
+    global ENCODE_BEHIND
+    processes = getattr(sender, "concurrency", None)
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    ENCODE_BEHIND = isinstance(processes, int) and processes < usable
+
+
 @signals.worker_process_init.connect
 def _one_blas_thread(**_kw) -> None:
     """Each pool process is one unit of parallelism (the pool has a process

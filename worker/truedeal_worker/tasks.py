@@ -23,6 +23,7 @@ import truedeal_jobs as jobs
 import truedeal_jobs.runner  # noqa: F401  (loaded before the pool forks, not at each child's first task)
 from truedeal_jobs import sets
 
+from . import app as app_module  # its ENCODE_BEHIND is set at worker start
 from .app import DRAW, ENUMERATE, REDUCE, WATCHDOG, CeleryDispatcher, app
 
 logger = logging.getLogger("truedeal.worker")
@@ -125,7 +126,8 @@ def draw_chunk(self, job_id: str, i: int, count: int = 1) -> str:
     """Draw chunks ``i .. i + count - 1`` of the job's seeded stream and store
     their deal numbers (``count`` defaults to 1, as messages had it before)."""
     what = f"draw chunk {i}" if int(count) == 1 else f"draw chunks {i}-{int(i) + int(count) - 1}"
-    return _guard(job_id, what, lambda c: jobs.run_chunks(c.store, c.dispatcher, job_id, int(i), int(count), c.plans))
+    return _guard(job_id, what, lambda c: jobs.run_chunks(c.store, c.dispatcher, job_id, int(i), int(count), c.plans,
+                                                          encode_behind=app_module.ENCODE_BEHIND))
 
 
 @app.task(name=WATCHDOG, bind=True, acks_late=False, reject_on_worker_lost=False, ignore_result=True)

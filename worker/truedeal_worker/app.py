@@ -154,8 +154,9 @@ ENCODE_BEHIND = True
 def _encodes_behind(sender: object = None, **_kw) -> None:
     """Encode behind the draws only with fewer pool processes than usable
     CPUs, so that the helper thread has a core of its own.  Measured on 2
-    cores, strong-nt: one process 2.46M deals/s encoding behind, 2.14M
-    not; two processes 3.26-3.44M encoding behind, 3.41-3.49M not."""
+    cores, strong-nt: one process 2.46M deals/s encoding and storing
+    behind, 2.14M doing both in turn; two processes 3.26-3.44M encoding
+    behind, 3.41-3.49M encoding in the drawing thread."""
     global ENCODE_BEHIND
     processes = getattr(sender, "concurrency", None)
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from fractions import Fraction
 from itertools import permutations, product
-from math import comb, factorial, prod
+from math import comb, factorial, prod, sqrt
 
 import numpy as np
 import pytest
@@ -871,7 +871,7 @@ def test_a_pilot_that_keeps_nothing_is_not_proof_of_impossibility():
     from truedeal.constraints.dealer import parse_program
     from truedeal.listing import TooWide
 
-    with pytest.raises(TooWide, match=r"none of 200,000 pilot deals \(fewer than 1\.5e-05 at 95%\)"):
+    with pytest.raises(TooWide, match=r"none of 2,000,000 pilot deals \(fewer than 1\.5e-06 at 95%\)"):
         Plan.build(parse_program("condition rnd(100000000) == 7\n"))
     rare = Plan.build(parse_program("condition hcp(north) * spades(north) >= 220\n"))
     assert rare.exact and 0 < rare.probability < Fraction(1, 10**7)
@@ -879,6 +879,29 @@ def test_a_pilot_that_keeps_nothing_is_not_proof_of_impossibility():
     assert not empty.possible and empty.acceptance == 0
     with pytest.raises(Impossible):
         next(empty.deals(1, seed="x"))
+
+
+def test_a_rare_plan_is_measured_on_a_long_pilot_and_dealt():
+    """A pilot whose 200,000 draws keep fewer than 20 deals draws on to
+    2,000,000 of the same stream: ``rnd(20000) == 0`` keeps 1 deal in 20,000
+    (refused as too rare until 2026-11-27), measured within 4.5 standard
+    errors and dealt; 1 in a million is still refused; a plan that keeps
+    more is measured on 200,000 draws as before (its seeded deals depend on
+    that rate)."""
+    from truedeal.constraints.dealer import parse_program
+    from truedeal.constraints.evaluate import evaluate_cond
+    from truedeal.engine import LONG_PILOT_DRAWS, PILOT_DRAWS
+    from truedeal.listing import TooWide
+
+    rare = Plan.build(parse_program("condition hcp(north) >= 10 && rnd(20000) == 0\n"))
+    p, se = 1 / 20000, sqrt(1 / 20000 * (1 - 1 / 20000) / LONG_PILOT_DRAWS)
+    assert rare.pilot_draws == LONG_PILOT_DRAWS and abs(rare.acceptance - p) < 4.5 * se
+    owners = next(rare.deals(3, seed="rare"))
+    assert len(owners) == 3 and evaluate_cond(owners, parse_program("condition hcp(north) >= 10\n").condition).all()
+    with pytest.raises(TooWide, match=r"only [0-9.e-]+ of deals"):
+        Plan.build(parse_program("condition hcp(north) >= 10 && rnd(1000000) == 0\n"))
+    half = Plan.build(parse_program("condition hcp(north) >= 10 && rnd(2) == 0\n"))
+    assert half.pilot_draws == PILOT_DRAWS
 
 
 _NT_INVITE_POOL = {"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"},

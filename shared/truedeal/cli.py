@@ -27,7 +27,7 @@ from . import __version__
 from .cards import D
 from .choices import DEFAULT_STREAM, FORMATS, MAX_DEALS, STREAMS
 from .errors import Impossible, SpecError
-from .odds import odds_of_summary
+from .odds import odds_of_summary, percent_text
 
 if TYPE_CHECKING:
     import importlib.metadata
@@ -217,8 +217,8 @@ def _echo_estimate(summary: CountSummary, rej: Rejection, odds: str) -> None:
     if summary.possible:
         click.echo(f"probability:  {odds}")
     click.echo(f"method:       {summary.method}")
-    click.echo(f"acceptance:   {rej.acceptance_rate:.4%} of listed deals "
-               f"(+/- {rej.acceptance_stderr:.2%}, {rej.pilot_draws:,} pilot draws)")
+    click.echo(f"acceptance:   {percent_text(rej.acceptance_rate)} of listed deals "
+               f"(+/- {percent_text(rej.acceptance_stderr)}, {rej.pilot_draws:,} pilot draws)")
     click.echo(f"listed:       {rej.listed_deals:,} deals in {rej.listed_cases:,} cases for the exact seats")
 
 
@@ -284,7 +284,8 @@ def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str |
     if not plan.possible:
         raise UserError("no deal satisfies this spec (it counts 0 deals)")
     if not plan.exact:
-        click.echo(f"truedeal: note: {plan.summary().method} (acceptance {plan.acceptance:.2%}); deals stay exactly uniform", err=True)
+        kept = percent_text(plan.acceptance or 0.0)
+        click.echo(f"truedeal: note: {plan.summary().method} (acceptance {kept}); deals stay exactly uniform", err=True)
     _note_estimates(plan.program, spec)
     bar = None
     if sys.stderr.isatty():

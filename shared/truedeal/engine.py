@@ -57,8 +57,14 @@ PILOT_DRAWS = 200_000
 DD_PILOT_DRAWS = 256
 #: ... and the deals a rejection batch draws then (two DDS calls).
 DD_BATCH_DRAWS = 80
-#: Below this acceptance rate rejection is refused as too slow.
-MIN_ACCEPTANCE = 1e-4
+#: Below this acceptance rate rejection is refused as too slow: about 10
+#: deals kept a second where the listing draws and checks a million.
+MIN_ACCEPTANCE = 1e-5
+#: A pilot that keeps fewer than this many of its PILOT_DRAWS draws on, the
+#: same stream, to LONG_PILOT_DRAWS: a rare plan's rate then rests on about as
+#: many kept deals (only plans below 1e-4, refused until 2026-11-27, do).
+PILOT_KEPT = 20
+LONG_PILOT_DRAWS = 2_000_000
 #: Most listings a split by a seat's patterns makes, splits within its branches included.
 MAX_PATTERN_PARTS = 8
 #: Chunks that :meth:`Plan.deals` draws together (262,144 deals: 14 MB of
@@ -81,6 +87,7 @@ class Plan:
     relaxed: tuple[str, ...] = ()  # what rejection checks, when ``program`` is set
     union: Union | None = None  # an either/or across seats, listed branch by branch
     check_seconds: float = 0.0  # per listed deal, measured by the pilot: what rejection costs besides drawing
+    _pilot_drawn: int = 0  # the pilot's draws, once measured
     _twin: tuple = ()  # (the plan in shards, or None) once stream v3 has been asked of a plan built whole
 
     @classmethod
@@ -395,8 +402,9 @@ class Plan:
 
     @property
     def pilot_draws(self) -> int:
-        """Deals the acceptance rate is measured on: fewer when each needs a double-dummy solve."""
-        return DD_PILOT_DRAWS if self.double_dummy else PILOT_DRAWS
+        """Deals the acceptance rate is measured on: fewer when each needs a
+        double-dummy solve, more when the first ones keep few (see :data:`PILOT_KEPT`)."""
+        return self._pilot_drawn or (DD_PILOT_DRAWS if self.double_dummy else PILOT_DRAWS)
 
     def _measure_acceptance(self, what: str) -> None:
         """Set the acceptance from the pilot; refuse (TooWide, naming ``what``)
@@ -413,11 +421,21 @@ class Plan:
             raise TooWide(f"{what} would keep {kept}")
 
     def _pilot_acceptance(self) -> float:
-        owners = self.sampler.draw(self.pilot_draws, Rng(SeededBits("truedeal/pilot")))
+        """The share of seeded listed deals that the checks keep (the cost of a
+        check measured on the first batch)."""
+        draws, checks = Rng(SeededBits("truedeal/pilot")), Rng(SeededBits("truedeal/pilot-rnd"))
+        owners = self.sampler.draw(self.pilot_draws, draws)
         t0 = time.perf_counter()
-        kept = self._checks(owners, Rng(SeededBits("truedeal/pilot-rnd")))
+        kept = int(self._checks(owners, checks).sum())
         self.check_seconds = (time.perf_counter() - t0) / len(owners)
-        return float(kept.mean())
+        drawn = len(owners)
+        long = kept < PILOT_KEPT and not self.double_dummy  # a fixed size, so that kept / drawn is unbiased
+        while long and drawn < LONG_PILOT_DRAWS:
+            owners = self.sampler.draw(PILOT_DRAWS, draws)
+            kept += int(self._checks(owners, checks).sum())
+            drawn += len(owners)
+        self._pilot_drawn = drawn
+        return kept / drawn
 
     def rejection_seconds(self, kept: int) -> float:
         """Estimated seconds of checks until ``kept`` deals are kept (0.0 when

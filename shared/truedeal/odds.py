@@ -1,6 +1,6 @@
 """Probabilities written the way a bridge player reads them.
 
-One function, :func:`odds_text`, used by ``truedeal count``, ``truedeal
+One function, :func:`odds_text` (and its :func:`percent_text`), used by ``truedeal count``, ``truedeal
 status``, the API (``odds`` in a count result) and the page, so that every
 surface says the same thing: ``"1 in 8,474,020 (0.0000118%)"``.
 """
@@ -16,7 +16,7 @@ from .summary import CountSummary
 PERCENT_FIGURES = 3
 
 
-def _percent(p: Fraction | float) -> str:
+def percent_text(p: Fraction | float) -> str:
     """``p`` as a percentage with 3 significant figures, no exponent unless
     it would need more than 10 leading zeros."""
     pct = float(p) * 100
@@ -47,7 +47,7 @@ def odds_text(p: Fraction | float | None, estimate: bool = False) -> str:
         return "none (0%)"
     if not 0 < p <= 1:
         raise ValueError(f"a probability is between 0 and 1, got {p}")
-    text = f"1 in {_one_in(p):,} ({_percent(p)})"
+    text = f"1 in {_one_in(p):,} ({percent_text(p)})"
     return "about " + text if estimate else text
 
 

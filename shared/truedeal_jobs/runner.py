@@ -21,6 +21,7 @@ from truedeal.formats.rotation import STANDARD, Rotation
 from truedeal.listing import MAX_ENTRIES
 from truedeal.listing.paired_slices import PairedCut, PairedSlice
 from truedeal.listing.slices import Cut, Slice, stored_totals
+from truedeal.odds import percent_text
 from truedeal.randomness import CHUNK_DEALS, DEFAULT_STREAM
 from truedeal.resources import resident_bytes
 from truedeal.spec import Spec, load_spec
@@ -338,8 +339,9 @@ def _whole_fields(store: JobStore, dispatcher: Dispatcher, job: Job, plans: Plan
 
 def _too_slow_reason(plan: Plan, job: Job, settings: JobSettings) -> str | None:
     """Why the job's chunk tasks would pass the task time limit (None: they
-    would not).  Only a script's double-dummy checks come near it; failing
-    here says so at once, instead of after ``max_attempts`` killed tasks.
+    would not).  Only a script's double-dummy checks, or a rare plan's
+    rejection, come near it; failing here says so at once, instead of after
+    ``max_attempts`` killed tasks.
     Half the limit leaves room for the pilot's error and a loaded machine."""
     size, budget = min(job.n, CHUNK_DEALS), settings.task_seconds / 2
     seconds = plan.rejection_seconds(size)
@@ -347,7 +349,8 @@ def _too_slow_reason(plan: Plan, job: Job, settings: JobSettings) -> str | None:
         return None
     fits = int(size * budget / seconds)
     return (f"a chunk of {size:,} deals would take about {seconds:,.0f} s: the script keeps "
-            f"{plan.acceptance:.1%} of listed deals and checks each in {plan.check_seconds * 1000:.0f} ms, "
+            f"{percent_text(plan.acceptance or 0.0)} of listed deals and checks each in "
+            f"{plan.check_seconds * 1000:.2g} ms, "
             f"and a task may take {settings.task_seconds:,} s (half of TRUEDEAL_VISIBILITY_TIMEOUT); "
             + (f"ask for at most {fits:,} deals" if fits else "nothing fits") + ", or use `truedeal generate`")
 

@@ -772,7 +772,8 @@ static int list_splits(const Splits *S, int64_t ca, int64_t z) {
 }
 
 /* Each pair vector z into its two suits' flat vectors: r below the pair's
- * table at z (total[i], the sum of its splits' weights), then the first
+ * table at z (total[i], the sum of its splits' weights; each chunk's rows
+ * from its own bits when bits is a tuple of parts, see by_parts), then the first
  * split whose running sum exceeds r.  A table that is not that sum is an
  * error, not a wrong draw. */
 static int draw_split(PyObject *bits, const Splits *S, const int64_t *ca, const int64_t *cb, const int64_t *z,
@@ -783,7 +784,7 @@ static int draw_split(PyObject *bits, const Splits *S, const int64_t *ca, const 
         PyErr_NoMemory();
         goto out;
     }
-    if (below(bits, total, r, n) < 0) goto out;
+    if (by_parts(words64, 8, bits, total, r, n) < 0) goto out;
     for (size_t i = 0; i < n; i++) {
         if (S->list && i + 2 * AHEAD < n) pf(S->at + (size_t)ca[i + 2 * AHEAD] * S->n_z + (size_t)z[i + 2 * AHEAD]);
         if (S->list && i + AHEAD < n) {

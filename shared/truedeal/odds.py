@@ -1,8 +1,9 @@
 """Probabilities written the way a bridge player reads them.
 
-One function, :func:`odds_text` (and its :func:`percent_text`), used by ``truedeal count``, ``truedeal
-status``, the API (``odds`` in a count result) and the page, so that every
-surface says the same thing: ``"1 in 8,474,020 (0.0000118%)"``.
+One function, :func:`odds_text` (with its :func:`percent_text`), used by
+``truedeal count``, ``truedeal status``, the API (``odds`` in a count
+result) and the page, so that every surface says the same thing:
+``"1 in 8,474,020 (0.0000118%)"``.
 """
 
 from __future__ import annotations

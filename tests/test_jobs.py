@@ -786,6 +786,24 @@ def test_a_long_jobs_draw_tasks_are_runs_sized_by_the_whole_job(rclient):
     st.delete(job.id)
 
 
+def test_a_rare_job_past_the_task_limit_fails_at_its_reduce(rclient):
+    """A plan that keeps 1 listed deal in 20,000 (measured on the long
+    pilot) would draw about 80 million deals a chunk: with a 60 s task limit
+    the job fails at once, saying so; a job of a few deals runs."""
+    program = load_constraints("condition hcp(north) >= 10 && rnd(20000) == 0\n")
+    st = jobs.JobStore(jobs.connect(REDIS_URL), jobs.JobSettings(prefix=UNIT_PREFIX, task_seconds=60))
+    disp, plans = RecordingDispatcher(), jobs.PlanCache()
+    big = jobs.submit(st, disp, program, CHUNK_DEALS, seed="rare")
+    assert _enumerate(st, disp, plans, big) == "failed"
+    error = st.get(big.id).error
+    assert "a chunk of 4,096 deals would take about" in error and "the plan keeps 0.00" in error, error
+    small = jobs.submit(st, disp, program, 3, seed="rare")
+    assert _enumerate(st, disp, plans, small) == "ok"
+    assert len(_draw_all(st, disp, plans, small)) == 3 * 12
+    for job in (big, small):
+        st.delete(job.id)
+
+
 def test_a_double_dummy_job_past_the_task_limit_fails_at_its_reduce(rclient):
     """A script whose chunk would outlast the workers' task limit fails at
     once with the estimate (not after max_attempts killed tasks); a job small

@@ -87,6 +87,7 @@ class Plan:
     relaxed: tuple[str, ...] = ()  # what rejection checks, when ``program`` is set
     union: Union | None = None  # an either/or across seats, listed branch by branch
     check_seconds: float = 0.0  # per listed deal, measured by the pilot: what rejection costs besides drawing
+    draw_seconds: float = 0.0  # per listed deal, measured by the pilot (its first draws: high rather than low)
     _pilot_drawn: int = 0  # the pilot's draws, once measured
     _twin: tuple = ()  # (the plan in shards, or None) once stream v3 has been asked of a plan built whole
 
@@ -424,26 +425,29 @@ class Plan:
         """The share of seeded listed deals that the checks keep (the cost of a
         check measured on the first batch)."""
         draws, checks = Rng(SeededBits("truedeal/pilot")), Rng(SeededBits("truedeal/pilot-rnd"))
-        owners = self.sampler.draw(self.pilot_draws, draws)
+        sampler = self.sampler  # made before the clock starts
         t0 = time.perf_counter()
+        owners = sampler.draw(self.pilot_draws, draws)
+        t1 = time.perf_counter()
         kept = int(self._checks(owners, checks).sum())
-        self.check_seconds = (time.perf_counter() - t0) / len(owners)
+        self.draw_seconds, self.check_seconds = (t1 - t0) / len(owners), (time.perf_counter() - t1) / len(owners)
         drawn = len(owners)
         long = kept < PILOT_KEPT and not self.double_dummy  # a fixed size, so that kept / drawn is unbiased
         while long and drawn < LONG_PILOT_DRAWS:
-            owners = self.sampler.draw(PILOT_DRAWS, draws)
+            owners = sampler.draw(PILOT_DRAWS, draws)
             kept += int(self._checks(owners, checks).sum())
             drawn += len(owners)
         self._pilot_drawn = drawn
         return kept / drawn
 
     def rejection_seconds(self, kept: int) -> float:
-        """Estimated seconds of checks until ``kept`` deals are kept (0.0 when
-        exact): what a job's chunk costs when each check solves deals double
-        dummy.  From the pilot, so rough at low acceptance."""
+        """Estimated seconds of draws and checks until ``kept`` deals are
+        kept (0.0 when exact): what a job's chunk costs when each check
+        solves deals double dummy, or when few deals are kept.  From the
+        pilot, so rough at low acceptance."""
         if self.exact or self.union is not None or not self.acceptance:
             return 0.0
-        return kept / self.acceptance * self.check_seconds
+        return kept / self.acceptance * (self.draw_seconds + self.check_seconds)
 
     def _checks(self, owners: np.ndarray, rng: Rng) -> np.ndarray:
         """Which drawn deals meet the parts the listing does not hold.  A

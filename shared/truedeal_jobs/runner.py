@@ -348,9 +348,9 @@ def _too_slow_reason(plan: Plan, job: Job, settings: JobSettings) -> str | None:
     if seconds <= budget:
         return None
     fits = int(size * budget / seconds)
-    return (f"a chunk of {size:,} deals would take about {seconds:,.0f} s: the script keeps "
-            f"{percent_text(plan.acceptance or 0.0)} of listed deals and checks each in "
-            f"{plan.check_seconds * 1000:.2g} ms, "
+    return (f"a chunk of {size:,} deals would take about {seconds:,.0f} s: the plan keeps "
+            f"{percent_text(plan.acceptance or 0.0)} of listed deals and draws and checks each in "
+            f"{(plan.draw_seconds + plan.check_seconds) * 1000:.2g} ms, "
             f"and a task may take {settings.task_seconds:,} s (half of TRUEDEAL_VISIBILITY_TIMEOUT); "
             + (f"ask for at most {fits:,} deals" if fits else "nothing fits") + ", or use `truedeal generate`")
 

@@ -136,43 +136,7 @@ nomem:
 
 /* ------------------------------------------------------------ the steps */
 
-/* A step's bit source: one bits object, or a tuple of (bits, rows) pairs, one
- * per chunk of consecutive rows.  Each chunk's r are then drawn from its own
- * bits, as a draw of that chunk alone would draw them; the scans that follow
- * take every chunk's rows together (by_group gains with the rows).
- * part_of gives part k's bits (through *src) and its count of rows, at most
- * `left`, or -1 with an exception set. */
-static Py_ssize_t part_of(PyObject *bits, Py_ssize_t k, size_t left, PyObject **src) {
-    PyObject *item = PyTuple_GET_ITEM(bits, k);
-    Py_ssize_t rows = -1;
-    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 || (rows = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 1))) < 0 ||
-        (size_t)rows > left) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "paired: bits parts are (bits, rows) pairs within the rows");
-        return -1;
-    }
-    *src = PyTuple_GET_ITEM(item, 0);
-    return rows;
-}
-
-/* One draw below bounds, of 64-bit or 128-bit words (below, below_int128). */
-typedef int (*below_fn)(PyObject *bits, const void *bound, void *r, size_t n);
-
-static int words64(PyObject *bits, const void *bound, void *r, size_t n) { return below(bits, bound, r, n); }
-
 static int words128(PyObject *bits, const void *bound, void *r, size_t n) { return below_int128(bits, bound, n, r); }
-
-/* draw over rows [0, n) of `size`-byte words, by parts when bits is a tuple of them. */
-static int by_parts(below_fn draw, size_t size, PyObject *bits, const void *bound, void *r, size_t n) {
-    if (!PyTuple_Check(bits)) return draw(bits, bound, r, n);
-    size_t at = 0;
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(bits); k++) {
-        PyObject *src;
-        Py_ssize_t rows = part_of(bits, k, n - at, &src);
-        if (rows < 0 || draw(src, (const char *)bound + at * size, (char *)r + at * size, (size_t)rows) < 0) return -1;
-        at += (size_t)rows;
-    }
-    return at == n ? 0 : (PyErr_SetString(PyExc_ValueError, "paired: the bits parts do not cover the rows"), -1);
-}
 
 /* y_of[q], v_of[q]: group q's row of Y and of V (groups with the same
  * cells' D+C tables share V, and with the same signature Y too). */

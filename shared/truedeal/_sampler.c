@@ -1036,6 +1036,9 @@ typedef struct {
 /* OptionDraws.fill: each suit's option (one Rng.below per suit over all
  * rows, then the search in its key's run), then fill.fill_deals on the
  * options' masks and free honours and the cells' lengths. */
+/* The options and fill of n rows; bits one source, or a tuple of (bits,
+ * rows) parts, one per chunk: each chunk draws from its own bits as a call
+ * with its rows alone would (its options' draws suit by suit, then its fill). */
 static int options_fill(PyObject *bits, const Options *O, const Roles *L, const int64_t *cell, const int64_t *x,
                         size_t n, uint8_t *owners) {
     size_t np4 = O->n_pat * 4, nr = O->n_rank;
@@ -1066,7 +1069,7 @@ static int options_fill(PyObject *bits, const Options *O, const Roles *L, const 
             key[i] = opt[i * 4 + s];
             tot[i] = O->g[key[i]];
         }
-        if (below(bits, tot, r, n) < 0) goto out;
+        if (by_parts(words64, 8, bits, tot, r, n) < 0) goto out;
         Py_BEGIN_ALLOW_THREADS
         locate_rows(O->key, O->cum, O->n_opt, O->start, O->n_start, key, r, n, at);
         Py_END_ALLOW_THREADS
@@ -1092,7 +1095,21 @@ static int options_fill(PyObject *bits, const Options *O, const Roles *L, const 
         }
     }
     Py_END_ALLOW_THREADS
-    rc = fill(bits, owners, n, L, lengths, masks, fts);
+    if (!PyTuple_Check(bits)) {
+        rc = fill(bits, owners, n, L, lengths, masks, fts);
+        goto out;
+    }
+    /* each chunk's fill from its own bits, after its options' draws: as its own call would */
+    size_t row = 0;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(bits); k++) {
+        PyObject *src;
+        Py_ssize_t rows = part_of(bits, k, n - row, &src);
+        if (rows < 0 ||
+            fill(src, owners + row * NCARDS, (size_t)rows, L, lengths + row * np4, masks + row * 4 * nr, fts + row * 4) < 0)
+            goto out;
+        row += (size_t)rows;
+    }
+    rc = row == n ? 0 : (PyErr_SetString(PyExc_ValueError, "options_fill: the bits parts do not cover the rows"), -1);
 out:
     drop(S_OPTS, key);
     return rc;

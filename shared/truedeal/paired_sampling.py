@@ -177,22 +177,23 @@ class PairedSampler:
         z2 = self._z2_compiled(k, q, z1, bits)
         cell = self._cell_compiled(k, q, z2, bits)
         ends = np.cumsum([0] + [n for n, _ in parts])
-        places = self._places(q, z1, z2, cell, bits)
         owners = np.empty((len(q), 52), np.uint8)
+        filled = self._compiled_fill(q, z1, z2, cell, bits, owners) is not None
         for a, b, (_, rng) in zip(ends[:-1], ends[1:], parts):
-            self._deal(q[a:b], z1[a:b], z2[a:b], cell[a:b], rng, owners[a:b], None if places is None else places[a:b])
+            self._deal(q[a:b], z1[a:b], z2[a:b], cell[a:b], rng, owners[a:b], filled)
         return owners
 
     def _deal(self, q: np.ndarray, z1: np.ndarray, z2: np.ndarray, cell: np.ndarray, rng: Rng,
-              out: np.ndarray | None = None, places: np.ndarray | None = None) -> np.ndarray:
-        """The deals of drawn groups, pair vectors and cells: the splits
-        (unless ``places`` holds them, see :meth:`_places`), options, fill
-        and pool; into ``out`` (rows of 52) when given."""
+              out: np.ndarray | None = None, filled: bool = False) -> np.ndarray:
+        """The deals of drawn groups, pair vectors and cells: the splits,
+        options and fill (unless ``filled``: ``out`` holds them already),
+        then the pool; into ``out`` (rows of 52) when given."""
         L = self.listing
         n = len(q)
         pool = L.layout.pool
-        layout = L.layout if pool is None else self.listed  # with a pool, the fill deals the patterned seats alone
-        if (owners := self._compiled_fill(layout, q, z1, z2, cell, rng, out, places)) is None:
+        layout = self._fill_layout
+        owners = out if filled and out is not None else self._compiled_fill(q, z1, z2, cell, rng.bits, out)
+        if owners is None:
             cols = L.cell_cols[cell]
             v = np.empty((n, 4), dtype=np.int64)
             v[:, 0], v[:, 1] = self._split(cols[:, 0], cols[:, 1], z1, L.tables[L.group_table[q], z1], rng)
@@ -206,33 +207,29 @@ class PairedSampler:
             pool.deal(owners, rng, L.layout, L.sig_boxes, L.group_sig[q], z)
         return owners
 
-    def _compiled_fill(self, layout: Layout, q: np.ndarray, z1: np.ndarray, z2: np.ndarray, cell: np.ndarray,
-                       rng: Rng, out: np.ndarray | None = None, places: np.ndarray | None = None) -> np.ndarray | None:
-        """The splits (unless given), options and fill of :meth:`draw`
-        compiled (the same draws), into ``out`` when given: the splits give
-        each suit's place in g, which keys its options; None without the
-        compiled steps."""
-        sampler, L = _compiled_sampler(), self.listing
-        if sampler is None or places is None and (places := self._places(q, z1, z2, cell, rng.bits)) is None:
-            return None
-        owners = np.empty((len(q), 52), np.uint8) if out is None else out
-        sampler.options_fill(rng.bits, _roles(layout), len(layout.patterned), owners, cell, places, L.g.w.shape[1],
-                             self.option_arrays)
-        return owners
+    @property
+    def _fill_layout(self) -> Layout:  # with a pool, the fill deals the patterned seats alone
+        return self.listing.layout if self.listing.layout.pool is None else self.listed
 
-    def _places(self, q: np.ndarray, z1: np.ndarray, z2: np.ndarray, cell: np.ndarray, bits: object) -> np.ndarray | None:
-        """The compiled splits: each suit's place in g, ``(n, 4)``; ``bits``
-        an rng's bits, or chunks' as :meth:`draw_chunks` gives them (each
-        chunk's draws from its own bits, after its cells and before its
-        options).  None without the compiled fill."""
+    def _compiled_fill(self, q: np.ndarray, z1: np.ndarray, z2: np.ndarray, cell: np.ndarray, bits: object,
+                       out: np.ndarray | None = None) -> np.ndarray | None:
+        """The splits, options and fill of :meth:`draw` compiled (the same
+        draws), into ``out`` when given: the splits give each suit's place
+        in g, which keys its options; None without the compiled steps.
+        ``bits``: an rng's bits, or chunks' as :meth:`draw_chunks` gives
+        them (each chunk's draws from its own bits, in its own order:
+        splits, options, fill; its pool comes after)."""
         paired, sampler = _compiled(), _compiled_sampler()
         if paired is None or sampler is None or self.option_arrays is None:
             return None
-        L = self.listing
+        L, layout = self.listing, self._fill_layout
         places = np.empty((len(q), 4), np.int64)
         paired.splits(bits, q, cell, z1, z2, L.group_table, L.cell_table, L.cell_cols, L.tables, self._split_arrays(),
                       places)
-        return places
+        owners = np.empty((len(q), 52), np.uint8) if out is None else out
+        sampler.options_fill(bits, _roles(layout), len(layout.patterned), owners, cell, places, L.g.w.shape[1],
+                             self.option_arrays)
+        return owners
 
     def _z1(self, q: np.ndarray, rng: Rng) -> np.ndarray:
         L = self.listing

@@ -1035,10 +1035,10 @@ typedef struct {
 
 /* OptionDraws.fill: each suit's option (one Rng.below per suit over all
  * rows, then the search in its key's run), then fill.fill_deals on the
- * options' masks and free honours and the cells' lengths. */
-/* The options and fill of n rows; bits one source, or a tuple of (bits,
- * rows) parts, one per chunk: each chunk draws from its own bits as a call
- * with its rows alone would (its options' draws suit by suit, then its fill). */
+ * options' masks and free honours and the cells' lengths.  bits is one
+ * source, or a tuple of (bits, rows) parts, one per chunk: each chunk draws
+ * from its own bits as a call with its rows alone would (its options' draws
+ * suit by suit, then its fill). */
 static int options_fill(PyObject *bits, const Options *O, const Roles *L, const int64_t *cell, const int64_t *x,
                         size_t n, uint8_t *owners) {
     size_t np4 = O->n_pat * 4, nr = O->n_rank;

@@ -9,6 +9,7 @@ and the draws against the exact law of (deuce's owner, opener's HCP)."""
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from functools import cache
 from math import comb, factorial, prod
 from pathlib import Path
@@ -17,7 +18,7 @@ import numpy as np
 from scipy.stats import chisquare
 
 from truedeal.cards import HCP_OF_RANK, card
-from truedeal.constraints import card_owner, ir
+from truedeal.constraints import card_classes, card_owner, ir
 from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
@@ -97,7 +98,8 @@ def test_which_cards_a_plan_splits_on():
     assert card_owner.split_cards(three) == tuple(deuces[:3])  # 64 plans
     threes = [card(11, s) for s in range(4)]
     five = ir.Program(condition=ir.Or((*three.condition.items, *(_hascard(E, c) for c in threes[:2]))))
-    assert card_owner.split_cards(five) == ()  # 1,024 plans: left to the other paths
+    assert card_owner.split_cards(five) == ()  # 1,024 plans: past a plain split
+    assert card_owner.split_cards(five, card_classes.MAX_CLASSED_CARDS) == (*deuces[:3], *threes[:2])  # in classes
     hcp = ir.Compare(">=", ir.Linear(((1, ir.Feature(N, ir.ALL_SUITS, ir.HCP)),)), ir.Linear((), 10))
     ace = ir.Program(condition=ir.And((hcp, _hascard(W, card(0, 0)), _hascard(W, deuces[0]))))
     assert card_owner.split_cards(ace) == (deuces[0],)  # HCP tracks the ace anyway
@@ -176,3 +178,91 @@ def test_a_split_past_its_entry_bound_is_left_to_rejection(monkeypatch):
     monkeypatch.setattr(card_owner, "MAX_SPLIT_ENTRIES", 1_000)
     plan = Plan.build(load_program(LADDER))
     assert not plan.exact and plan.union is None
+
+
+def test_a_split_past_its_cell_bound_is_left_to_rejection(monkeypatch):
+    """Each placement of the ladder lists one cell: its 64 placements, and
+    its 26 classes of placements, are both past a bound of 20."""
+    monkeypatch.setattr(card_owner, "MAX_SPLIT_CELLS", 20)
+    plan = Plan.build(load_program(LADDER))
+    assert not plan.exact and plan.union is None
+
+
+# ----------------------------------------------------------------- five coins
+
+FIVE = Path(__file__).parent / "scripts" / "60_levelling_five_coins.dlr"
+FIVE_COINS = (C2, card(12, 2), card(11, 1), card(11, 0), card(10, 3))  # 2C 2D 3H 3S 4C
+FIVE_READS = (W, E, W, E, W)
+
+
+def _five_opener(owners: tuple[int, ...]) -> int:
+    return N if sum(o == r for o, r in zip(owners, FIVE_READS)) >= 3 else S
+
+
+def _five_deals(owners: tuple[int, ...], opener_hcp: int) -> int:
+    """As :func:`_ladder_deals`, with five coins: 31 other spot cards."""
+    opener = _five_opener(owners)
+    k = sum(o == opener for o in owners)
+    hands = sum(n * comb(31, 13 - size - k) for size, n in _honour_sets(opener_hcp).items() if 13 - size - k >= 0)
+    rest = [13 - sum(o == s for o in owners) for s in range(4) if s != opener]
+    return hands * factorial(34 + k) // prod(factorial(r) for r in rest)
+
+
+@cache
+def _five_plan() -> Plan:
+    return Plan.build(load_program(FIVE))
+
+
+def test_five_coins_are_split_in_classes_and_count_what_the_formula_gives():
+    plan = _five_plan()
+    assert plan.exact and plan.union is not None and plan.union.split_on == FIVE_COINS
+    assert len(plan.union.branch_of) == 4 ** 5 and len(plan.union.plans) < 112  # 1,024 placements, few listings
+    assert plan.deals_total == sum(_five_deals(o, v) for o in itertools.product(range(4), repeat=5) for v in (12, 13, 14))
+    assert "1,024 placements in" in plan.summary().method
+
+
+def test_five_coins_deal_the_exact_law_of_each_coin_and_of_opener_and_points():
+    """A class draws a member uniformly and moves the coins onto it: each
+    coin's owner, beside the opener and its points, follows the exact law."""
+    program, plan = load_program(FIVE), _five_plan()
+    owners = np.concatenate(list(plan.deals(12_000, seed="five coins")))
+    assert evaluate_cond(owners, program.condition).all()
+    placed = [tuple(int(x) for x in row[list(FIVE_COINS)]) for row in owners]
+    points = [_points(row, _five_opener(p)) for row, p in zip(owners, placed)]
+    law = {(p, v): _five_deals(p, v) for p in itertools.product(range(4), repeat=5) for v in (12, 13, 14)}
+    for i in range(5):  # the owner of coin i, the opener and its points: 4 x 2 x 3 cells
+        def cell(p: tuple[int, ...], v: int, i: int = i) -> tuple[int, int, int]:
+            return p[i], _five_opener(p), v
+        cells = sorted({cell(p, v) for p, v in law})
+        observed = Counter(cell(p, v) for p, v in zip(placed, points))
+        weights = np.array([sum(w for (p, v), w in law.items() if cell(p, v) == c) for c in cells], dtype=float)
+        assert chisquare([observed[c] for c in cells], weights / weights.sum() * len(owners)).pvalue > 1e-4 / 5
+
+
+def test_the_placements_of_a_class_count_alike():
+    """The claim the classes rest on, listed placement by placement: North
+    reads its spades (its coins' suits matter), South its top two hearts
+    (only how many coins it holds), East and West nothing but the coins."""
+    spades_n = ir.Linear(((1, ir.Feature(N, (0,), ir.LENGTH)),))
+    top2_s = ir.Linear(((1, ir.Feature(S, (1,), ir.top(2))),))
+    coins = (card(12, 0), card(12, 3), card(11, 3))  # 2S 2C 3C
+    heads = ir.Linear(tuple((1, ir.Feature(seat, (c % 4,), ir.one_rank(c // 4))) for seat, c in zip((W, E, W), coins)))
+    program = ir.Program(condition=ir.And((
+        ir.Compare(">=", spades_n, ir.Linear((), 5)),
+        ir.Compare(">=", top2_s, ir.Linear((), 1)), ir.Compare(">=", heads, ir.Linear((), 1)))))
+    classes = card_classes.placement_classes(program, coins)
+    assert classes is not None and 1 < len(classes) < 64
+    for group in classes:
+        assert (group.moves[0] == np.arange(52)).all()
+        first = {c: seat for seat, cards in group.program.predeal for c in cards}
+        counts = set()
+        for move in group.moves:  # move[c]: where the first member's coin c goes in this member
+            member = {int(move[c]): first[c] for c in coins}
+            counts.add(Plan.build(card_owner.placed_program(program, coins, tuple(member[c] for c in coins))).deals_total)
+        assert len(counts) == 1
+    assert sum(g.size for g in classes) == 64
+
+
+def test_a_script_that_reads_whole_deals_is_not_classed():
+    program = ir.Program(condition=ir.Compare("==", ir.OpaqueNum("rnd", (2,)), ir.Linear((), 0)))
+    assert card_classes.placement_classes(program, (C2,)) is None

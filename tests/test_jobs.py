@@ -756,7 +756,7 @@ def test_a_rejection_job_cut_short_stores_the_chunks_prefix(unit_store):
     """By rejection, a job's short last chunk stops drawing once it has its
     deals (a double-dummy script's small job takes seconds, not minutes):
     its bytes are still the first deals of the full seeded chunk."""
-    program = load_constraints(str(Path(__file__).parent / "scripts" / "60_levelling_five_coins.dlr"))
+    program = load_constraints(str(Path(__file__).parent / "scripts" / "52_rnd.dlr"))
     n, seed = CHUNK_DEALS + 700, "cut short"
     plan = Plan.build(program)
     assert not plan.exact

@@ -35,7 +35,7 @@ import numpy as np
 
 from .cards import SEAT_NAMES, D
 from .choices import MAX_DEALS
-from .constraints import card_owner, ir
+from .constraints import card_classes, card_owner, ir
 from .constraints.compile import Compiled, compile_program, with_filters
 from .constraints.dds import needs_double_dummy
 from .dealnumber import decode_batch, encode_batch
@@ -237,28 +237,56 @@ class Plan:
     @classmethod
     def _build_card_split(cls, spec, program: ir.Program, progress, t0: float) -> Plan | None:
         """A plan listing ``program`` once per placement of the cards it reads
-        one at a time (:mod:`truedeal.constraints.card_owner`), or None when
-        there are none or a placement is not exact."""
-        cards = card_owner.split_cards(program)
+        one at a time (:mod:`truedeal.constraints.card_owner`), or once per
+        class of placements that count alike (:mod:`truedeal.constraints.card_classes`)
+        when there are more cards or the placements are too many to list;
+        None when there are none or a listing is not exact."""
+        cards = card_owner.split_cards(program, card_classes.MAX_CLASSED_CARDS)
         if not cards:
             return None
+        if len(cards) <= card_owner.MAX_SPLIT_CARDS:
+            parts = list(card_owner.placements(program, cards))
+            plans = cls._list_parts(parts, progress, out_of_pack=len(cards) > card_owner.PLAIN_SPLIT_CARDS)
+            if plans is not None and any(p.deals_total for p in plans):
+                return cls._of_disjoint(spec, program, plans, t0, split_on=cards)
+        return cls._build_classes(spec, program, cards, progress, t0)
+
+    @classmethod
+    def _build_classes(cls, spec, program: ir.Program, cards: tuple[int, ...], progress, t0: float) -> Plan | None:
+        """The split by classes of placements of ``cards``, or None.  The first
+        placement is listed before the classes are sorted (a compile per
+        reading of the coins, a second on a large script): when it is too
+        wide, so are the others."""
+        first = next(card_owner.placements(program, cards, pruned=True), None)
+        done = None if first is None else cls._list_parts([first], progress, out_of_pack=True)
+        classes = None if done is None else card_classes.placement_classes(program, cards)
+        if classes is None:
+            return None
+        plans = cls._list_parts([c.program for c in classes], progress, True, done)
+        if plans is None or not any(p.deals_total for p in plans):
+            return None
+        return cls._of_disjoint(spec, program, plans, t0, split_on=cards, moves=[c.moves for c in classes])
+
+    @classmethod
+    def _list_parts(cls, parts: list[ir.Program], progress, out_of_pack: bool, done: list[Plan] | None = None) -> list[Plan] | None:
+        """An exact plan of each part (the first ones ``done`` already), or None
+        as soon as one is not exact or their entries or cells, projected over
+        all parts (alike), pass the split's bounds."""
         plans: list[Plan] = []
-        parts = list(card_owner.placements(program, cards))
-        entries, out_of_pack = 0, len(cards) > card_owner.PLAIN_SPLIT_CARDS
+        entries = cells = 0
         for built, part in enumerate(parts, 1):
             try:
-                plan = cls._build_program(part, progress, exact_only=True, split=False, out_of_pack=out_of_pack, max_parts=1)
+                plan = done[built - 1] if done and built <= len(done) else cls._build_program(
+                    part, progress, exact_only=True, split=False, out_of_pack=out_of_pack, max_parts=1)
             except TooWide:
                 return None
             entries += len(plan.listing.e_weight)
-            # the placements are alike: give up as soon as their entries, projected, pass the bound
-            if not plan.exact or entries * len(parts) > card_owner.MAX_SPLIT_ENTRIES * built:
+            cells += len(getattr(plan.listing, "cells", ()))
+            if (not plan.exact or entries * len(parts) > card_owner.MAX_SPLIT_ENTRIES * built
+                    or cells * len(parts) > card_owner.MAX_SPLIT_CELLS * built):
                 return None
-            if plan.deals_total:  # an empty placement's listing is not kept
-                plans.append(plan)
-        if not plans:
-            return None
-        return cls._of_disjoint(spec, program, plans, t0, split_on=cards)
+            plans.append(plan)
+        return plans
 
     @classmethod
     def _build_by_patterns(cls, spec, program: ir.Program, progress, t0: float, max_parts: int) -> Plan | None:
@@ -286,12 +314,14 @@ class Plan:
 
     @classmethod
     def _of_disjoint(cls, spec, program: ir.Program, plans: list[Plan], t0: float, split_on: tuple[int, ...] = (),
-                     patterns_of: int | None = None) -> Plan:
+                     patterns_of: int | None = None, moves: list[np.ndarray] | None = None) -> Plan:
         """The plan of exact ``plans`` that no deal fits two of (a split):
-        those with deals (or the first, when none has), as one union."""
-        live = [p for p in plans if p.deals_total] or plans[:1]
-        union = Union(live, [ir.TRUE] * len(live), sum(p.deals_total for p in live), split_on, patterns_of)
-        return cls(spec if isinstance(spec, Spec) else None, live[0].listing, time.perf_counter() - t0,
+        those with deals (or the first, when none has), as one union;
+        ``moves[i]``: the placements plan i stands for (a class of placements)."""
+        live = [i for i, p in enumerate(plans) if p.deals_total] or [0]
+        union = Union([plans[i] for i in live], [ir.TRUE] * len(live), None, split_on, patterns_of,
+                      None if moves is None else [moves[i] for i in live])
+        return cls(spec if isinstance(spec, Spec) else None, plans[live[0]].listing, time.perf_counter() - t0,
                    program=program, union=union)
 
     # ----------------------------------------------------------------- counts

@@ -34,14 +34,24 @@ class Union:
 
     Branches split by who holds the cards ``split_on``, or by the patterns
     of seat ``patterns_of``, are disjoint: every deal drawn is kept, and
-    nothing is checked."""
+    nothing is checked.  A split's branch may stand for a class of
+    placements that count alike (:mod:`truedeal.constraints.card_classes`):
+    ``moves[i][j]`` carries a deal of branch i onto its placement j, and
+    each placement is an outcome of the draw weighing the branch's deals."""
 
-    def __init__(self, plans: list[Plan], conds: list[ir.Cond], deals: int, split_on: tuple[int, ...] = (),
-                 patterns_of: int | None = None) -> None:
-        self.plans, self.conds, self.deals, self.split_on = plans, conds, deals, split_on
+    def __init__(self, plans: list[Plan], conds: list[ir.Cond], deals: int | None, split_on: tuple[int, ...] = (),
+                 patterns_of: int | None = None, moves: list[np.ndarray] | None = None) -> None:
+        self.plans, self.conds, self.split_on = plans, conds, split_on
         self.patterns_of = patterns_of
-        self.listed = sum(p.deals_total for p in plans)
-        self.pick = None if not self.listed else _categorical([p.deals_total for p in plans])
+        self.moves = moves
+        sizes = [1] * len(plans) if moves is None else [len(m) for m in moves]
+        self.branch_deals = [p.deals_total * k for p, k in zip(plans, sizes)]
+        self.listed = sum(self.branch_deals)
+        self.deals = self.listed if deals is None else deals
+        # one outcome per placement: branch i's k placements are k outcomes of its deals each
+        self.branch_of = np.repeat(np.arange(len(plans)), sizes)
+        self.member_of = np.concatenate([np.arange(k) for k in sizes]) if plans else np.zeros(0, np.intp)
+        self.pick = None if not self.listed else _categorical([p.deals_total for p, k in zip(plans, sizes) for _ in range(k)])
 
     @property
     def disjoint(self) -> bool:
@@ -59,11 +69,15 @@ class Union:
             names = ", ".join(SUITS[suit_of(c)] + RANKS[rank_of(c)] for c in self.split_on)
             method = (f"exact: split by who holds {names}, {len(self.plans)} exact listings with those cards "
                       "predealt, no rejection")
+            if self.moves is not None:
+                method = (f"exact: split by who holds {names}, {len(self.branch_of):,} placements in "
+                          f"{len(self.plans)} classes that count alike, each listed once with its cards predealt, "
+                          "no rejection")
         if self.patterns_of is not None:
             method = (f"exact: split by the patterns of {SEAT_NAMES[self.patterns_of]}, {len(self.plans)} exact "
                       "listings, no rejection")
         return CountSummary.exact(self.deals, sum(count_cases(p.listing) for p in self.plans), sizes, method,
-                                  branches=[p.deals_total for p in self.plans])
+                                  branches=self.branch_deals)
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
         from .constraints.evaluate import evaluate_cond
@@ -74,14 +88,15 @@ class Union:
         have = 0
         while have < n:
             m = max(64, int((n - have) / float(self.acceptance) * 1.1))
-            which = self.pick.draw(min(m, 200_000), rng)
+            outcome = self.pick.draw(min(m, 200_000), rng)
+            which = self.branch_of[outcome]
             owners = np.empty((len(which), 52), np.uint8)
             keep = np.zeros(len(which), bool)
             for i, plan in enumerate(self.plans):
                 rows = np.nonzero(which == i)[0]
                 if not len(rows):
                     continue
-                owners[rows] = plan._draw(len(rows), rng)
+                owners[rows] = self._moved(i, plan._draw(len(rows), rng), self.member_of[outcome[rows]])
                 earlier = np.zeros(len(rows), bool)
                 for cond in self.conds[:i] if not self.disjoint else ():
                     earlier |= evaluate_cond(owners[rows], cond)
@@ -89,6 +104,14 @@ class Union:
             kept.append(owners[keep])
             have += int(keep.sum())
         return np.concatenate(kept)[:n]
+
+    def _moved(self, branch: int, owners: np.ndarray, members: np.ndarray) -> np.ndarray:
+        """``owners`` (deals of ``branch``'s listing) carried onto the placements ``members``."""
+        if self.moves is None or len(self.moves[branch]) == 1:
+            return owners
+        out = np.empty_like(owners)
+        np.put_along_axis(out, self.moves[branch][members], owners, axis=1)
+        return out
 
 
 def _categorical(weights: list[int]):

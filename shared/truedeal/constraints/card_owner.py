@@ -12,13 +12,14 @@ listed exactly, and together they count and deal the whole exactly.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
 from ..cards import card
-from . import ir
+from . import fold, ir
 
 #: Most cards to split on: 4**4 programs to list.
 MAX_SPLIT_CARDS = 4
@@ -28,10 +29,14 @@ MAX_SPLIT_CARDS = 4
 #: three-coin ladder (tests/scripts/59) lists its 64 placements in 3 s, not 31.
 PLAIN_SPLIT_CARDS = 2
 #: Most level-0 entries the placements of a split may list together.  A
-#: deterministic bound (a plan must not depend on the machine's speed): the
-#: practice library's four-coin ladder around a 1NT definition would list
-#: 256 plans of about 1 s each, and is left to rejection once past it.
+#: deterministic bound (a plan must not depend on the machine's speed).
 MAX_SPLIT_ENTRIES = 2_000_000
+#: Most cells (pattern tuples) they may list together, a second deterministic
+#: bound: each cell costs its accepted boxes, about 10 ms where a seat's
+#: conditions cut its points many ways.  The library's 1NT opener, leveled by
+#: four coins, lists 33 cells a placement: 249 placements took 3 minutes, and
+#: are left to rejection (71% kept, a plan of seconds).
+MAX_SPLIT_CELLS = 1_000
 
 
 def single_card(feature: ir.Feature) -> int | None:
@@ -43,30 +48,44 @@ def single_card(feature: ir.Feature) -> int | None:
     return card(ranks[0], feature.suits[0]) if len(ranks) == 1 else None
 
 
-def split_cards(program: ir.Program) -> tuple[int, ...]:
+def split_cards(program: ir.Program, most: int = MAX_SPLIT_CARDS) -> tuple[int, ...]:
     """The cards worth splitting ``program`` on, first seen first: read one at
     a time, of a rank that no other feature reads (an ace that HCP tracks
     anyway costs the listing nothing), and not predealt; () when there are
-    none or more than :data:`MAX_SPLIT_CARDS`."""
+    none or more than ``most``."""
     predealt = {c for _, cards in program.predeal for c in cards}
     features = [x for x in ir.nodes(program.condition) if isinstance(x, ir.Feature)]
     singles = {f: single_card(f) for f in features}
     tracked = {r for f, c in singles.items() if c is None for r in f.fn.ranks}
     found = dict.fromkeys(c for c in singles.values() if c is not None and c not in predealt and c // 4 not in tracked)
-    return tuple(found) if len(found) <= MAX_SPLIT_CARDS else ()
+    return tuple(found) if len(found) <= most else ()
 
 
-def placements(program: ir.Program, cards: tuple[int, ...]) -> Iterator[ir.Program]:
+def placements(program: ir.Program, cards: tuple[int, ...], pruned: bool = False) -> Iterator[ir.Program]:
     """``program`` given the owners of ``cards`` (predealt, their ``hascard``
-    folded), for every placement that leaves each seat at most 13 predealt cards."""
+    folded), for every placement that leaves each seat at most 13 predealt
+    cards (``pruned``: see :func:`placed_program`)."""
     for owners in itertools.product(range(4), repeat=len(cards)):
-        given = _Placed(dict(zip(cards, owners)))
-        predeal = {seat: list(cs) for seat, cs in program.predeal}
-        for c, seat in zip(cards, owners):
-            predeal.setdefault(seat, []).append(c)
-        if all(len(cs) <= 13 for cs in predeal.values()):
-            yield ir.Program(condition=given.cond(program.condition),
-                             predeal=tuple((s, tuple(sorted(cs))) for s, cs in sorted(predeal.items())))
+        placed = placed_program(program, cards, owners, pruned)
+        if placed is not None:
+            yield placed
+
+
+def placed_program(program: ir.Program, cards: tuple[int, ...], owners: tuple[int, ...],
+                   pruned: bool = False) -> ir.Program | None:
+    """``program`` with ``cards[i]`` predealt to seat ``owners[i]`` and their
+    ``hascard`` folded, or None when a seat would hold more than 13 cards.
+    ``pruned``: the branches and comparisons that the placement decides are
+    folded away too, so that the listing does not read what they read (the
+    plain splits keep them: their deals are published)."""
+    predeal = {seat: list(cs) for seat, cs in program.predeal}
+    for c, seat in zip(cards, owners):
+        predeal.setdefault(seat, []).append(c)
+    if any(len(cs) > 13 for cs in predeal.values()):
+        return None
+    placed = (_Pruned if pruned else _Placed)(dict(zip(cards, owners)))
+    return ir.Program(condition=placed.cond(program.condition),
+                      predeal=tuple((s, tuple(sorted(cs))) for s, cs in sorted(predeal.items())))
 
 
 def has_card(seat: int, c: int) -> ir.Cond:
@@ -131,3 +150,26 @@ class _Placed:
             else:
                 terms.append((coef, feature))
         return ir.Linear(tuple(terms), const)
+
+
+class _Pruned(_Placed):
+    """:class:`_Placed`, with what the placed cards decide folded away:
+    constant comparisons, and the branches of ``?:`` and ``&&``/``||`` that
+    can no longer matter."""
+
+    def _cond(self, c: ir.Cond) -> ir.Cond:
+        if isinstance(c, ir.Compare):
+            return fold.compare(c.op, self.num(c.left), self.num(c.right))
+        if isinstance(c, (ir.And, ir.Or)):
+            return functools.reduce(fold.and_ if isinstance(c, ir.And) else fold.or_, (self.cond(i) for i in c.items))
+        if isinstance(c, ir.Not):
+            return fold.not_(self.cond(c.item))
+        return c
+
+    def _num(self, x: ir.Num) -> ir.Num:
+        if isinstance(x, ir.IfElse):
+            cond = self.cond(x.cond)
+            if isinstance(cond, ir.Truth):
+                return self.num(x.then if cond.value else x.other)
+            return ir.IfElse(cond, self.num(x.then), self.num(x.other))
+        return super()._num(x)

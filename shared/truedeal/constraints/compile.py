@@ -345,24 +345,49 @@ def _merge_boxes(boxes: list) -> list:
     """Merge boxes that differ in one coordinate and touch there (fewer box sums).
 
     The order of the merges matters (the box list feeds the seeded draws):
-    always the first mergeable pair in list order, the merged box appended."""
+    always the first mergeable pair in list order, the merged box appended.
+    After merging the pair (i, j), no pair whose first box comes before i
+    merges, except with the new box: so the next search checks those boxes
+    against the new one alone, then goes on from i (restarting from the
+    first pair made a plan's boxes cost more than its listing: 16 s of 22)."""
     boxes = list(boxes)
-    changed = True
-    while changed:
-        changed = False
-        for i, j in itertools.combinations(range(len(boxes)), 2):
-            (lo1, hi1), (lo2, hi2) = boxes[i], boxes[j]
-            diff = [d for d in range(len(lo1)) if (lo1[d], hi1[d]) != (lo2[d], hi2[d])]
-            if len(diff) == 1:
-                d = diff[0]
-                if hi1[d] + 1 == lo2[d] or hi2[d] + 1 == lo1[d]:
-                    lo = lo1[:d] + (min(lo1[d], lo2[d]),) + lo1[d + 1 :]
-                    hi = hi1[:d] + (max(hi1[d], hi2[d]),) + hi1[d + 1 :]
-                    del boxes[j], boxes[i]  # j > i; in place: rebuilding the list made plans 5x slower here
-                    boxes.append((lo, hi))
-                    changed = True
-                    break
-    return sorted(boxes)
+    start = 0
+    while True:
+        pair = _first_pair(boxes, start)
+        if pair is None:
+            return sorted(boxes)
+        i, j, merged = pair
+        del boxes[j], boxes[i]  # j > i; in place: rebuilding the list made plans 5x slower here
+        boxes.append(merged)
+        start = i
+
+
+def _first_pair(boxes: list, start: int) -> tuple[int, int, tuple] | None:
+    """The first mergeable pair ``(i, j)`` and its merge, knowing that none
+    starts before ``start`` but with the last box."""
+    last = len(boxes) - 1
+    for i in range(min(start, last)):
+        merged = _merged(boxes[i], boxes[last])
+        if merged is not None:
+            return i, last, merged
+    for i in range(start, last):
+        for j in range(i + 1, last + 1):
+            merged = _merged(boxes[i], boxes[j])
+            if merged is not None:
+                return i, j, merged
+    return None
+
+
+def _merged(a: tuple, b: tuple) -> tuple | None:
+    """The box ``a`` and ``b`` make when they differ in one coordinate and touch there, else None."""
+    (lo1, hi1), (lo2, hi2) = a, b
+    diff = [d for d in range(len(lo1)) if (lo1[d], hi1[d]) != (lo2[d], hi2[d])]
+    if len(diff) != 1:
+        return None
+    d = diff[0]
+    if hi1[d] + 1 != lo2[d] and hi2[d] + 1 != lo1[d]:
+        return None
+    return lo1[:d] + (min(lo1[d], lo2[d]),) + lo1[d + 1 :], hi1[:d] + (max(hi1[d], hi2[d]),) + hi1[d + 1 :]
 
 
 @functools.lru_cache(maxsize=512)

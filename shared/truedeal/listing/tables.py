@@ -99,7 +99,11 @@ def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray,
     acc = np.zeros(len(lo2), dtype=prefix.dtype)
     exact_idx = tuple(ex[:, e] for e in range(ex.shape[1]))
     lead = () if table is None else (table[valid],)
-    for corner in itertools.product((0, 1), repeat=nb):
+    # A lower corner at 0 reads the zero slice in front: where no row's box
+    # starts above 0 on a coordinate, only its upper corner counts (2**nb
+    # lookups would be 2**(coordinates with a lower bound)).
+    lower = [bool((lo2[:, d] > 0).any()) for d in range(nb)]
+    for corner in itertools.product(*(((0, 1) if low else (1,)) for low in lower)):
         idx = tuple(hi2[:, d] + 1 if c else lo2[:, d] for d, c in enumerate(corner))
         at = lead + idx + exact_idx
         if (nb - sum(corner)) % 2:

@@ -1,0 +1,128 @@
+"""Placements of coin cards in classes that count the same deals.
+
+A split by who holds k coin cards (:mod:`.card_owner`) lists 4**k programs.
+Many of them count the same deals.  Take two placements whose ``hascard``
+fold to the same condition, and where every seat holds as many coins in both,
+of the same suits wherever the seat's lengths are read.  Move each coin of
+the first onto a coin of the second held by the same seat, same suit where
+that matters: that permutation of the cards keeps every seat's honours (no
+feature reads a coin's rank) and every length that is read, so it carries
+the deals of the first onto the deals of the second, one to one.
+
+So a class is listed once, for its first placement, and weighs its size
+times that listing's deals; a draw from it picks a member uniformly (a
+member is one more outcome of the plan's categorical draw) and moves the
+drawn deal's coins onto it.  Five coin cards, 1,024 placements, make at most
+112 classes when no seat's lengths are read (tests/scripts/60).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import ir
+from .card_owner import placed_program, single_card
+from .compile import Compiled, compile_program
+
+#: Most cards a split folds into classes: 4**6 placements to sort.
+MAX_CLASSED_CARDS = 6
+
+
+@dataclass(frozen=True)
+class PlacementClass:
+    """Placements of the coins that count the same deals.
+
+    ``program`` is the first member's (its coins predealt, their ``hascard``
+    folded); ``moves[j]`` maps each card of a deal of the first member to
+    its place in the same deal moved onto member j (row 0 is the identity)."""
+
+    program: ir.Program
+    moves: np.ndarray  # (members, 52) card -> card
+
+    @property
+    def size(self) -> int:
+        return len(self.moves)
+
+
+def placement_classes(program: ir.Program, cards: tuple[int, ...]) -> list[PlacementClass] | None:
+    """The placements of ``cards`` grouped into classes of equal count, first
+    seen first, or None when the program reads a deal whole (``tricks``,
+    ``rnd``: no permutation keeps those)."""
+    if ir.opaque_names(program.condition):
+        return None
+    reads = _coin_reads(program, cards)
+    readings: dict[tuple[bool, ...], tuple[Hashable, frozenset[int]]] = {}
+    classes: dict[tuple[Hashable, tuple], list[tuple[tuple[int, ...], ir.Program]]] = {}
+    for owners in itertools.product(range(4), repeat=len(cards)):
+        placed = placed_program(program, cards, owners, pruned=True)
+        if placed is None:
+            continue
+        bits = tuple(owners[i] == seat for i, seat in reads)
+        if bits not in readings:
+            readings[bits] = _reading(compile_program(placed))
+        meaning, patterned = readings[bits]
+        classes.setdefault((meaning, _holdings(cards, owners, patterned)), []).append((owners, placed))
+    return [PlacementClass(members[0][1], _moves(cards, [o for o, _ in members], patterned_of=key[1]))
+            for key, members in classes.items()]
+
+
+def _coin_reads(program: ir.Program, cards: tuple[int, ...]) -> list[tuple[int, int]]:
+    """(index of the card in ``cards``, seat) for every ``hascard`` of a coin."""
+    found = {(single_card(f), f.seat) for f in ir.nodes(program.condition) if isinstance(f, ir.Feature)}
+    return sorted((cards.index(c), seat) for c, seat in found if c in cards)
+
+
+def _reading(comp: Compiled) -> tuple[Hashable, frozenset[int]]:
+    """What a compiled program asks, spelled out leaf by leaf (equal for equal
+    conditions however their constants were folded), and its patterned seats."""
+    memo: dict[int, Hashable] = {}
+
+    def walk(t: tuple) -> Hashable:
+        hit = memo.get(id(t))
+        if hit is None:
+            hit = memo[id(t)] = _spelled(comp, t, walk)
+        return hit
+
+    return walk(comp.tree), frozenset(comp.patterned)
+
+
+def _spelled(comp: Compiled, t: tuple, walk) -> Hashable:
+    if t[0] in ("and", "or"):
+        return t[0], tuple(walk(x) for x in t[1])
+    if t[0] == "not":
+        return "not", walk(t[1])
+    if t[0] == "atom":
+        a = comp.atoms[t[1]]
+        return "atom", None if a.form is None else comp.forms[a.form].terms, a.lengths, a.const, a.op
+    if t[0] == "shape":
+        return "shape", comp.shapes[t[1]]
+    return t
+
+
+def _holdings(cards: tuple[int, ...], owners: tuple[int, ...], patterned: frozenset[int]) -> tuple:
+    """Per seat: how many coins it holds, and their suits where its lengths are read."""
+    return tuple((sum(o == s for o in owners), tuple(sorted(c % 4 for c, o in zip(cards, owners) if o == s)) if s in patterned else ())
+                 for s in range(4))
+
+
+def _moves(cards: tuple[int, ...], members: list[tuple[int, ...]], patterned_of: tuple) -> np.ndarray:
+    """Row j: the permutation of the 52 cards that moves the first member's
+    coins onto member j's, seat by seat, suit onto suit where suits matter."""
+    moves = np.tile(np.arange(52, dtype=np.intp), (len(members), 1))
+    first = _by_seat(cards, members[0], patterned_of)
+    for j, owners in enumerate(members[1:], 1):
+        for seat, held in enumerate(_by_seat(cards, owners, patterned_of)):
+            moves[j, first[seat]] = held
+    return moves
+
+
+def _by_seat(cards: tuple[int, ...], owners: tuple[int, ...], holdings: tuple) -> list[list[int]]:
+    """Each seat's coins, ordered by suit where the class fixes their suits, else by card."""
+    seats: list[list[int]] = [[] for _ in range(4)]
+    for c, o in sorted(zip(cards, owners), key=lambda co: (co[0] % 4 if holdings[co[1]][1] else 0, co[0])):
+        seats[o].append(c)
+    return seats

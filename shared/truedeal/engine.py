@@ -257,11 +257,11 @@ class Plan:
         placement is listed before the classes are sorted (a compile per
         reading of the coins, a second on a large script): when it is too
         wide, so are the others."""
-        first = next(card_owner.placements(program, cards, pruned=True), None)
+        first = next(card_owner.placements(program, cards, pruned=True), None) if card_classes.classable(program) else None
         done = None if first is None else cls._list_parts([first], progress, out_of_pack=True)
-        classes = None if done is None else card_classes.placement_classes(program, cards)
-        if classes is None:
+        if done is None:
             return None
+        classes = card_classes.placement_classes(program, cards)
         plans = cls._list_parts([c.program for c in classes], progress, True, done)
         if plans is None or not any(p.deals_total for p in plans):
             return None

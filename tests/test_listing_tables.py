@@ -92,3 +92,33 @@ def test_the_order_of_the_level0_passes_does_not_change_the_listing(condition, m
     for field in ("e_cell", "e_z1", "e_c"):
         assert (getattr(first, field) == getattr(second, field)).all()
     assert first.e_weight == second.e_weight
+
+
+@pytest.mark.parametrize("clamp", [(False, False, False, False), (True, True, False, True)])
+def test_box_sums_leave_axes_of_one_value_unpadded_and_sum_alike(clamp):
+    """The listing's passes leave a form's axis of one value unpadded (2**k
+    times smaller tables with k such axes); their box sums are the samplers'
+    padded ones, and the brute-force sum over the table."""
+    from itertools import product
+
+    from truedeal.listing.layout import Layout
+    from truedeal.listing.tables import box_sums, prefix_size, prefix_sums
+
+    layout = Layout(None, (), (), (), (), (), dims=(4, 1, 3, 1, 2), n_box=4, clamp=clamp)  # type: ignore[arg-type]
+    rng = np.random.default_rng(5)
+    tables = rng.integers(0, 1000, size=(3, layout.zsize))
+    n = 400
+    z1 = np.column_stack([rng.integers(0, d, n) for d in layout.dims])
+    lo = rng.integers(-1, 5, size=(n, 4))
+    hi = lo + rng.integers(-1, 5, size=(n, 4))
+    exact = rng.integers(0, 3, size=(n, 1))
+    which = rng.integers(0, 3, n)
+    padded = box_sums(prefix_sums(tables, layout), layout, z1, lo, hi, exact, which)
+    compact = prefix_sums(tables, layout, pad_single=False)
+    assert compact[0].size == prefix_size(layout, pad_single=False) == prefix_size(layout) // 4
+    assert (box_sums(compact, layout, z1, lo, hi, exact, which, pad_single=False) == padded).all()
+    top = layout.open_top(hi)
+    brute = [sum(int(tables[w][int(np.dot(z2, layout.strides))]) for z2 in product(*map(range, layout.dims))
+                 if all(lo[r, d] <= z1[r, d] + z2[d] <= top[r, d] for d in range(4)) and z1[r, 4] + z2[4] == exact[r, 0])
+             for r, w in enumerate(which)]
+    assert padded.tolist() == brute and 0 < sum(brute)

@@ -12,7 +12,7 @@ from .cells import checked_cells, pair_keys, suit_columns
 from .layout import MAX_ENTRIES, Layout, TooWide
 from .model import Listing
 from .options import suit_options
-from .tables import c_values, level0_rows, pair_tables, pool_factors
+from .tables import c_values, level0_rows, pair_tables, pool_factors, prefix_size
 
 #: Bytes of summed-area tables, and keys, that one pass of the level-0 fill may hold.
 _PASS_BYTES = 16 << 20
@@ -68,7 +68,7 @@ def _batches(keys: np.ndarray, layout: Layout) -> list[tuple[int, np.ndarray, np
     keep their summed-area tables small (one at a time with a pool, and then
     no index), so that a small feature space costs a few numpy calls per pass
     rather than per table.  Each key is in one pass."""
-    size = int(np.prod([d + 1 for d in layout.dims[: layout.n_box]] + list(layout.dims[layout.n_box :])))
+    size = prefix_size(layout, pad_single=False)
     per_pass = 1 if layout.has_pool else max(1, _PASS_BYTES // (8 * size))
     out: list = []
     for sig in distinct(keys[:, 2]).tolist():

@@ -114,10 +114,10 @@ def _count_cases_interval(listing: Listing) -> int:
         c_max = n_tr - csum - f_pat
         ok = (c_max >= c_min) & (c <= 13).all(axis=1)
         nz, z1, c, c_min, c_max = nz[ok], z1[ok], c[ok], c_min[ok], c_max[ok]
-        prefix = prefix_sums(t2, cl)
+        prefix = prefix_sums(t2, cl, pad_single=False)
         for lo, hi in box_arrays(listing.sig_boxes[sig], len(nz)):
             blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), c_min[:, None]], axis=1)
             bhi = np.concatenate([hi, c_max[:, None], np.full((len(nz), 1), n_tr)], axis=1)
-            u = box_sums(prefix, cl, z1, blo, bhi, c)
+            u = box_sums(prefix, cl, z1, blo, bhi, c, pad_single=False)
             total += int(mult) * int((t1[nz] * u).sum())
     return total

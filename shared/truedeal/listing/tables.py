@@ -64,26 +64,40 @@ def pair_table(ga: np.ndarray, gb: np.ndarray, layout: Layout) -> np.ndarray:
     return pair_tables(np.stack([ga, gb]), [(0, 1)], layout)[0]
 
 
-def prefix_sums(table: np.ndarray, layout: Layout) -> np.ndarray:
+def prefix_sums(table: np.ndarray, layout: Layout, pad_single: bool = True) -> np.ndarray:
     """Summed-area table of a flat dense table along its range (HCP) axes,
     with a zero slice in front of each, for :func:`box_sums`.  A 2-D
-    ``table`` is several tables, one per row: the result keeps that axis first."""
+    ``table`` is several tables, one per row: the result keeps that axis first.
+
+    Without ``pad_single``, an axis of one value is left as it is (no sum to
+    take): with k such axes the table is 2**k times smaller.  The samplers
+    keep the padded layout; the listing's passes take the other (a form that
+    one value fits, 8 of a library script's 12, made each pass's table 256
+    times larger and its plan take minutes)."""
     lead = table.shape[:-1]
     t = table.reshape(lead + tuple(layout.dims))
-    for d in range(len(lead), len(lead) + layout.n_box):
-        t = np.concatenate([np.zeros_like(np.take(t, [0], axis=d)), np.cumsum(t, axis=d)], axis=d)
+    for d in range(layout.n_box):
+        if pad_single or layout.dims[d] > 1:
+            axis = len(lead) + d
+            t = np.concatenate([np.zeros_like(np.take(t, [0], axis=axis)), np.cumsum(t, axis=axis)], axis=axis)
     return t
 
 
+def prefix_size(layout: Layout, pad_single: bool = True) -> int:
+    """Entries of one table's :func:`prefix_sums`."""
+    box = [d + 1 if pad_single or d > 1 else d for d in layout.dims[: layout.n_box]]
+    return int(np.prod(box + list(layout.dims[layout.n_box :])))
+
+
 def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray, hi: np.ndarray, exact: np.ndarray,
-             table: np.ndarray | None = None) -> np.ndarray:
+             table: np.ndarray | None = None, pad_single: bool = True) -> np.ndarray:
     """For each row r: the sum of ``table[z2]`` over the z2 that complete ``z1[r]``:
     each range coordinate d has ``lo[r, d] <= z1[r, d] + z2[d] <= hi[r, d]`` and each
     other coordinate e has ``z1[r, e] + z2[e] == exact[r, e']``.
 
-    ``prefix`` is :func:`prefix_sums` of the table, or of several tables with
-    ``table[r]`` the one of row r.  Exact in int64 provided the table's total
-    fits, which callers ensure.
+    ``prefix`` is :func:`prefix_sums` of the table (with the same
+    ``pad_single``), or of several tables with ``table[r]`` the one of row r.
+    Exact in int64 provided the table's total fits, which callers ensure.
     """
     nb = layout.n_box
     dims = layout.dims
@@ -102,9 +116,11 @@ def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray,
     # A lower corner at 0 reads the zero slice in front: where no row's box
     # starts above 0 on a coordinate, only its upper corner counts (2**nb
     # lookups would be 2**(coordinates with a lower bound)).
-    lower = [bool((lo2[:, d] > 0).any()) for d in range(nb)]
+    # An axis of one value left unpadded has one index, 0 (= hi2 on a valid row), and no corners.
+    single = [not pad_single and dims[d] == 1 for d in range(nb)]
+    lower = [bool((lo2[:, d] > 0).any()) and not single[d] for d in range(nb)]
     for corner in itertools.product(*(((0, 1) if low else (1,)) for low in lower)):
-        idx = tuple(hi2[:, d] + 1 if c else lo2[:, d] for d, c in enumerate(corner))
+        idx = tuple(hi2[:, d] if one else hi2[:, d] + 1 if c else lo2[:, d] for d, (c, one) in enumerate(zip(corner, single)))
         at = lead + idx + exact_idx
         if (nb - sum(corner)) % 2:
             acc -= prefix[at]
@@ -163,11 +179,11 @@ def level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[in
     if n_exact:
         keep = (np.array(g_of_c, dtype=object) > 0).astype(bool)[c_flat]
         which, nz, z1, totals, c_flat = which[keep], nz[keep], z1[keep], totals[keep], c_flat[keep]
-    prefix = prefix_sums(t2, layout)
+    prefix = prefix_sums(t2, layout, pad_single=False)
     table = None if t2_of is None else t2_of[which]
     u = np.zeros(len(nz), dtype=np.int64)
     for lo, hi in box_arrays(boxes, len(nz)):
-        u += box_sums(prefix, layout, z1, lo, hi, totals, table)
+        u += box_sums(prefix, layout, z1, lo, hi, totals, table, pad_single=False)
     hit = u > 0
     return which[hit], nz[hit], c_flat[hit], u[hit]
 

@@ -180,12 +180,14 @@ def test_a_split_past_its_entry_bound_is_left_to_rejection(monkeypatch):
     assert not plan.exact and plan.union is None
 
 
-def test_a_split_past_its_cell_bound_is_left_to_rejection(monkeypatch):
-    """Each placement of the ladder lists one cell: its 64 placements, and
-    its 26 classes of placements, are both past a bound of 20."""
-    monkeypatch.setattr(card_owner, "MAX_SPLIT_CELLS", 20)
+def test_a_split_past_its_box_bound_is_left_to_rejection(monkeypatch):
+    """Each placement of the ladder tests 6 boxes, and each of its 26 classes
+    2 (what a class's placement decides is pruned): 384 and 52, both past a
+    bound of 40."""
+    monkeypatch.setattr(card_owner, "MAX_SPLIT_BOXES", 40)
     plan = Plan.build(load_program(LADDER))
     assert not plan.exact and plan.union is None
+    assert sum(p.listing.grid_points for p in _ladder_plan().union.plans) == 64 * 6
 
 
 # ----------------------------------------------------------------- five coins

@@ -270,10 +270,10 @@ class Plan:
     @classmethod
     def _list_parts(cls, parts: list[ir.Program], progress, out_of_pack: bool, done: list[Plan] | None = None) -> list[Plan] | None:
         """An exact plan of each part (the first ones ``done`` already), or None
-        as soon as one is not exact or their entries or cells, projected over
+        as soon as one is not exact or their entries or boxes, projected over
         all parts (alike), pass the split's bounds."""
         plans: list[Plan] = []
-        entries = cells = 0
+        entries = boxes = 0
         for built, part in enumerate(parts, 1):
             try:
                 plan = done[built - 1] if done and built <= len(done) else cls._build_program(
@@ -281,9 +281,9 @@ class Plan:
             except TooWide:
                 return None
             entries += len(plan.listing.e_weight)
-            cells += len(getattr(plan.listing, "cells", ()))
+            boxes += getattr(plan.listing, "grid_points", 0)
             if (not plan.exact or entries * len(parts) > card_owner.MAX_SPLIT_ENTRIES * built
-                    or cells * len(parts) > card_owner.MAX_SPLIT_CELLS * built):
+                    or boxes * len(parts) > card_owner.MAX_SPLIT_BOXES * built):
                 return None
             plans.append(plan)
         return plans

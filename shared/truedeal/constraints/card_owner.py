@@ -31,12 +31,13 @@ PLAIN_SPLIT_CARDS = 2
 #: Most level-0 entries the placements of a split may list together.  A
 #: deterministic bound (a plan must not depend on the machine's speed).
 MAX_SPLIT_ENTRIES = 2_000_000
-#: Most cells (pattern tuples) they may list together, a second deterministic
-#: bound: each cell costs its accepted boxes, about 10 ms where a seat's
-#: conditions cut its points many ways.  The library's 1NT opener, leveled by
-#: four coins, lists 33 cells a placement: 249 placements took 3 minutes, and
-#: are left to rejection (71% kept, a plan of seconds).
-MAX_SPLIT_CELLS = 1_000
+#: Most boxes their signatures may test together (``Listing.grid_points``),
+#: a second deterministic bound: about 4 us a box.  The library's 1NT
+#: opener, leveled by four coins, tests 76,000 boxes a placement (a
+#: notrump-point definition that cuts South's points many ways): its 249
+#: placements took 3 minutes, and are left to rejection (71% kept, a plan of
+#: seconds).  Its NT ladder tests 6 a placement: 256 listings in 1.2 s.
+MAX_SPLIT_BOXES = 1_000_000
 
 
 def single_card(feature: ir.Feature) -> int | None:

@@ -197,9 +197,14 @@ class Compiled:
         at = np.cumsum([0] + [len(p) for _, p in grids])
         return [_boxes_from(cuts, p[ok[at[k] : at[k + 1]]]) for k, (cuts, p) in enumerate(grids)]
 
-    def _grid(self, key: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
-        """The cuts of each form (its atoms' thresholds for ``key``) and the
-        low corner of every box they make."""
+    def grid_points(self, keys: np.ndarray) -> int:
+        """The boxes :meth:`boxes_of` tests and merges for ``keys``: the work
+        of a listing's boxes, about 4 us a box (a 1NT definition that cuts
+        its points many ways: 76,000 for 33 signatures)."""
+        return sum(math.prod(len(c) - 1 for c in self._cuts(key)) for key in keys)
+
+    def _cuts(self, key: np.ndarray) -> list[list[int]]:
+        """The cuts of each form: its atoms' thresholds for ``key``, 0 and its dim."""
         cuts = []
         for f, form in enumerate(self.forms):
             ts = {0, form.dim}
@@ -207,6 +212,11 @@ class Compiled:
                 if atom.form == f:
                     ts.update(t for t in atom.thresholds(int(key[a])) if 0 < t < form.dim)
             cuts.append(sorted(ts))
+        return cuts
+
+    def _grid(self, key: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
+        """The cuts of each form (:meth:`_cuts`) and the low corner of every box they make."""
+        cuts = self._cuts(key)
         grid = list(itertools.product(*[c[:-1] for c in cuts])) or [()]
         return cuts, np.array(grid, dtype=np.int64).reshape(len(grid), len(self.forms))
 

@@ -58,6 +58,7 @@ def listing_tables(layout: Layout, cells: np.ndarray, columns: list, cell_cols: 
     sig, sig_keys = layout.comp.cell_signatures(cells)
     listing.cell_sig = sig
     listing.sig_boxes = layout.comp.boxes_of(sig_keys)
+    listing.grid_points = layout.comp.grid_points(sig_keys)
     return listing
 
 

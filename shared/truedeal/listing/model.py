@@ -36,6 +36,7 @@ class Listing:
     #: Pavlicek's number of cases, once :func:`~truedeal.listing.cases.count_cases` has counted them
     #: (drawing never needs it)
     cases: int | None = None
+    grid_points: int = 0  # the boxes its signatures tested (Compiled.grid_points): what its boxes cost
 
     @property
     def deals(self) -> int:

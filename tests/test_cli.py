@@ -979,8 +979,8 @@ def test_progress_bar_is_erased_before_the_next_output(tmp_path):
 
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))  # a new pty is 0x0
-    # ~1.5 s of listing (the bar shows after 0.5 s) in ~400 MB
-    spec = json.dumps({"north": {"hcp": [10, 15]}, "south": {"hcp": [8, 12]}, "east": {"hcp": [5, 9]}})
+    # ~1-2 s of listing, by machine (the bar shows after 0.5 s), in ~450 MB
+    spec = json.dumps({"north": {"hcp": [10, 16]}, "south": {"hcp": [6, 12]}, "east": {"hcp": [4, 10]}})
     proc = subprocess.Popen([*CLI, "generate", spec, "-n", "1", "--seed", "s", "--format", "numbers"],
                             stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=ROOT)
     os.close(slave)

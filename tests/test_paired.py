@@ -15,8 +15,9 @@ import pytest
 from scipy.stats import chisquare
 
 from truedeal import kernel
+from truedeal.arrays import unique_rows
 from truedeal.cards import HCP_OF_RANK
-from truedeal.constraints.compile import _unique_rows, compile_program
+from truedeal.constraints.compile import compile_program
 from truedeal.constraints.evaluate import satisfies as fits
 from truedeal.engine import Plan
 from truedeal.evaluate import hcp, satisfies
@@ -519,5 +520,8 @@ def test_unique_rows_sorts_as_numpy():
     for _ in range(50):
         table = rng.integers(-3, 4, size=(int(rng.integers(1, 300)), int(rng.integers(1, 6))))
         keys, inv = np.unique(table, axis=0, return_inverse=True)
-        sig, first = _unique_rows(table)
+        sig, first = unique_rows(table)
         assert (sig == inv.reshape(-1)).all() and (table[first] == keys).all()
+    wide = rng.integers(0, 2**40, size=(200, 3))  # past one packed int64: numpy's own unique
+    assert (wide[unique_rows(wide)[1]] == np.unique(wide, axis=0)).all()
+    assert [len(a) for a in unique_rows(np.zeros((0, 3), np.int64))] == [0, 0]

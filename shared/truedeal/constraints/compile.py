@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..arrays import unique_rows
 from ..cards import HCP_OF_RANK, MAX_HCP
 from ..patterns import PATTERNS
 from . import bounded, ir
@@ -163,7 +164,7 @@ class Compiled:
         if not cols:
             return np.zeros(len(cells), np.int64), np.zeros((1, 0), np.int64)
         table = np.stack(cols, axis=1)
-        sig, first = _unique_rows(table)
+        sig, first = unique_rows(table)
         return sig, table[first]
 
     def cell_possible(self, cells: np.ndarray) -> np.ndarray:
@@ -264,20 +265,6 @@ class Compiled:
     @staticmethod
     def _evaluate(tree: Tree, leaves: dict, n: int) -> np.ndarray:
         return evaluate3(tree, leaves, n)
-
-
-def _unique_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's rank among the distinct rows (sorted as ``np.unique(axis=0)``
-    sorts them) and the first row of each.  Rows of small values are packed
-    into one integer key each, which sorts in the same order far faster."""
-    low = table.min(axis=0)
-    radix = table.max(axis=0) - low + 1
-    if float(np.prod(radix.astype(np.float64))) >= 2.0**62:
-        _, first, inv = np.unique(table, axis=0, return_index=True, return_inverse=True)
-        return inv.reshape(-1), first
-    weights = np.concatenate([np.cumprod(radix[::-1])[::-1][1:], [1]]).astype(np.int64)
-    _, first, inv = np.unique((table - low) @ weights, return_index=True, return_inverse=True)
-    return inv.reshape(-1), first
 
 
 def evaluate3(tree: Tree, leaves: dict, n: int) -> np.ndarray:

@@ -42,18 +42,24 @@ def suit_profile(layout: Layout, suit: int) -> tuple:
 def _assignments(layout: Layout, suit: int):
     """Every way to send the suit's tracked cards to a rank seat or to 'free'
     (predealt cards go to their seat only)."""
-    n_rank = len(layout.rank_seats)
-    tracked = layout.comp.tracked[suit]
-    choices = []
-    for r in tracked:
-        seat = layout.comp.forced.get((suit, r))
-        choices.append([layout.rank_seats.index(seat)] if seat is not None else range(n_rank + 1))
+    forced = tuple(layout.comp.forced.get((suit, r)) for r in layout.comp.tracked[suit])
+    return _assignments_of(len(layout.rank_seats), tuple(None if s is None else layout.rank_seats.index(s) for s in forced))
+
+
+@functools.lru_cache(maxsize=256)
+def _assignments_of(n_rank: int, forced: tuple[int | None, ...]):
+    """:func:`_assignments` of tracked cards predealt to ``forced`` (rank
+    seat indices, None where not predealt): the same for every column of a
+    suit, and built once (a plan's columns asked for them hundreds of times)."""
+    choices = [[seat] if seat is not None else range(n_rank + 1) for seat in forced]
     combos = list(itertools.product(*choices))
-    dest = np.array(combos, dtype=np.int64).reshape(len(combos), len(tracked))
-    bits = 1 << np.arange(len(tracked), dtype=np.int64)
+    dest = np.array(combos, dtype=np.int64).reshape(len(combos), len(forced))
+    bits = 1 << np.arange(len(forced), dtype=np.int64)
     masks = np.stack([((dest == i) * bits).sum(axis=1) for i in range(n_rank)], axis=1) if n_rank else np.zeros((len(dest), 0), np.int64)
     pcs = np.stack([(dest == i).sum(axis=1) for i in range(n_rank)], axis=1) if n_rank else np.zeros((len(dest), 0), np.int64)
     free = (dest == n_rank).sum(axis=1)
+    for a in (masks, pcs, free):
+        a.setflags(write=False)  # shared by every caller
     return masks, pcs, free
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..arrays import unique_rows
 from ..constraints.compile import Compiled, unclamped
 from . import rank_pool
 from .cells import enumerate_cells, suit_columns
@@ -458,7 +459,7 @@ def case_indicators(options: list[SuitOptions], layout: Layout) -> VectorWeights
     rows = []
     for opt in options:
         full = np.concatenate([opt.vflat[:, None], opt.masks[:, cols].astype(np.int64)], axis=1)
-        v = np.unique(full, axis=0)[:, 0]
+        v = full[unique_rows(full)[1], 0]  # np.unique(axis=0) sorted rows as numbers: a plan's minute
         rows.append((v, np.ones(len(v), np.int64)))
     return VectorWeights.of(rows, layout.zsize)
 

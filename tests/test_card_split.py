@@ -129,21 +129,22 @@ COINS = (C2, card(12, 2), card(11, 1))  # the club and diamond deuces, the heart
 READS = (W, E, W)  # whose holding of each coin counts a head
 
 
-def _ladder_opener(owners: tuple[int, ...]) -> int:
-    heads = sum(o == r for o, r in zip(owners, READS))
-    return N if heads >= 2 else S
+def _ladder_opener(owners: tuple[int, ...], reads: tuple[int, ...] = READS, heads: int = 2) -> int:
+    """North when at least ``heads`` coins are with the seats that ``reads`` names, else South."""
+    return N if sum(o == r for o, r in zip(owners, reads)) >= heads else S
 
 
-def _ladder_deals(owners: tuple[int, ...], opener_hcp: int) -> int:
+def _ladder_deals(owners: tuple[int, ...], opener_hcp: int, reads: tuple[int, ...] = READS, heads: int = 2) -> int:
     """Deals with the coins at ``owners`` and the opener worth ``opener_hcp``:
-    the opener's honours, its coins and 13 - size - k of the 33 other spot
-    cards; then the other 36 + k cards go to the three other seats, each
-    taking 13 cards less the coins placed with it."""
-    opener = _ladder_opener(owners)
+    the opener's honours, its k coins and 13 - size - k of the 36 - coins
+    other spot cards; then the other 39 - coins + k cards go to the three
+    other seats, each taking 13 cards less the coins placed with it."""
+    opener = _ladder_opener(owners, reads, heads)
     k = sum(o == opener for o in owners)
-    hands = sum(n * comb(33, 13 - size - k) for size, n in _honour_sets(opener_hcp).items() if 13 - size - k >= 0)
+    spots = 36 - len(owners)
+    hands = sum(n * comb(spots, 13 - size - k) for size, n in _honour_sets(opener_hcp).items() if 13 - size - k >= 0)
     rest = [13 - sum(o == s for o in owners) for s in range(4) if s != opener]
-    return hands * factorial(36 + k) // prod(factorial(r) for r in rest)
+    return hands * factorial(39 - len(owners) + k) // prod(factorial(r) for r in rest)
 
 
 @cache
@@ -198,16 +199,11 @@ FIVE_READS = (W, E, W, E, W)
 
 
 def _five_opener(owners: tuple[int, ...]) -> int:
-    return N if sum(o == r for o, r in zip(owners, FIVE_READS)) >= 3 else S
+    return _ladder_opener(owners, FIVE_READS, 3)
 
 
 def _five_deals(owners: tuple[int, ...], opener_hcp: int) -> int:
-    """As :func:`_ladder_deals`, with five coins: 31 other spot cards."""
-    opener = _five_opener(owners)
-    k = sum(o == opener for o in owners)
-    hands = sum(n * comb(31, 13 - size - k) for size, n in _honour_sets(opener_hcp).items() if 13 - size - k >= 0)
-    rest = [13 - sum(o == s for o in owners) for s in range(4) if s != opener]
-    return hands * factorial(34 + k) // prod(factorial(r) for r in rest)
+    return _ladder_deals(owners, opener_hcp, FIVE_READS, 3)
 
 
 @cache

@@ -68,3 +68,21 @@ def test_constant_subtrees_fold_as_the_arrays_would():
     }
     for tree, want in cases.items():
         assert evaluate3(tree, leaves, 4).tolist() == want, tree
+
+
+def test_many_kids_combine_as_kleene_logic():
+    """AND/OR of three or more arrays (combined in place) against the truth
+    tables written out: AND is FALSE if a kid is, else UNKNOWN if a kid is;
+    OR is TRUE if a kid is, else UNKNOWN if a kid is."""
+    rng = np.random.default_rng(9)
+    kids = [("atom", k) for k in range(4)]
+    leaves = {kid: rng.integers(0, 3, 200).astype(np.int8) for kid in kids}
+    values = np.array([leaves[kid] for kid in kids]).T.tolist()
+
+    def kleene(row: list[int], decisive: int) -> int:
+        return decisive if decisive in row else 2 if 2 in row else 1 - decisive
+
+    for n in (3, 4):
+        assert evaluate3(("and", tuple(kids[:n])), leaves, 200).tolist() == [kleene(r[:n], 0) for r in values]
+        assert evaluate3(("or", tuple(kids[:n])), leaves, 200).tolist() == [kleene(r[:n], 1) for r in values]
+        assert evaluate3(("and", (*kids[:n], ("atom", 9))), leaves, 200).tolist() == [kleene([*r[:n], 2], 0) for r in values]

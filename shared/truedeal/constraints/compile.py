@@ -193,8 +193,8 @@ class Compiled:
         if not grids:
             return []
         points = np.concatenate([p for _, p in grids])
-        row_key = np.repeat(np.arange(len(keys)), [len(p) for _, p in grids])
-        ok = self._evaluate(self.tree, self._grid_leaves(np.asarray(keys)[row_key], points), len(points)) != FALSE
+        sizes = [len(p) for _, p in grids]
+        ok = self._evaluate(self.tree, self._grid_leaves(np.asarray(keys), sizes, points), len(points)) != FALSE
         at = np.cumsum([0] + [len(p) for _, p in grids])
         return [_boxes_from(cuts, p[ok[at[k] : at[k + 1]]]) for k, (cuts, p) in enumerate(grids)]
 
@@ -249,17 +249,22 @@ class Compiled:
             leaves[("shape", j)] = self._shape_truth(shape, cells).astype(np.int8)
         return leaves
 
-    def _grid_leaves(self, keys: np.ndarray, points: np.ndarray) -> dict:
-        """Leaves at grid ``points``, each with its signature row in ``keys``."""
+    def _grid_leaves(self, keys: np.ndarray, sizes: list[int], points: np.ndarray) -> dict:
+        """Leaves at grid ``points``: the first ``sizes[0]`` of signature row
+        ``keys[0]``, and so on.  A key column is repeated once it is read (the
+        rows repeated whole took a plan's largest array and a third of its time)."""
+        def column(k: int) -> np.ndarray:
+            return np.repeat(keys[:, k], sizes)
+
         leaves: dict = {}
         for a, atom in enumerate(self.atoms):
             if atom.form is None:
-                leaves[("atom", a)] = keys[:, a].astype(np.int8)
+                leaves[("atom", a)] = column(a).astype(np.int8)
             else:
-                leaves[("atom", a)] = atom.holds(points[:, atom.form], keys[:, a]).astype(np.int8)
+                leaves[("atom", a)] = atom.holds(points[:, atom.form], column(a)).astype(np.int8)
         n_atoms = len(self.atoms)
         for j in range(len(self.shapes)):
-            leaves[("shape", j)] = keys[:, n_atoms + j].astype(np.int8)
+            leaves[("shape", j)] = column(n_atoms + j).astype(np.int8)
         return leaves
 
     @staticmethod
@@ -322,9 +327,12 @@ def _junction(is_and: bool, kids, leaves: dict, n: int, memo: dict) -> np.ndarra
             arrays.append(v)
     if not arrays:
         return scalar
-    out = (np.minimum if is_and else np.maximum).reduce(arrays)
+    op = np.minimum if is_and else np.maximum
+    out = op(arrays[0], arrays[1]) if len(arrays) > 1 else arrays[0].copy()
+    for a in arrays[2:]:  # in place: ufunc.reduce over a list stacks it into one more array first
+        op(out, a, out=out)
     if scalar != 2 - decisive:  # UNKNOWN caps (AND) or floors (OR) the arrays
-        out = (np.minimum if is_and else np.maximum)(out, scalar)
+        op(out, scalar, out=out)
     return out
 
 

@@ -122,3 +122,20 @@ def test_box_sums_leave_axes_of_one_value_unpadded_and_sum_alike(clamp):
                  if all(lo[r, d] <= z1[r, d] + z2[d] <= top[r, d] for d in range(4)) and z1[r, 4] + z2[4] == exact[r, 0])
              for r, w in enumerate(which)]
     assert padded.tolist() == brute and 0 < sum(brute)
+
+
+def test_pair_tables_skip_coordinates_of_one_value():
+    """Coordinates of one value (folded forms) add 0 + 0 and always fit:
+    the pair tables leave them out, and are still those of the plain sum,
+    clamped coordinates included."""
+    from truedeal.listing.layout import Layout
+
+    layout = Layout(None, (), (), (), (), (), dims=(5, 1, 4, 1, 3), n_box=4, clamp=(True, False, False, True))  # type: ignore[arg-type]
+    assert layout.live_axes == [0, 2, 4]
+    rng = np.random.default_rng(2)
+    g = rng.integers(0, 50, size=(3, layout.zsize)) * (rng.random((3, layout.zsize)) < 0.5)
+    pairs = [(0, 1), (0, 2), (1, 1), (2, 0)]
+    got = pair_tables(g, pairs, layout)
+    for p, (a, b) in enumerate(pairs):
+        assert (got[p] == _plain(g[a], g[b], layout)).all()
+        assert got[p].any()

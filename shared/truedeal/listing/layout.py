@@ -81,13 +81,20 @@ class Layout:
             return np.zeros((len(flat), 0), dtype=np.int64)
         return np.stack(np.unravel_index(flat, self.dims), axis=1).astype(np.int64)
 
-    def add(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``a + b`` for feature vectors (clamping clamped forms), and which sums fit."""
+    def add(self, a: np.ndarray, b: np.ndarray, axes: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``a + b`` for feature vectors (clamping clamped forms), and which
+        sums fit; with ``axes``, vectors of those coordinates alone."""
+        axes = list(range(len(self.dims))) if axes is None else axes
         z = a + b
-        if any(self.clamp):
-            cap = np.array([d - 1 if c else 10**9 for d, c in zip(self.dims, self.clamp)] + [10**9] * (len(self.dims) - self.n_box))
-            z = np.minimum(z, cap)
-        return z, (z < np.array(self.dims, dtype=z.dtype)).all(axis=-1)
+        clamp = [self.clamp[d] if d < self.n_box else False for d in axes]
+        if any(clamp):
+            z = np.minimum(z, np.array([self.dims[d] - 1 if c else 10**9 for d, c in zip(axes, clamp)]))
+        return z, (z < np.array([self.dims[d] for d in axes], dtype=z.dtype)).all(axis=-1)
+
+    @property
+    def live_axes(self) -> list[int]:
+        """The coordinates that take more than one value (a folded form takes one)."""
+        return [d for d, n in enumerate(self.dims) if n > 1]
 
     def form_values(self, z: np.ndarray) -> np.ndarray:
         """The forms' values of feature vectors ``z`` (``(..., n_box)``): their

@@ -12,7 +12,7 @@ from .cells import checked_cells, pair_keys, suit_columns
 from .layout import MAX_ENTRIES, Layout, TooWide
 from .model import Listing
 from .options import suit_options
-from .tables import c_values, level0_rows, pair_tables, pool_factors, prefix_size
+from .tables import c_values, level0_rows, pair_tables, pool_factors, prefix_size, prefix_sums
 
 #: Bytes of summed-area tables, and keys, that one pass of the level-0 fill may hold.
 _PASS_BYTES = 16 << 20
@@ -64,26 +64,28 @@ def listing_tables(layout: Layout, cells: np.ndarray, columns: list, cell_cols: 
 
 def _batches(keys: np.ndarray, layout: Layout) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]:
     """The (S,H), (D,C), signature keys in passes of one signature:
-    ``(sig, key indices, their distinct (D,C) tables, each key's table among
-    them)``.  A pass takes up to _PASS_KEYS keys and as many (D,C) tables as
-    keep their summed-area tables small (one at a time with a pool, and then
-    no index), so that a small feature space costs a few numpy calls per pass
-    rather than per table.  Each key is in one pass."""
+    ``(sig, key indices, the pass's (D,C) tables, each key's table among
+    them)``.  The distinct (D,C) tables go in chunks of as many as keep
+    their summed-area tables small (one at a time with a pool, and then no
+    index); a chunk's passes, one per signature and up to _PASS_KEYS keys
+    each, share its tables, whose sums are then taken once for all of them
+    (taken per signature, a library script summed 594 tables 2,422 times).
+    Each key is in one pass."""
     size = prefix_size(layout, pad_single=False)
     per_pass = 1 if layout.has_pool else max(1, _PASS_BYTES // (8 * size))
+    tables = distinct(keys[:, 1])
+    chunk_of = np.searchsorted(tables, keys[:, 1]) // per_pass
     out: list = []
-    for sig in distinct(keys[:, 2]).tolist():
-        ks = np.nonzero(keys[:, 2] == sig)[0]
-        ks = ks[np.argsort(keys[ks, 1], kind="stable")]
-        t2s, first, counts = np.unique(keys[ks, 1], return_index=True, return_counts=True)
-        start = 0  # the pass being filled holds tables start..j-1
-        for j in range(len(t2s) + 1):
-            full = j - start == per_pass or (j < len(t2s) and first[j] + counts[j] - first[start] > _PASS_KEYS)
-            if j > start and (j == len(t2s) or full):
-                here = ks[first[start] : first[j - 1] + counts[j - 1]]
-                of = np.repeat(np.arange(j - start), counts[start:j]) if per_pass > 1 else None
-                out.append((sig, here, t2s[start:j] if per_pass > 1 else t2s[start], of))
-                start = j
+    for c in distinct(chunk_of).tolist():
+        chunk = tables[c * per_pass : (c + 1) * per_pass]
+        in_chunk = np.nonzero(chunk_of == c)[0]
+        for sig in distinct(keys[in_chunk, 2]).tolist():
+            ks = in_chunk[keys[in_chunk, 2] == sig]
+            ks = ks[np.argsort(keys[ks, 1], kind="stable")]
+            for lo in range(0, len(ks), _PASS_KEYS):
+                here = ks[lo : lo + _PASS_KEYS]
+                of = np.searchsorted(chunk, keys[here, 1]) if per_pass > 1 else None
+                out.append((sig, here, chunk if per_pass > 1 else chunk[0], of))
     return out
 
 
@@ -92,7 +94,16 @@ def _largest_first(batches: list, reach: np.ndarray) -> list:
     per key: cells times nonzero S+H rows) first, so that a listing past
     MAX_ENTRIES fails sooner.  The listing does not depend on this order:
     each key is in one pass, and the rows are sorted by key afterwards."""
-    return sorted(batches, key=lambda b: -int(reach[b[1]].sum()))
+    chunk_reach: dict[int, int] = {}
+    for b in batches:
+        chunk_reach[_chunk(b)] = chunk_reach.get(_chunk(b), 0) + int(reach[b[1]].sum())
+    # a chunk's passes stay together, so that its tables are summed once
+    return sorted(batches, key=lambda b: (-chunk_reach[_chunk(b)], _chunk(b), -int(reach[b[1]].sum())))
+
+
+def _chunk(batch: tuple) -> int:
+    """The chunk of (D,C) tables a pass reads: its first table."""
+    return int(np.atleast_1d(batch[2])[0])
 
 
 def fill_level0(listing: Listing, progress=None) -> None:
@@ -109,9 +120,13 @@ def fill_level0(listing: Listing, progress=None) -> None:
     rows_z: list[np.ndarray] = []
     row_w: list[int] = []
     n_entries = 0
+    summed: tuple[int, np.ndarray] | None = None  # the last chunk's summed-area tables
     for done, (sig, ks, t2s, t2_of) in enumerate(batches):
         t1s = listing.pair_tables[keys[ks, 0]]
-        which, z1, c_flat, u = level0_rows(t1s, listing.pair_tables[t2s], layout, g_of_c, listing.sig_boxes[sig], t2_of)
+        t2 = listing.pair_tables[t2s]
+        if summed is None or summed[0] != _chunk((sig, ks, t2s)):
+            summed = (_chunk((sig, ks, t2s)), prefix_sums(t2, layout, pad_single=False))
+        which, z1, c_flat, u = level0_rows(t1s, t2, layout, g_of_c, listing.sig_boxes[sig], t2_of, summed[1])
         # T1 < 2**42 and U < 2**50: the products need Python ints.
         a = t1s[which, z1]
         products = map(mul, a.tolist(), u.tolist())

@@ -164,14 +164,15 @@ def completions(t1s: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):
 
 
 def level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int], boxes: list,
-                t2_of: np.ndarray | None = None):
+                t2_of: np.ndarray | None = None, prefix: np.ndarray | None = None):
     """Level-0 rows of several (S,H) tables (rows of ``t1s``) against a (D,C)
     table: t1 row, z1 flat, pool totals (flat) and U, for every completion with
     a positive pool factor and U.  U sums the (D,C) table over the accepted
     ``boxes`` of the form space (disjoint).
 
     Without a pool ``t2`` may be several tables (rows), ``t2_of[k]`` the one
-    that t1 row k meets: one call then does the work of many."""
+    that t1 row k meets: one call then does the work of many.  ``prefix``:
+    ``prefix_sums(t2, layout, pad_single=False)``, when the caller has it."""
     n_exact = len(layout.dims) - layout.n_box
     if n_exact and t2.ndim > 1:
         raise ValueError("several (D,C) tables at once only without a pool")
@@ -180,7 +181,7 @@ def level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[in
     if n_exact:
         keep = (np.array(g_of_c, dtype=object) > 0).astype(bool)[c_flat]
         which, nz, z1, totals, c_flat = which[keep], nz[keep], z1[keep], totals[keep], c_flat[keep]
-    prefix = prefix_sums(t2, layout, pad_single=False)
+    prefix = prefix_sums(t2, layout, pad_single=False) if prefix is None else prefix
     table = None if t2_of is None else t2_of[which]
     u = np.zeros(len(nz), dtype=np.int64)
     for lo, hi in box_arrays(boxes, len(nz)):

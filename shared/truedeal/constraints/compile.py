@@ -195,7 +195,7 @@ class Compiled:
         points = np.concatenate([p for _, p in grids])
         sizes = [len(p) for _, p in grids]
         ok = self._evaluate(self.tree, self._grid_leaves(np.asarray(keys), sizes, points), len(points)) != FALSE
-        at = np.cumsum([0] + [len(p) for _, p in grids])
+        at = np.cumsum([0, *sizes])
         return [_boxes_from(cuts, p[ok[at[k] : at[k + 1]]]) for k, (cuts, p) in enumerate(grids)]
 
     def grid_points(self, keys: np.ndarray) -> int:

@@ -96,14 +96,14 @@ def _largest_first(batches: list, reach: np.ndarray) -> list:
     each key is in one pass, and the rows are sorted by key afterwards."""
     chunk_reach: dict[int, int] = {}
     for b in batches:
-        chunk_reach[_chunk(b)] = chunk_reach.get(_chunk(b), 0) + int(reach[b[1]].sum())
+        chunk_reach[_chunk(b[2])] = chunk_reach.get(_chunk(b[2]), 0) + int(reach[b[1]].sum())
     # a chunk's passes stay together, so that its tables are summed once
-    return sorted(batches, key=lambda b: (-chunk_reach[_chunk(b)], _chunk(b), -int(reach[b[1]].sum())))
+    return sorted(batches, key=lambda b: (-chunk_reach[_chunk(b[2])], _chunk(b[2]), -int(reach[b[1]].sum())))
 
 
-def _chunk(batch: tuple) -> int:
-    """The chunk of (D,C) tables a pass reads: its first table."""
-    return int(np.atleast_1d(batch[2])[0])
+def _chunk(t2s: np.ndarray) -> int:
+    """The chunk of (D,C) tables a pass reads (``t2s``, one or several): its first table."""
+    return int(np.atleast_1d(t2s)[0])
 
 
 def fill_level0(listing: Listing, progress=None) -> None:
@@ -124,8 +124,8 @@ def fill_level0(listing: Listing, progress=None) -> None:
     for done, (sig, ks, t2s, t2_of) in enumerate(batches):
         t1s = listing.pair_tables[keys[ks, 0]]
         t2 = listing.pair_tables[t2s]
-        if summed is None or summed[0] != _chunk((sig, ks, t2s)):
-            summed = (_chunk((sig, ks, t2s)), prefix_sums(t2, layout, pad_single=False))
+        if summed is None or summed[0] != _chunk(t2s):
+            summed = (_chunk(t2s), prefix_sums(t2, layout, pad_single=False))
         which, z1, c_flat, u = level0_rows(t1s, t2, layout, g_of_c, listing.sig_boxes[sig], t2_of, summed[1])
         # T1 < 2**42 and U < 2**50: the products need Python ints.
         a = t1s[which, z1]

@@ -80,11 +80,11 @@ def test_covers():
 
 
 def test_a_relaxed_plan_says_what_it_rejects_and_its_deals_fit():
-    """A corpus script the listing cannot hold whole (four coin cards level a
-    1NT opener, and a split by their owners would list too many cells): the
-    plan names what it relaxes, measures the acceptance, and every deal fits
-    the whole condition."""
-    program = load_program(Path(__file__).parent / "scripts" / "64_leveled_1nt_opener.dlr")
+    """A corpus script the listing cannot hold whole (four seats read honours:
+    the opener's and the responder's points, and each opponent's honours
+    suit by suit): the plan names what it relaxes, measures the acceptance,
+    and every deal fits the whole condition."""
+    program = load_program(Path(__file__).parent / "scripts" / "65_calm_opponents_beside_1nt.dlr")
     plan = Plan.build(program)
     assert not plan.exact and plan.relaxed == ("the honour conditions of east, west",)
     assert 0 < plan.acceptance < 1

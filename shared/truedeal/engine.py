@@ -35,7 +35,7 @@ import numpy as np
 
 from .cards import SEAT_NAMES, D
 from .choices import MAX_DEALS
-from .constraints import card_classes, card_owner, ir
+from .constraints import card_classes, card_owner, ir, separable
 from .constraints.compile import Compiled, compile_program, with_filters
 from .constraints.dds import needs_double_dummy
 from .dealnumber import decode_batch, encode_batch
@@ -193,6 +193,8 @@ class Plan:
             if listing is None and relaxation.none and (pool := set(comp.pooled) & {s for s, _ in program.predeal}):
                 asked = compile_program(card_owner.predeal_asked(program, pool))
                 comp, listing = asked, _any_listing(asked, progress, wide)
+            if listing is None and relaxation.none and (sums := separable.separated(program)) is not program:
+                return cls._build_program(sums, progress, exact_only, split, out_of_pack, max_parts, narrow_first)
             if listing is None and relaxation.none and split:
                 parts = cls._build_card_split(spec, program, progress, t0)
                 if parts is not None:

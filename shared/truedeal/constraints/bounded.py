@@ -27,6 +27,8 @@ def local_max(fn: ir.LocalFn) -> int:
         return 13
     if fn.kind == "losers":
         return 3
+    if fn.kind == "table":
+        return max(fn.table)
     return sum(w for w in fn.weights if w > 0)
 
 
@@ -36,6 +38,8 @@ def hand_max(fn: ir.LocalFn, suits: tuple[int, ...]) -> int:
         return min(13, 13 * len(suits))
     if fn.kind == "losers":
         return 3 * len(suits)
+    if fn.kind == "table":
+        return table_range(fn, suits)[1]
     per_card = sorted((w for w in fn.weights for _ in suits), reverse=True)
     return sum(w for w in per_card[:13] if w > 0)
 
@@ -48,7 +52,33 @@ def feature_range(feature: ir.Feature) -> tuple[int, int]:
     if fn.kind == "weights":
         negative = ir.LocalFn("weights", tuple(max(-w, 0) for w in fn.weights))
         return -hand_max(negative, suits), hand_max(fn, suits)
+    if fn.kind == "table":
+        return table_range(fn, suits)
     return 0, hand_max(fn, suits)
+
+
+def table_range(fn: ir.LocalFn, suits: tuple[int, ...]) -> tuple[int, int]:
+    """The smallest and largest ``sum(fn over suits)`` on a 13-card hand: by
+    length, each suit's extremes over its holdings, added up suit by suit
+    (the other suits take the rest of the 13 cards)."""
+    per_length = 1 << len(fn.ranks_read)
+    spots = 13 - len(fn.ranks_read)
+    one = [[fn.table[length * per_length + m] for m in range(per_length)
+            if m.bit_count() <= length <= m.bit_count() + spots] for length in range(14)]
+    lo, hi = {0: 0}, {0: 0}  # cards used so far -> extreme sum
+    for _ in suits:
+        lo = _add_suit(lo, [min(v) for v in one], min)
+        hi = _add_suit(hi, [max(v) for v in one], max)
+    enough = 13 - 13 * (4 - len(set(suits)))  # the other suits hold 13 cards at most each
+    return (min(v for n, v in lo.items() if n >= enough), max(v for n, v in hi.items() if n >= enough))
+
+
+def _add_suit(best: dict[int, int], by_length: list[int], pick) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for used, v in best.items():
+        for length in range(14 - used):
+            out[used + length] = pick(out.get(used + length, v + by_length[length]), v + by_length[length])
+    return out
 
 
 def linear_range(lin: ir.Linear) -> tuple[int, int]:

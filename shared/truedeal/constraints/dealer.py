@@ -402,11 +402,19 @@ def _read(source) -> str:
         return Path(source).read_text(encoding="utf-8")
     if "\n" not in source and len(source) < 4096:
         path = Path(source)
-        if path.is_file():
+        if _is_file(path):
             return path.read_text(encoding="utf-8")
         if path.suffix.lower() in (".dlr", ".dealer"):
             raise FileNotFoundError(errno.ENOENT, "no such script", source)  # the caller names the file
     return source
+
+
+def _is_file(path: Path) -> bool:
+    """Whether ``path`` names a file; a line too long for a file name is not one."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def load_program(source) -> ir.Program:

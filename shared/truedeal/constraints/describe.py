@@ -15,6 +15,9 @@ def feature(f: ir.Feature) -> str:
     seat = SEAT_NAMES[f.seat]
     if f.fn == ir.LENGTH and len(f.suits) == 1:
         return f"{SUIT_NAMES[f.suits[0]]}({seat})"
+    if f.fn.kind == "table":
+        suits = "" if f.suits == ir.ALL_SUITS else " in " + ", ".join(SUIT_NAMES[k] for k in f.suits)
+        return f"each suit of {seat}'s [{f.fn.label}]{suits}"
     ranks = [r for r, w in enumerate(f.fn.weights) if w] if f.fn.kind == "weights" else []
     if len(f.suits) == 1 and len(ranks) == 1 and f.fn.weights[ranks[0]] == 1 and f.fn not in _NAMED:
         return f"hascard({seat}, {'SHDC'[f.suits[0]]}{_RANKS[ranks[0]]})"

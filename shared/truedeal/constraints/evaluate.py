@@ -24,6 +24,8 @@ that deal (both branches of ``?:`` are computed on every deal, so
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import ir
@@ -130,12 +132,19 @@ class _Evaluator:
         a, k, q = (self.holds(seat, rank, suit) for rank in range(3))
         return _losers(self.length(seat, suit), a, k, q)
 
+    def table(self, fn: ir.LocalFn, seat: int, suit: int) -> np.ndarray:
+        """A ``table`` function of the seat's holding in ``suit``."""
+        index = self.length(seat, suit).astype(np.intp) << len(fn.ranks_read)
+        for i, rank in enumerate(fn.ranks_read):
+            index |= self.holds(seat, rank, suit).astype(np.intp) << i
+        return np.asarray(fn.table, np.int64)[index]
+
     def feature(self, f: ir.Feature) -> np.ndarray:
         if f not in self.cache:
             if f.fn.kind == "weights":
                 total = self.weights_sum(f.seat, f.suits, f.fn.weights).astype(np.int64)
             else:
-                part = self.length if f.fn.kind == "length" else self.losers
+                part = {"length": self.length, "losers": self.losers}.get(f.fn.kind) or functools.partial(self.table, f.fn)
                 total = np.zeros(self.n, dtype=np.int64)
                 for s in f.suits:
                     total += part(f.seat, s)

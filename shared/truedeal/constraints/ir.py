@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, is_dataclass
+from functools import cached_property
 
 from ..cards import HCP_OF_RANK, SEATS
 from ..formats.rotation import Rotation
@@ -36,16 +37,25 @@ class LocalFn:
       ace first).  HCP is ``(4, 3, 2, 1, 0, ...)``; ``hascard`` one rank's 1.
     * ``length``: the number of cards.
     * ``losers``: dealer's losing-trick count (see :func:`losers_in_suit`).
+    * ``table``: any function of the length and of which of ``ranks_read``
+      are held: ``table[length << len(ranks_read) | mask]``, bit i of the
+      mask for ``ranks_read[i]`` (:mod:`.separable` makes them, never negative).
+      ``label`` says what it computes, for people; it is not compared.
     """
 
-    kind: str  # "weights" | "length" | "losers"
+    kind: str  # "weights" | "length" | "losers" | "table"
     weights: tuple[int, ...] = ()
+    ranks_read: tuple[int, ...] = ()
+    table: tuple[int, ...] = ()
+    label: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in ("weights", "length", "losers"):
+        if self.kind not in ("weights", "length", "losers", "table"):
             raise ValueError(f"unknown local function {self.kind!r}")
         if self.kind == "weights" and len(self.weights) != 13:
             raise ValueError("a weights function needs 13 weights, ace first")
+        if self.kind == "table" and len(self.table) != 14 << len(self.ranks_read):
+            raise ValueError("a table needs a value per length 0..13 and per mask of its ranks")
 
     @property
     def ranks(self) -> frozenset[int]:
@@ -54,10 +64,13 @@ class LocalFn:
             return frozenset(r for r, w in enumerate(self.weights) if w)
         if self.kind == "losers":
             return frozenset((0, 1, 2))
-        return frozenset()
+        return frozenset(self.ranks_read)
 
-    @property
+    @cached_property
     def reads_length(self) -> bool:
+        if self.kind == "table":
+            per_length = 1 << len(self.ranks_read)
+            return any(self.table[i] != self.table[i % per_length] for i in range(len(self.table)))
         return self.kind in ("length", "losers")
 
     def value(self, length: int, held: frozenset[int] | set[int]) -> int:
@@ -66,6 +79,9 @@ class LocalFn:
             return length
         if self.kind == "losers":
             return losers_in_suit(length, held)
+        if self.kind == "table":
+            mask = sum(1 << i for i, r in enumerate(self.ranks_read) if r in held)
+            return self.table[length << len(self.ranks_read) | mask]
         return sum(self.weights[r] for r in held)
 
 

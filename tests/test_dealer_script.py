@@ -455,3 +455,10 @@ def test_pointcount_without_weights_clears_and_weights_may_be_negative():
     variables = dict(parse_script("pointcount\nx = hcp(north)\naltcount 3 4, -1 2\ny = pt3(south)").variables)
     assert variables["x"] == lin((1, ir.Feature(0, ir.ALL_SUITS, ir.weights())))
     assert variables["y"] == lin((1, ir.Feature(2, ir.ALL_SUITS, ir.weights(4, -1, 2))))
+
+
+def test_a_script_on_one_line_too_long_for_a_file_name_is_read_as_text():
+    """A one-line script longer than a file name may be (255 bytes) is text, not an OSError."""
+    text = "condition " + " && ".join(f"hcp(north) >= {k}" for k in range(40))
+    assert len(text) > 255
+    assert load_program(text).condition is not None

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import Any
 
 from ..cards import card
 from . import fold, ir
+from .rewrite import Rewriter
 
 #: Most cards to split on: 4**4 programs to list.
 MAX_SPLIT_CARDS = 4
@@ -104,43 +104,12 @@ def predeal_asked(program: ir.Program, seats: set[int]) -> ir.Program:
     return replace(program, condition=ir.And((program.condition, *asked)), predeal=kept)
 
 
-class _Placed:
-    """A condition with each ``hascard`` of a placed card made a constant,
-    memoised by node identity (a script's variables make the tree a DAG)."""
+class _Placed(Rewriter):
+    """A condition with each ``hascard`` of a placed card made a constant."""
 
     def __init__(self, owners: dict[int, int]) -> None:
+        super().__init__()
         self.owners = owners
-        self.memo: dict[int, tuple[object, Any]] = {}
-
-    def cond(self, c: ir.Cond) -> ir.Cond:
-        return self._visit(c, self._cond)
-
-    def num(self, x: ir.Num) -> ir.Num:
-        return self._visit(x, self._num)
-
-    def _visit(self, x: Any, rebuild: Callable[[Any], Any]) -> Any:
-        hit = self.memo.get(id(x))
-        if hit is None:
-            hit = self.memo[id(x)] = (x, rebuild(x))  # keep x alive: its id stays unique
-        return hit[1]
-
-    def _cond(self, c: ir.Cond) -> ir.Cond:
-        if isinstance(c, ir.Compare):
-            return ir.Compare(c.op, self.num(c.left), self.num(c.right))
-        if isinstance(c, (ir.And, ir.Or)):
-            return type(c)(tuple(self.cond(i) for i in c.items))
-        if isinstance(c, ir.Not):
-            return ir.Not(self.cond(c.item))
-        return c  # shapes, constants
-
-    def _num(self, x: ir.Num) -> ir.Num:
-        if isinstance(x, ir.Linear):
-            return self._linear(x)
-        if isinstance(x, ir.Arith):
-            return ir.Arith(x.op, self.num(x.left), self.num(x.right))
-        if isinstance(x, ir.IfElse):
-            return ir.IfElse(self.cond(x.cond), self.num(x.then), self.num(x.other))
-        return x  # opaque numbers
 
     def _linear(self, lin: ir.Linear) -> ir.Linear:
         terms, const = [], lin.const

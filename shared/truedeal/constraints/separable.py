@@ -16,13 +16,13 @@ deals are the same; the listing, and so a seed's deals, differ.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from . import describe, ir
 from .evaluate import evaluate_num
+from .rewrite import Rewriter
 
 Holding = tuple[int, int]  # (seat, suit)
 #: A number as a constant plus pieces, each reading one holding.
@@ -34,7 +34,7 @@ MAX_TABLE_RANKS = 8
 def separated(program: ir.Program) -> ir.Program:
     """``program`` with each number that is a sum of per-holding pieces, one
     of them not linear, made a linear sum of ``table`` features."""
-    rewriter = _Rewriter()
+    rewriter = _Separator()
     condition = rewriter.cond(program.condition)
     if not rewriter.changed:
         return program
@@ -42,46 +42,20 @@ def separated(program: ir.Program) -> ir.Program:
                       program.vulnerable, program.actions)
 
 
-class _Rewriter:
-    """Rewrites a condition's numbers, memoised by node identity (a script's
-    variables make the tree a DAG)."""
+class _Separator(Rewriter):
+    """Rewrites a condition's numbers that sum per-holding pieces."""
 
     def __init__(self) -> None:
-        self.memo: dict[int, tuple[Any, Any]] = {}
+        super().__init__()
         self.pieces_memo: dict[int, tuple[Any, Pieces | None]] = {}
         self.changed = False
 
-    def _memo(self, x: Any, rebuild: Callable[[Any], Any]) -> Any:
-        hit = self.memo.get(id(x))
-        if hit is None:
-            hit = self.memo[id(x)] = (x, rebuild(x))  # keep x alive: its id stays unique
-        return hit[1]
-
-    def cond(self, c: ir.Cond) -> ir.Cond:
-        return self._memo(c, self._cond)
-
-    def num(self, x: ir.Num) -> ir.Num:
-        return self._memo(x, self._num)
-
-    def _cond(self, c: ir.Cond) -> ir.Cond:
-        if isinstance(c, ir.Compare):
-            return ir.Compare(c.op, self.num(c.left), self.num(c.right))
-        if isinstance(c, (ir.And, ir.Or)):
-            return type(c)(tuple(self.cond(i) for i in c.items))
-        if isinstance(c, ir.Not):
-            return ir.Not(self.cond(c.item))
-        return c
-
     def _num(self, x: ir.Num) -> ir.Num:
-        if isinstance(x, (ir.Linear, ir.OpaqueNum)):
-            return x
-        pieces = self.pieces(x)
-        if pieces is not None:
-            self.changed = True
-            return _as_linear(pieces)
-        if isinstance(x, ir.IfElse):
-            return ir.IfElse(self.cond(x.cond), self.num(x.then), self.num(x.other))
-        return ir.Arith(x.op, self.num(x.left), self.num(x.right))
+        pieces = None if isinstance(x, (ir.Linear, ir.OpaqueNum)) else self.pieces(x)
+        if pieces is None:
+            return super()._num(x)
+        self.changed = True
+        return _as_linear(pieces)
 
     def pieces(self, x: ir.Num) -> Pieces | None:
         """``x`` as a constant plus per-holding pieces, or None when some part

@@ -61,6 +61,23 @@ def test_a_sum_of_per_suit_pieces_is_one_linear_sum_of_the_same_values(name):
     assert lo <= before.min() and before.max() <= hi
 
 
+def test_a_sum_with_a_shapes_points_adds_up_its_other_summands_as_one_linear_sum():
+    """Total points: HCP, 3 for a void anywhere (a shape), one off for an
+    honour in a short major.  The shape's points stay apart; HCP and the two
+    deductions become one linear sum, the majors' deduction one table."""
+    text = ("hcp(north) + (shape(north, any 0xxx) ? 3 : 0) - (spades(north) < 3 && hcp(north, spades) > 0)"
+            " - (hearts(north) < 3 && hcp(north, hearts) > 0)")
+    program = ir.Program(condition=ir.Compare(">=", parse_number(text), ir.Linear((), 12)))
+    rewritten = separable.separated(program).condition
+    assert isinstance(rewritten, ir.Compare) and isinstance(rewritten.left, ir.Arith)
+    linear = [n for n in ir.nodes(rewritten.left) if isinstance(n, ir.Linear) and n.terms]
+    assert len(linear) == 1
+    tables = [f for _, f in linear[0].terms if f.fn.kind == "table"]
+    assert [f.suits for f in tables] == [(0, 1)]
+    owners = _random_deals(20_000, seed=12)
+    assert np.array_equal(evaluate_num(owners, program.condition.left), evaluate_num(owners, rewritten.left))
+
+
 def test_a_number_that_reads_two_holdings_at_once_stays_as_it_is():
     program = load_program("condition (spades(north) > hearts(north) ? hcp(north) : 0) >= 12")
     assert separable.separated(program) is program

@@ -78,6 +78,19 @@ def test_a_sum_with_a_shapes_points_adds_up_its_other_summands_as_one_linear_sum
     assert np.array_equal(evaluate_num(owners, program.condition.left), evaluate_num(owners, rewritten.left))
 
 
+def test_a_coin_card_stays_out_of_the_tables():
+    """A spot card read alone is a coin the plan splits on; in a table its
+    rank would be tracked in every suit.  The sum adds up the rest."""
+    program = load_program("condition hcp(south) + (hearts(south) == 2 && top4(south, hearts) == 1)"
+                           " + (clubs(south) >= 3 && hascard(south, 2C)) >= 15")
+    rewritten = separable.separated(program).condition
+    assert isinstance(rewritten, ir.Compare) and isinstance(rewritten.left, ir.Arith)
+    tables = [n for n in ir.nodes(rewritten) if isinstance(n, ir.Feature) and n.fn.kind == "table"]
+    assert tables and all(12 not in f.fn.ranks_read for f in tables)
+    owners = _random_deals(20_000, seed=13)
+    assert np.array_equal(evaluate_cond(owners, program.condition), evaluate_cond(owners, rewritten))
+
+
 def test_a_number_that_reads_two_holdings_at_once_stays_as_it_is():
     program = load_program("condition (spades(north) > hearts(north) ? hcp(north) : 0) >= 12")
     assert separable.separated(program) is program

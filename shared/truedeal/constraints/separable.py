@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import describe, ir
+from .card_owner import single_card, split_cards
 from .evaluate import evaluate_num
 from .rewrite import Rewriter
 
@@ -34,7 +35,7 @@ MAX_TABLE_RANKS = 8
 def separated(program: ir.Program) -> ir.Program:
     """``program`` with each number that is a sum of per-holding pieces, one
     of them not linear, made a linear sum of ``table`` features."""
-    rewriter = _Separator()
+    rewriter = _Separator(frozenset(split_cards(program, most=52)))
     condition = rewriter.cond(program.condition)
     if not rewriter.changed:
         return program
@@ -45,8 +46,9 @@ def separated(program: ir.Program) -> ir.Program:
 class _Separator(Rewriter):
     """Rewrites a condition's numbers that sum per-holding pieces."""
 
-    def __init__(self) -> None:
+    def __init__(self, coins: frozenset[int]) -> None:
         super().__init__()
+        self.coins = coins
         self.pieces_memo: dict[int, tuple[Any, Pieces | None]] = {}
         self.changed = False
 
@@ -90,7 +92,7 @@ class _Separator(Rewriter):
     def _pieces(self, x: ir.Num) -> Pieces | None:
         if isinstance(x, ir.Linear):
             return _linear_pieces(x)
-        holding = _holding(x)
+        holding = _holding(x, self.coins)
         if holding is not None:
             return 0, {holding: [(1, x)]}
         if not isinstance(x, ir.Arith):
@@ -131,16 +133,18 @@ def _scaled(a: Pieces, k: int) -> Pieces:
     return k * a[0], {h: [(k * c, x) for c, x in p] for h, p in a[1].items()}
 
 
-def _holding(x: ir.Num) -> Holding | None:
+def _holding(x: ir.Num, coins: frozenset[int]) -> Holding | None:
     """The one holding that all of ``x`` reads, if it reads one (and no
-    pattern, no whole deal) and no more than :data:`MAX_TABLE_RANKS` of its ranks."""
+    pattern, no whole deal, no coin card: a plan splits on those, where a
+    table would track their rank in every suit) and no more than
+    :data:`MAX_TABLE_RANKS` of its ranks."""
     found: set[Holding] = set()
     ranks: set[int] = set()
     for n in ir.nodes(x):
         if isinstance(n, (ir.ShapeIn, ir.OpaqueNum)):
             return None
         if isinstance(n, ir.Feature):
-            if len(n.suits) != 1:
+            if len(n.suits) != 1 or single_card(n) in coins:
                 return None
             found.add((n.seat, n.suits[0]))
             ranks |= n.fn.ranks

@@ -163,7 +163,9 @@ class Plan:
     @classmethod
     def _build_program(cls, spec: Spec | ir.Program, progress, exact_only: bool = False, split: bool = True,
                        out_of_pack: bool = False, max_parts: int = MAX_PATTERN_PARTS, narrow_first: bool = False) -> Plan:
-        """List a Program: exactly, split by card owners when it is too wide
+        """List a Program: exactly, with its sums of per-suit pieces as single
+        features when it is too wide as written (:mod:`truedeal.constraints.separable`),
+        split by card owners when it is too wide
         (unless not ``split``: the parts of a split or of an either/or are not
         split again, which would list thousands of them), else by the
         patterns of a seat (into at most ``max_parts`` listings,
@@ -194,7 +196,9 @@ class Plan:
                 asked = compile_program(card_owner.predeal_asked(program, pool))
                 comp, listing = asked, _any_listing(asked, progress, wide)
             if listing is None and relaxation.none and (sums := separable.separated(program)) is not program:
-                return cls._build_program(sums, progress, exact_only, split, out_of_pack, max_parts, narrow_first)
+                plan = cls._build_program(sums, progress, exact_only, split, out_of_pack, max_parts, narrow_first)
+                plan.build_seconds = time.perf_counter() - t0  # the plain listing's attempt included
+                return plan
             if listing is None and relaxation.none and split:
                 parts = cls._build_card_split(spec, program, progress, t0)
                 if parts is not None:

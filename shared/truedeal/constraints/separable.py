@@ -9,8 +9,11 @@ again.  But every piece reads one seat's holding in one suit, so the whole
 is a sum over suits of one function of each holding: a feature like HCP,
 of a ``table`` function (:class:`ir.LocalFn`), one coordinate of the listing.
 
-:func:`separated` rewrites every such number of a program that way.  The
-deals are the same; the listing, and so a seed's deals, differ.
+:func:`separated` rewrites every such number of a program that way, and
+in a sum that some summand makes inseparable (3 for a void anywhere: a
+shape) adds up the separable summands as one linear sum.  The deals are the
+same; the listing, and so a seed's deals, differ: a plan rewrites a program
+only when its plain listing is too wide.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from fractions import Fraction
+from functools import cache
 from math import factorial, prod
 from pathlib import Path
 
@@ -199,6 +200,7 @@ def _completions(pts: int, south: tuple[bool, ...]) -> Counter:
     return out
 
 
+@cache
 def _law() -> Counter:
     """(notrump points, West holds the club deuce) -> the script's deals."""
     law: Counter = Counter()
@@ -229,3 +231,19 @@ def test_the_leveled_1nt_openers_deals_follow_the_exact_law_of_points_and_deuces
     assert sum(seen[c] for c in cells) == 6_000
     stat = chisquare([seen[c] for c in cells], [float(Fraction(law[c], total)) * 6_000 for c in cells])
     assert stat.pvalue > 1e-3, stat
+
+
+def test_the_leveled_1nt_openers_actions_are_the_exact_shares_of_the_independent_sum():
+    """``truedeal answer``: the script's averages of 100 * (minimum) and
+    100 * (maximum) are exactly the shares of 15 and 17 points in the sum above."""
+    from truedeal.analysis.actions import answer_script
+
+    answers = answer_script(load_program(SCRIPTS / "64_leveled_1nt_opener.dlr"))
+    law = _law()
+    total = sum(law.values())
+    assert answers.deals == total
+    share = {pts: Fraction(sum(n for (p, _), n in law.items() if p == pts), total) for pts in (15, 17)}
+    by_label = {a.label: a for a in answers.answers}
+    assert by_label["minimum"].exact and by_label["maximum"].exact
+    assert Fraction(by_label["minimum"].body["mean_exact"]) == 100 * share[15]
+    assert Fraction(by_label["maximum"].body["mean_exact"]) == 100 * share[17]

@@ -41,6 +41,11 @@ def suit_of(c: int) -> int:
     return c % 4
 
 
+def card_names(cards) -> str:
+    """Cards as dealer names them, suit first: ``"C2, D3"``."""
+    return ", ".join(SUITS[suit_of(c)] + RANKS[rank_of(c)] for c in cards)
+
+
 def suit_cards(suit: int) -> list[int]:
     """The 13 cards of ``suit``, highest first."""
     return [card(r, suit) for r in range(13)]

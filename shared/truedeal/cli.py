@@ -229,9 +229,11 @@ def _echo_exact(summary: CountSummary, odds: str) -> None:
         click.echo(f"deals:        {summary.deals:,}")
         click.echo(f"probability:  {odds}")
     sizes = summary.sizes
-    click.echo(f"cases:        {summary.cases:,}")
+    if summary.cases is not None:
+        click.echo(f"cases:        {summary.cases:,}")
     if summary.branches is not None:  # an either/or: one listing per branch
         click.echo(f"branches:     {_branch_list(summary.branches)}")
+    if summary.branches is not None or summary.cases is None:  # not one listing: no sizes to show
         click.echo(f"method:       {summary.method}")
         return
     click.echo(f"side total:   {sizes.side_total:,} x {sizes.unconstrained_ways:,} for the unconstrained seats")

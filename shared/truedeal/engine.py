@@ -33,7 +33,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .cards import SEAT_NAMES, D
+from .cards import SEAT_NAMES, D, card_names
 from .choices import MAX_DEALS
 from .constraints import card_classes, card_owner, ir, separable
 from .constraints.compile import Compiled, compile_program, with_filters
@@ -48,6 +48,7 @@ from .randomness import CHUNK_DEALS, DEFAULT_STREAM, Rng, SeededBits, check_stre
 from .relaxation import Relaxation, ranked, relax
 from .sampling import Sampler
 from .spec import SeatConstraint, Spec
+from .split_count import SplitCount, split_count
 from .summary import CountSummary, ListingSizes, Rejection
 from .union import Union
 
@@ -72,6 +73,10 @@ MAX_PATTERN_PARTS = 8
 CHUNKS_TOGETHER = 64
 
 
+class SplitPastBounds(Exception):
+    """A split by coin cards whose listings would pass its bounds together."""
+
+
 @dataclass
 class Plan:
     """A built listing for one spec, ready to count and to draw from."""
@@ -90,6 +95,8 @@ class Plan:
     draw_seconds: float = 0.0  # per listed deal, measured by the pilot (its first draws: high rather than low)
     _pilot_drawn: int = 0  # the pilot's draws, once measured
     _twin: tuple = ()  # (the plan in shards, or None) once stream v3 has been asked of a plan built whole
+    split_past_bounds: bool = False  # dealt by rejection where a split by coin cards would list too much
+    split_counted: SplitCount | None = None  # then the exact count, when a count listed the split (build_to_count)
 
     @classmethod
     def build(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None,
@@ -132,7 +139,12 @@ class Plan:
         from .listing.paired import cases_first
 
         with cases_first():
-            return cls.build(spec, progress)
+            plan = cls.build(spec, progress)
+        if plan.split_past_bounds and plan.program is not None:
+            t0 = time.perf_counter()
+            plan.split_counted = split_count(plan.program, cls._exact_part)
+            plan.build_seconds += time.perf_counter() - t0
+        return plan
 
     @classmethod
     def build_routed(cls, spec: Spec | ir.Program) -> Plan | None:
@@ -185,6 +197,7 @@ class Plan:
                 pass  # the branches are too wide too: list the whole, relaxed
         wide: list[TooWide] = []
         failed: list[Relaxation] = []
+        split_past_bounds = False
         for relaxation in _relaxations(program, exact_only):
             if any(f.covers(relaxation) for f in failed):
                 continue  # it relaxes no more than one that was too wide
@@ -200,7 +213,10 @@ class Plan:
                 plan.build_seconds = time.perf_counter() - t0  # the plain listing's attempt included
                 return plan
             if listing is None and relaxation.none and split:
-                parts = cls._build_card_split(spec, program, progress, t0)
+                try:
+                    parts = cls._build_card_split(spec, program, progress, t0)
+                except SplitPastBounds:
+                    parts, split_past_bounds = None, True
                 if parts is not None:
                     return parts
             if listing is None and relaxation.none and max_parts > 1:
@@ -212,6 +228,7 @@ class Plan:
                 continue
             plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
             plan.relaxed = _relaxed_parts(comp, relaxation)
+            plan.split_past_bounds = split_past_bounds and not plan.exact
             if not plan.exact:
                 plan._measure_acceptance(f"{wide[0] if wide else 'not exact'}; rejection")
             plan.build_seconds = time.perf_counter() - t0
@@ -246,13 +263,17 @@ class Plan:
         one at a time (:mod:`truedeal.constraints.card_owner`), or once per
         class of placements that count alike (:mod:`truedeal.constraints.card_classes`)
         when there are more cards or the placements are too many to list;
-        None when there are none or a listing is not exact."""
+        None when there are none or a listing is not exact.  Raises
+        :class:`SplitPastBounds` when the classes would list too much."""
         cards = card_owner.split_cards(program, card_classes.MAX_CLASSED_CARDS)
         if not cards:
             return None
         if len(cards) <= card_owner.MAX_SPLIT_CARDS:
             parts = list(card_owner.placements(program, cards))
-            plans = cls._list_parts(parts, progress, out_of_pack=len(cards) > card_owner.PLAIN_SPLIT_CARDS)
+            try:
+                plans = cls._list_parts(parts, progress, out_of_pack=len(cards) > card_owner.PLAIN_SPLIT_CARDS)
+            except SplitPastBounds:
+                plans = None  # classes list fewer
             if plans is not None and any(p.deals_total for p in plans):
                 return cls._of_disjoint(spec, program, plans, t0, split_on=cards)
         return cls._build_classes(spec, program, cards, progress, t0)
@@ -276,23 +297,31 @@ class Plan:
     @classmethod
     def _list_parts(cls, parts: list[ir.Program], progress, out_of_pack: bool, done: list[Plan] | None = None) -> list[Plan] | None:
         """An exact plan of each part (the first ones ``done`` already), or None
-        as soon as one is not exact or their entries or boxes, projected over
-        all parts (alike), pass the split's bounds."""
+        as soon as one is not exact; raises :class:`SplitPastBounds` as soon as
+        their entries or boxes, projected over all parts (alike), pass the
+        split's bounds."""
         plans: list[Plan] = []
         entries = boxes = 0
         for built, part in enumerate(parts, 1):
-            try:
-                plan = done[built - 1] if done and built <= len(done) else cls._build_program(
-                    part, progress, exact_only=True, split=False, out_of_pack=out_of_pack, max_parts=1)
-            except TooWide:
+            plan = done[built - 1] if done and built <= len(done) else cls._exact_part(part, progress, out_of_pack)
+            if plan is None:
                 return None
             entries += len(plan.listing.e_weight)
             boxes += getattr(plan.listing, "grid_points", 0)
-            if (not plan.exact or entries * len(parts) > card_owner.MAX_SPLIT_ENTRIES * built
+            if (entries * len(parts) > card_owner.MAX_SPLIT_ENTRIES * built
                     or boxes * len(parts) > card_owner.MAX_SPLIT_BOXES * built):
-                return None
+                raise SplitPastBounds
             plans.append(plan)
         return plans
+
+    @classmethod
+    def _exact_part(cls, part: ir.Program, progress=None, out_of_pack: bool = True) -> Plan | None:
+        """An exact plan of one part of a split (not split again), or None."""
+        try:
+            plan = cls._build_program(part, progress, exact_only=True, split=False, out_of_pack=out_of_pack, max_parts=1)
+        except TooWide:
+            return None
+        return plan if plan.exact else None
 
     @classmethod
     def _build_by_patterns(cls, spec, program: ir.Program, progress, t0: float, max_parts: int) -> Plan | None:
@@ -375,9 +404,20 @@ class Plan:
                              round(self.build_seconds, 4))
         if self.union is not None:
             return self.union.summary(sizes)
+        if self.split_counted is not None:
+            return self._split_counted_summary(self.split_counted, sizes)
         if self.exact:
             return CountSummary.exact(self.deals_total, count_cases(listing), sizes)
         return self._estimate(sizes)
+
+    def _split_counted_summary(self, counted: SplitCount, sizes: ListingSizes) -> CountSummary:
+        """The exact count of a plan dealt by rejection (:mod:`truedeal.split_count`)."""
+        names = card_names(counted.cards)
+        kept = Fraction(counted.deals, self.listing.deals)
+        method = (f"exact count: split by who holds {names}, {counted.placements:,} placements in {counted.classes} "
+                  f"classes listed one at a time; deals are drawn from the {self._method()}, which keeps exactly "
+                  f"{float(kept):.3%} of listed deals")
+        return CountSummary.exact(counted.deals, None, sizes, method)
 
     def _estimate(self, sizes: ListingSizes) -> CountSummary:
         listed, acceptance = self.listing.deals, self.acceptance or 0.0

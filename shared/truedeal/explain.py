@@ -40,7 +40,7 @@ def explanation(plan: Plan) -> dict[str, Any]:
         "cells": info.sizes.cells,
         "entries": info.sizes.entries,
         "cases": info.cases,
-        "deals": info.deals if plan.exact else f"about {info.deals_estimate:.6g}",
+        "deals": info.deals if info.deals is not None else f"about {info.deals_estimate:.6g}",
         "build seconds": info.sizes.build_seconds,
         "streams": _streams(plan),
     }

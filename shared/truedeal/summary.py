@@ -55,7 +55,7 @@ class CountSummary:
     probability_exact: str | None  # "p/q", exact counts only
     one_in: float | None  # None when no deal fits
     possible: bool
-    cases: int | None  # Pavlicek's cases; None for an estimate
+    cases: int | None  # Pavlicek's cases; None for an estimate, and for a count by classes (truedeal.split_count)
     method: str
     sizes: ListingSizes
     rejection: Rejection | None = None
@@ -65,7 +65,7 @@ class CountSummary:
     slices: int | None = None  # a job's count merged from this many slices
 
     @classmethod
-    def exact(cls, deals: int, cases: int, sizes: ListingSizes, method: str = "exact", **extra: Any) -> CountSummary:
+    def exact(cls, deals: int, cases: int | None, sizes: ListingSizes, method: str = "exact", **extra: Any) -> CountSummary:
         """An exact count: the probability follows from ``deals`` alone."""
         p = Fraction(deals, D)
         return cls(deals, float(p), f"{p.numerator}/{p.denominator}", D / deals if deals else None,

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .cards import RANKS, SEAT_NAMES, SUITS, rank_of, suit_of
+from .cards import SEAT_NAMES, card_names
 from .constraints import ir
 from .errors import Impossible
 from .listing import count_cases
@@ -66,7 +66,7 @@ class Union:
         method = (f"exact: an either/or of {len(self.plans)} exact listings; a deal drawn from one is kept "
                   f"only if it fits no earlier one (keeps exactly {float(self.acceptance):.2%})")
         if self.split_on:
-            names = ", ".join(SUITS[suit_of(c)] + RANKS[rank_of(c)] for c in self.split_on)
+            names = card_names(self.split_on)
             method = (f"exact: split by who holds {names}, {len(self.plans)} exact listings with those cards "
                       "predealt, no rejection")
             if self.moves is not None:

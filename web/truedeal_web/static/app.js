@@ -164,7 +164,7 @@
       }
       var detail;
       if (c.exact) {
-        detail = groupDigits(c.deals_text) + " deals fit exactly (" + c.cases.toLocaleString("en-US") + (c.cases === 1 ? " case)" : " cases)");
+        detail = groupDigits(c.deals_text) + " deals fit exactly" + (c.cases == null ? "" : " (" + c.cases.toLocaleString("en-US") + (c.cases === 1 ? " case)" : " cases)"));
       } else {
         detail = "about " + c.deals_estimate.toPrecision(4) + " deals fit (estimate: " + c.method + ")";
       }

@@ -401,8 +401,8 @@ def explain(spec: str, as_json: bool) -> None:
             click.echo(f"{key + ':':{width}}" + ("" if value else "none"))
             for item in value:
                 click.echo(f"  - {item}")
-        else:
-            click.echo(f"{key + ':':{width}}{_shown(value)}")
+        else:  # cases are None for an estimate, and for a count by classes of coin placements
+            click.echo(f"{key + ':':{width}}{_shown('not counted' if key == 'cases' and value is None else value)}")
 
 
 #: Longest value ``explain`` prints as text: a script's variables, expanded, can make megabytes.

@@ -92,3 +92,12 @@ def test_count_prints_the_exact_count_of_a_leveled_script_that_deals_by_rejectio
     share = plan.split_counted.deals / plan.listing.deals
     se = math.sqrt(share * (1 - share) / plan.pilot_draws)
     assert plan.acceptance is not None and abs(plan.acceptance - share) < 4 * se
+
+
+def test_a_count_by_classes_reports_its_progress_class_by_class(monkeypatch):
+    heard: list[tuple[int, int]] = []
+    monkeypatch.setattr(card_owner, "MAX_SPLIT_ENTRIES", 1)
+    plan = Plan.build_to_count(load_program(SCRIPTS / "59_levelling_ladder.dlr"), lambda done, total: heard.append((done, total)))
+    assert plan.split_counted is not None
+    classes = plan.split_counted.classes
+    assert heard[-classes:] == [(k, classes) for k in range(1, classes + 1)]

@@ -142,7 +142,7 @@ class Plan:
             plan = cls.build(spec, progress)
         if plan.split_past_bounds and plan.program is not None:
             t0 = time.perf_counter()
-            plan.split_counted = split_count(plan.program, cls._exact_part)
+            plan.split_counted = split_count(plan.program, cls._exact_part, progress)
             plan.build_seconds += time.perf_counter() - t0
         return plan
 

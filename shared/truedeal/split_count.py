@@ -41,11 +41,13 @@ class SplitCount:
     classes: int
 
 
-def split_count(program: ir.Program, list_exactly: Callable[[ir.Program], Plan | None]) -> SplitCount | None:
+def split_count(program: ir.Program, list_exactly: Callable[[ir.Program], Plan | None],
+                progress: Callable[[int, int], None] | None = None) -> SplitCount | None:
     """The exact count of ``program`` by the classes of placements of its
     coin cards, each listed by ``list_exactly`` (an exact plan, or None) and
     dropped once counted; None when it has no coins, reads whole deals, a
-    class is not exact, or the classes would pass the bounds."""
+    class is not exact, or the classes would pass the bounds.  ``progress``
+    hears (classes counted, classes)."""
     cards = card_owner.split_cards(program, card_classes.MAX_CLASSED_CARDS)
     if not cards or not card_classes.classable(program):
         return None
@@ -60,4 +62,6 @@ def split_count(program: ir.Program, list_exactly: Callable[[ir.Program], Plan |
         boxes += getattr(plan.listing, "grid_points", 0)
         if entries * len(classes) > MAX_COUNT_ENTRIES * built or boxes * len(classes) > MAX_COUNT_BOXES * built:
             return None
+        if progress is not None:
+            progress(built, len(classes))
     return SplitCount(deals, cards, sum(c.size for c in classes), len(classes))

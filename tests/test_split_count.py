@@ -39,13 +39,31 @@ def test_a_count_lists_the_classes_one_at_a_time_and_finds_the_splits_deals(monk
     assert not plan.exact and plan.relaxed  # it deals by rejection
     assert plan.split_counted is not None
     assert plan.split_counted.deals == split_deals == LADDER_DEALS
-    assert (plan.split_counted.placements, plan.split_counted.classes) == (64, len(
-        split_count.card_classes.placement_classes(plan.program, plan.split_counted.cards)))
+    # merged where the free seats share coins differently: fewer classes than a plan deals from
+    dealt_from = split_count.card_classes.placement_classes(plan.program, plan.split_counted.cards)
+    assert (plan.split_counted.placements, len(dealt_from)) == (64, 26)
+    assert plan.split_counted.classes == 13
     summary = plan.summary()
     assert summary.deals == LADDER_DEALS and summary.rejection is None
     assert summary.method.startswith("exact count: split by who holds")
     share = Fraction(LADDER_DEALS, plan.listing.deals)
     assert f"keeps exactly {float(share):.3%}" in summary.method
+
+
+def test_classes_merged_for_a_count_count_what_the_classes_a_plan_deals_from_count():
+    """tests/scripts/64 (four coins, West and East read only through them):
+    the count's classes, with weights for the free seats' shares, against
+    the classes of equal count a plan deals from, listed one by one."""
+    program = load_program(SCRIPTS / "64_leveled_1nt_opener.dlr")
+    plan = Plan.build(program)
+    program = plan.source_program()  # its notrump points as one feature
+    cards = card_owner.split_cards(program, 6)
+    merged = split_count.card_classes.counting_classes(program, cards)
+    plain = split_count.card_classes.placement_classes(program, cards)
+    assert len(merged) < len(plain)
+    by_merged = sum(Plan._exact_part(p).deals_total * w for p, w, _ in merged)
+    by_plain = sum(Plan._exact_part(c.program).deals_total * c.size for c in plain)
+    assert by_merged == by_plain == plan.deals_total
 
 
 def test_the_pilots_acceptance_agrees_with_the_exact_share(monkeypatch):
@@ -60,7 +78,7 @@ def test_the_pilots_acceptance_agrees_with_the_exact_share(monkeypatch):
 
 
 def test_past_its_bound_a_count_stays_an_estimate(monkeypatch):
-    monkeypatch.setattr(split_count, "MAX_COUNT_ENTRIES", 1)
+    monkeypatch.setattr(split_count, "MAX_COUNT_WORK", 1)
     plan, _ = _relaxed_ladder(monkeypatch)
     assert plan.split_counted is None
     summary = plan.summary()
@@ -86,7 +104,9 @@ def test_count_prints_the_exact_count_of_a_leveled_script_that_deals_by_rejectio
     assert done.returncode == 0, done.err
     lines = dict(line.split(":", 1) for line in done.out.splitlines())
     assert "cases" not in lines and "about" not in lines["deals"]
-    assert lines["method"].strip().startswith("exact count: split by who holds C2, C3, D3, 64 placements in 48 classes")
+    assert lines["method"].strip().startswith("exact count: split by who holds C2, C3, D3, 64 placements in 27 classes")
+    # counted on 2026-11-27 by the 48 classes a plan deals from (before free seats' shares merged them)
+    assert int(lines["deals"].replace(",", "")) == 44_751_400_082_126_518_526_270_616
     plan = Plan.build_to_count(load_program(path))
     assert plan.split_counted is not None and int(lines["deals"].replace(",", "")) == plan.split_counted.deals
     share = plan.split_counted.deals / plan.listing.deals

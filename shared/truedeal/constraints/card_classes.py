@@ -19,8 +19,10 @@ placements, make 77 classes.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
+from math import factorial
 
 import numpy as np
 
@@ -57,9 +59,36 @@ def classable(program: ir.Program) -> bool:
 def placement_classes(program: ir.Program, cards: tuple[int, ...]) -> list[PlacementClass]:
     """The placements of ``cards`` grouped into classes of equal count, first
     seen first (``program`` must be :func:`classable`)."""
+    classes: dict[tuple[Hashable, tuple], list[tuple[tuple[int, ...], ir.Program]]] = {}
+    for owners, placed, meaning, holdings in _placements(program, cards):
+        classes.setdefault((meaning, holdings), []).append((owners, placed))
+    return [PlacementClass(members[0][1], _moves(cards, [o for o, _ in members], holdings=key[1]))
+            for key, members in classes.items()]
+
+
+def counting_classes(program: ir.Program, cards: tuple[int, ...]) -> list[tuple[ir.Program, Fraction, int]]:
+    """Classes for a count alone: (first member's program, the class's deals
+    over the first member's, members).  Besides :func:`placement_classes`'
+    permutations, placements that differ only in how the seats that nothing
+    else reads (free seats) share their coins fall in one class: those seats
+    are dealt from one pool, so a placement's deals are the first's times
+    the ratio of the ways to deal the pool (prod (13 - coins)! over the free
+    seats, the first's over its own).  No move carries one deal onto such a
+    placement, so a plan deals from :func:`placement_classes`."""
+    free = _free_seats(program, cards)
+    classes: dict[tuple[Hashable, tuple], list[tuple[tuple[int, ...], ir.Program]]] = {}
+    for owners, placed, meaning, holdings in _placements(program, cards):
+        key = (meaning, tuple(h for s, h in enumerate(holdings) if s not in free))
+        classes.setdefault(key, []).append((owners, placed))
+    return [(members[0][1], sum((_pool_ratio(members[0][0], o, free) for o, _ in members), Fraction(0)), len(members))
+            for members in classes.values()]
+
+
+def _placements(program: ir.Program, cards: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], ir.Program, Hashable, tuple]]:
+    """Every placement of ``cards``: (owners, program placed and pruned, what
+    it asks spelled out, each seat's coins as :func:`_holdings` counts them)."""
     reads = _coin_reads(program, cards)
     readings: dict[tuple[bool, ...], tuple[Hashable, frozenset[int]]] = {}
-    classes: dict[tuple[Hashable, tuple], list[tuple[tuple[int, ...], ir.Program]]] = {}
     for owners in itertools.product(range(4), repeat=len(cards)):
         placed = placed_program(program, cards, owners, pruned=True)
         if placed is None:
@@ -68,9 +97,24 @@ def placement_classes(program: ir.Program, cards: tuple[int, ...]) -> list[Place
         if bits not in readings:
             readings[bits] = _reading(compile_program(placed))
         meaning, patterned = readings[bits]
-        classes.setdefault((meaning, _holdings(cards, owners, patterned)), []).append((owners, placed))
-    return [PlacementClass(members[0][1], _moves(cards, [o for o, _ in members], holdings=key[1]))
-            for key, members in classes.items()]
+        yield owners, placed, meaning, _holdings(cards, owners, patterned)
+
+
+def _free_seats(program: ir.Program, cards: tuple[int, ...]) -> frozenset[int]:
+    """Seats that nothing reads but the ``hascard`` of coins, with no predealt card."""
+    read = {s for s, _ in program.predeal}
+    for n in ir.nodes(program.condition):
+        if isinstance(n, ir.ShapeIn) or (isinstance(n, ir.Feature) and single_card(n) not in cards):
+            read.add(n.seat)
+    return frozenset(range(4)) - read
+
+
+def _pool_ratio(first: tuple[int, ...], other: tuple[int, ...], free: frozenset[int]) -> Fraction:
+    """Deals of placement ``other`` over those of ``first``, alike but for the free seats' shares."""
+    ratio = Fraction(1)
+    for s in free:
+        ratio *= Fraction(factorial(13 - first.count(s)), factorial(13 - other.count(s)))
+    return ratio
 
 
 def _coin_reads(program: ir.Program, cards: tuple[int, ...]) -> list[tuple[int, int]]:

@@ -6,7 +6,9 @@ when a double-dummy solve checks each).  Prints one row per
 script: exact or what goes to rejection, the measured acceptance (the share
 of listed deals kept), the acceptance of plain rejection (the script's
 probability: what a rejection dealer keeps), the build's wall time, the draw
-rate and the peak memory; then a summary.
+rate and the peak memory, and for a split too large to deal from, whether
+`truedeal count` counts it exactly (:mod:`truedeal.split_count`) and in how
+long; then a summary.
 
     .venv/bin/python bench/bench_scripts.py [DIR ...] [--timeout 300]
 
@@ -41,9 +43,16 @@ for batch in plan.deals(100 if plan.double_dummy else 50_000, seed="bench"):  # 
     n += len(batch)
 drawn = time.perf_counter() - t
 s = plan.summary()
+counted = None
+if plan.split_past_bounds:  # what `truedeal count` adds: the split counted one class at a time
+    from truedeal.split_count import split_count
+    t = time.perf_counter()
+    exact_count = split_count(plan.program, Plan._exact_part)
+    counted = {"exact": exact_count is not None, "seconds": time.perf_counter() - t}
 print(json.dumps({"exact": plan.exact, "method": s.method, "probability": float(s.probability),
                   "acceptance": s.rejection.acceptance_rate if s.rejection else None, "build": built,
-                  "rate": n / drawn, "mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "rate": n / drawn, "mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "counted": counted}))
 """
 
 
@@ -66,6 +75,10 @@ def describe(name: str, row: dict) -> str:
         return f"{name:<34} ERROR {row['error']}"
     kept = "exact" if row["exact"] else f"{row['acceptance']:7.2%}"
     rejected = "" if row["exact"] else row["method"].replace("exact listing, rejection for ", "rejection: ")
+    counted = row.get("counted")
+    if counted:
+        rejected += (f" (count exact in {counted['seconds']:.1f} s more)" if counted["exact"]
+                     else f" (count estimated: past the count's bound, {counted['seconds']:.1f} s)")
     return (f"{name:<34} {kept:>8} {row['probability']:9.3%} {row['build']:7.1f} s {row['rate']:>9,.0f}/s "
             f"{row['mb']:6.0f} MB  {rejected}")
 
@@ -85,7 +98,9 @@ def main() -> None:
     ok = [r for r in rows if "error" not in r]
     exact = sum(r["exact"] for r in ok)
     partial = [r for r in ok if not r["exact"]]
-    print(f"\n{len(rows)} scripts: {exact} exact, {len(partial)} partly by rejection, {len(rows) - len(ok)} failed")
+    counted = sum(bool(r.get("counted") and r["counted"]["exact"]) for r in partial)
+    print(f"\n{len(rows)} scripts: {exact} exact, {len(partial)} partly by rejection ({counted} of them counted exactly), "
+          f"{len(rows) - len(ok)} failed")
     if partial:
         gains = sorted(r["acceptance"] / r["probability"] for r in partial if r["probability"])
         print(f"partly by rejection: kept {min(r['acceptance'] for r in partial):.2%} to "

@@ -21,6 +21,8 @@ from truedeal.cards import HCP_OF_RANK, card
 from truedeal.constraints import card_classes, card_owner, ir
 from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
+from truedeal import class_split
+from truedeal.class_split import ClassSplit
 from truedeal.engine import Plan
 
 SCRIPT = Path(__file__).parent / "scripts" / "11_levelling_coin.dlr"
@@ -173,22 +175,27 @@ def test_three_coins_deal_the_exact_law_of_opener_and_points():
     assert chisquare(observed, weights / weights.sum() * len(owners)).pvalue > 1e-4
 
 
-def test_a_split_past_its_entry_bound_is_left_to_rejection(monkeypatch):
+def test_a_split_past_its_entry_bound_is_listed_one_class_at_a_time(monkeypatch):
     """The bound on a split's listings is a count of entries, not a time:
-    the same plan on every machine."""
+    the same plan on every machine.  Past it the split is listed one merged
+    class at a time (tests/test_class_split.py), and past that bound too it
+    is left to rejection."""
     monkeypatch.setattr(card_owner, "MAX_SPLIT_ENTRIES", 1_000)
+    plan = Plan.build(load_program(LADDER))
+    assert plan.exact and isinstance(plan.union, ClassSplit)
+    monkeypatch.setattr(class_split, "MAX_CLASS_WORK", 1_000)
     plan = Plan.build(load_program(LADDER))
     assert not plan.exact and plan.union is None
 
 
 def test_a_split_past_its_box_bound_is_left_to_rejection(monkeypatch):
-    """Each placement of the ladder tests 6 boxes, and each of its 26 classes
-    2 (what a class's placement decides is pruned): 384 and 52, both past a
-    bound of 40."""
-    monkeypatch.setattr(card_owner, "MAX_SPLIT_BOXES", 40)
+    """Each placement of the ladder tests 6 boxes, each of its 26 classes 2
+    (what a class's placement decides is pruned), and each of its 13 merged
+    classes 2: 384, 52 and 26, all past a bound of 20."""
+    assert sum(p.listing.grid_points for p in _ladder_plan().union.plans) == 64 * 6  # (cached: before the patch)
+    monkeypatch.setattr(card_owner, "MAX_SPLIT_BOXES", 20)
     plan = Plan.build(load_program(LADDER))
     assert not plan.exact and plan.union is None
-    assert sum(p.listing.grid_points for p in _ladder_plan().union.plans) == 64 * 6
 
 
 # ----------------------------------------------------------------- five coins

@@ -33,7 +33,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .cards import SEAT_NAMES, D, card_names
+from .cards import SEAT_NAMES, D
 from .choices import MAX_DEALS
 from .constraints import card_classes, card_owner, ir, separable
 from .constraints.compile import Compiled, compile_program, with_filters
@@ -48,7 +48,7 @@ from .randomness import CHUNK_DEALS, DEFAULT_STREAM, Rng, SeededBits, check_stre
 from .relaxation import Relaxation, ranked, relax
 from .sampling import Sampler
 from .spec import SeatConstraint, Spec
-from .split_count import SplitCount, split_count
+from .class_split import ClassSplit, class_split
 from .summary import CountSummary, ListingSizes, Rejection
 from .union import Union
 
@@ -90,13 +90,11 @@ class Plan:
     program: ir.Program | None = None  # specs beyond the first language, and scripts
     listed: Compiled | None = None  # what the listing holds, when ``program`` is set
     relaxed: tuple[str, ...] = ()  # what rejection checks, when ``program`` is set
-    union: Union | None = None  # an either/or across seats, listed branch by branch
+    union: Union | ClassSplit | None = None  # an either/or across seats, or a split, listed branch by branch
     check_seconds: float = 0.0  # per listed deal, measured by the pilot: what rejection costs besides drawing
     draw_seconds: float = 0.0  # per listed deal, measured by the pilot (its first draws: high rather than low)
     _pilot_drawn: int = 0  # the pilot's draws, once measured
     _twin: tuple = ()  # (the plan in shards, or None) once stream v3 has been asked of a plan built whole
-    split_past_bounds: bool = False  # dealt by rejection where a split by coin cards would list too much
-    split_counted: SplitCount | None = None  # then the exact count, when a count listed the split (build_to_count)
 
     @classmethod
     def build(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None,
@@ -139,12 +137,7 @@ class Plan:
         from .listing.paired import cases_first
 
         with cases_first():
-            plan = cls.build(spec, progress)
-        if plan.split_past_bounds and plan.program is not None:
-            t0 = time.perf_counter()
-            plan.split_counted = split_count(plan.program, cls._exact_part, progress)
-            plan.build_seconds += time.perf_counter() - t0
-        return plan
+            return cls.build(spec, progress)
 
     @classmethod
     def build_routed(cls, spec: Spec | ir.Program) -> Plan | None:
@@ -197,7 +190,6 @@ class Plan:
                 pass  # the branches are too wide too: list the whole, relaxed
         wide: list[TooWide] = []
         failed: list[Relaxation] = []
-        split_past_bounds = False
         for relaxation in _relaxations(program, exact_only):
             if any(f.covers(relaxation) for f in failed):
                 continue  # it relaxes no more than one that was too wide
@@ -216,7 +208,7 @@ class Plan:
                 try:
                     parts = cls._build_card_split(spec, program, progress, t0)
                 except SplitPastBounds:
-                    parts, split_past_bounds = None, True
+                    parts = cls._build_class_split(spec, program, progress, t0)
                 if parts is not None:
                     return parts
             if listing is None and relaxation.none and max_parts > 1:
@@ -228,7 +220,6 @@ class Plan:
                 continue
             plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
             plan.relaxed = _relaxed_parts(comp, relaxation)
-            plan.split_past_bounds = split_past_bounds and not plan.exact
             if not plan.exact:
                 plan._measure_acceptance(f"{wide[0] if wide else 'not exact'}; rejection")
             plan.build_seconds = time.perf_counter() - t0
@@ -293,6 +284,18 @@ class Plan:
         if plans is None or not any(p.deals_total for p in plans):
             return None
         return cls._of_disjoint(spec, program, plans, t0, split_on=cards, moves=[c.moves for c in classes])
+
+    @classmethod
+    def _build_class_split(cls, spec, program: ir.Program, progress, t0: float) -> Plan | None:
+        """A split too large to keep whole, listed one merged class at a time
+        (:mod:`truedeal.class_split`), or None past its bounds."""
+        split = class_split(program, cls._exact_part, progress)
+        if split is None:
+            return None
+        first = split.plans[0]
+        assert first is not None  # a split keeps its first listing
+        return cls(spec if isinstance(spec, Spec) else None, first.listing, time.perf_counter() - t0,
+                   program=program, union=split)
 
     @classmethod
     def _list_parts(cls, parts: list[ir.Program], progress, out_of_pack: bool, done: list[Plan] | None = None) -> list[Plan] | None:
@@ -404,20 +407,9 @@ class Plan:
                              round(self.build_seconds, 4))
         if self.union is not None:
             return self.union.summary(sizes)
-        if self.split_counted is not None:
-            return self._split_counted_summary(self.split_counted, sizes)
         if self.exact:
             return CountSummary.exact(self.deals_total, count_cases(listing), sizes)
         return self._estimate(sizes)
-
-    def _split_counted_summary(self, counted: SplitCount, sizes: ListingSizes) -> CountSummary:
-        """The exact count of a plan dealt by rejection (:mod:`truedeal.split_count`)."""
-        names = card_names(counted.cards)
-        kept = Fraction(counted.deals, self.listing.deals)
-        method = (f"exact count: split by who holds {names}, {counted.placements:,} placements in {counted.classes} "
-                  f"classes listed one at a time; deals are drawn from the {self._method()}, which keeps exactly "
-                  f"{float(kept):.3%} of listed deals")
-        return CountSummary.exact(counted.deals, None, sizes, method)
 
     def _estimate(self, sizes: ListingSizes) -> CountSummary:
         listed, acceptance = self.listing.deals, self.acceptance or 0.0
@@ -555,7 +547,7 @@ class Plan:
             return [self.chunk(index, seed, size) for index, size in wanted]
         drawn = [CHUNK_DEALS if seed is not None else size for _, size in wanted]
         stream = "v3" if self.routed else "v1"
-        together = self.sampler.draw_chunks  # type: ignore[attr-defined]  # draws_together: it has one
+        together = (self.union or self.sampler).draw_chunks  # type: ignore[union-attr]  # draws_together: it has one
         owners = together([(n, chunk_rng(seed, index, stream)) for (index, _), n in zip(wanted, drawn)])
         starts = np.cumsum([0, *drawn])
         return [owners[at : at + size] for at, (_, size) in zip(starts, wanted)]
@@ -584,7 +576,7 @@ class Plan:
     def draws_together(self) -> bool:
         """Whether :meth:`chunks` draws several chunks faster than one by one
         (an exact plan whose sampler takes them together: a paired listing)."""
-        return self.exact and self.union is None and hasattr(self.sampler, "draw_chunks")
+        return self.exact and hasattr(self.sampler if self.union is None else self.union, "draw_chunks")
 
     def numbered_chunks(self, wanted: Sequence[tuple[int, int]], seed: str | None, stream: str = DEFAULT_STREAM,
                         cards: bool = True) -> list[tuple[np.ndarray | None, np.ndarray]]:

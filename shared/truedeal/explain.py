@@ -18,7 +18,7 @@ def explanation(plan: Plan) -> dict[str, Any]:
     """The internal form of a plan: condition, listing layout, exactness, size, time."""
     info = plan.summary()
     program = plan.source_program()
-    listed = plan.union.plans[0] if plan.union is not None else plan  # an either/or or a split: its first listing
+    listed = (plan.union.plans[0] or plan) if plan.union is not None else plan  # an either/or or a split: its first listing
     layout = getattr(listed.listing, "layout", None)
     # what the listing lists: a paired listing may list a seat by pattern that the spec does not shape
     comp = getattr(layout, "comp", None) or listed.listed or compile_program(listed.source_program())

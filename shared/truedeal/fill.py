@@ -27,7 +27,7 @@ from .kernel import sampler as _compiled
 from .listing import Layout
 from .randomness import Rng
 
-_OPEN = 255
+OPEN = 255
 _SHAPE = 254  # chosen for the shape-only seats, not yet split among them
 _ALL = np.arange(52)
 
@@ -40,7 +40,7 @@ def _card_sets(layout: Layout) -> tuple[list[np.ndarray], list[np.ndarray], np.n
     return tracked, spots, np.concatenate(spots)
 
 
-def _deal(owners: np.ndarray, rng: Rng, cards: np.ndarray, counts: np.ndarray, dest: np.ndarray, take: int = _OPEN) -> None:
+def deal_open(owners: np.ndarray, rng: Rng, cards: np.ndarray, counts: np.ndarray, dest: np.ndarray, take: int = OPEN) -> None:
     """Give each row's ``counts[:, k]`` cards to ``dest[k]``, a uniform random
     choice among the cards in ``cards`` whose owner is ``take``.
 
@@ -105,7 +105,7 @@ def _roles(layout: Layout) -> tuple:
 
 def _dead_owners(layout: Layout) -> np.ndarray:
     """(52,) owner of each card out of the pack (predealt to an unconstrained seat), else open."""
-    out = np.full(52, _OPEN, np.uint8)
+    out = np.full(52, OPEN, np.uint8)
     for c, seat in layout.comp.dead.items():
         out[c] = seat
     return out
@@ -155,31 +155,31 @@ def fill_deals(layout: Layout, lengths: np.ndarray, masks: np.ndarray, free_to_s
             dest.append(_SHAPE)
             counts.append(shape_len.sum(axis=1) - free_to_shape[:, s])
         if dest:
-            _deal(owners, rng, spots[s], np.stack(counts, axis=1), np.array(dest, dtype=np.uint8))
+            deal_open(owners, rng, spots[s], np.stack(counts, axis=1), np.array(dest, dtype=np.uint8))
         if not len(shape_seats):
             continue
         if not pooled:
             # Without a pool the shape-only seats take any open cards of the suit.
-            _deal(owners, rng, suit, shape_len, shape_seats)
+            deal_open(owners, rng, suit, shape_len, shape_seats)
             continue
         # 2. free honours for the shape-only seats, 3. split among them.
         if free_to_shape[:, s].any():
-            _deal(owners, rng, honours[s], free_to_shape[:, s : s + 1], np.array([_SHAPE], dtype=np.uint8))
+            deal_open(owners, rng, honours[s], free_to_shape[:, s : s + 1], np.array([_SHAPE], dtype=np.uint8))
         if len(shape_seats) == 1:
             chosen = owners[:, suit] == _SHAPE
             owners[:, suit] = np.where(chosen, shape_seats[0], owners[:, suit])
         else:
-            _deal(owners, rng, suit, shape_len, shape_seats, take=_SHAPE)
+            deal_open(owners, rng, suit, shape_len, shape_seats, take=_SHAPE)
     # 4. pooled seats take their spot cards from the pool.
     if layout.pooled:
         pool_counts = [13 - (owners == seat).sum(axis=1) for seat in layout.pooled]
-        _deal(owners, rng, all_spots, np.stack(pool_counts, axis=1), np.array(layout.pooled, dtype=np.uint8))
+        deal_open(owners, rng, all_spots, np.stack(pool_counts, axis=1), np.array(layout.pooled, dtype=np.uint8))
     # 5. the unconstrained seats share the rest.
     free = layout.free
     if len(free) == 1:
-        owners[owners == _OPEN] = free[0]
+        owners[owners == OPEN] = free[0]
     elif len(free) > 1:
         need = np.array([13 - layout.dead(seat=s) for s in free[:-1]], dtype=np.int64)
-        _deal(owners, rng, _ALL, np.tile(need, (n, 1)), np.array(free[:-1], dtype=np.uint8))
-        owners[owners == _OPEN] = free[-1]
+        deal_open(owners, rng, _ALL, np.tile(need, (n, 1)), np.array(free[:-1], dtype=np.uint8))
+        owners[owners == OPEN] = free[-1]
     return owners

@@ -35,7 +35,7 @@ import numpy as np
 
 from .cards import card
 from .constraints.compile import FALSE, TRUE, Compiled, evaluate3
-from .fill import _deal
+from .fill import deal_open
 from .patterns import PATTERNS
 from .randomness import Rng
 from .rank_counts import MAX_COMBOS, _compositions, _Layout, combos, deal_ranks_and_spots, form_value, spot_ways
@@ -227,6 +227,6 @@ class HandRankCountSampler:
         for s in range(4):
             owners[:, self.honours[s]] = np.where(self.bits[masks[:, s]], L.hand, _OPEN)
             need = lengths[:, s] - self.popcount[masks[:, s]]
-            _deal(owners, rng, self.spots[s], need[:, None], np.array([L.hand], np.uint8))
+            deal_open(owners, rng, self.spots[s], need[:, None], np.array([L.hand], np.uint8))
         deal_ranks_and_spots(owners, rng, L.ranks, L.a[entry][:, :, 1 : 1 + len(L.seats)], L.seats, L.comp.free)
         return owners

@@ -29,7 +29,7 @@ import numpy as np
 
 from .cards import card
 from .constraints.compile import Compiled, evaluate3
-from .fill import _deal
+from .fill import deal_open
 from .randomness import Rng
 
 #: Largest number of combos listed (tracked ranks x seats); past it, not applicable.
@@ -180,10 +180,10 @@ def deal_classes_and_spots(owners: np.ndarray, rng: Rng, classes: tuple[tuple[in
     dest = np.array(seats, np.uint8)
     arrays, spots = _class_arrays(classes)
     for i, cards in enumerate(arrays):
-        _deal(owners, rng, cards, counts[:, i], dest)
-    _deal(owners, rng, spots, 13 - counts.sum(axis=1), dest)  # the seats hold only their tracked cards so far
+        deal_open(owners, rng, cards, counts[:, i], dest)
+    deal_open(owners, rng, spots, 13 - counts.sum(axis=1), dest)  # the seats hold only their tracked cards so far
     if len(free) > 1:
-        _deal(owners, rng, np.arange(52), np.full((len(owners), len(free) - 1), 13, np.int64), np.array(free[:-1], np.uint8))
+        deal_open(owners, rng, np.arange(52), np.full((len(owners), len(free) - 1), 13, np.int64), np.array(free[:-1], np.uint8))
     if free:
         owners[owners == _OPEN] = free[-1]
 

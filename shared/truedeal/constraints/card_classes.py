@@ -66,22 +66,55 @@ def placement_classes(program: ir.Program, cards: tuple[int, ...]) -> list[Place
             for key, members in classes.items()]
 
 
-def counting_classes(program: ir.Program, cards: tuple[int, ...]) -> list[tuple[ir.Program, Fraction, int]]:
-    """Classes for a count alone: (first member's program, the class's deals
-    over the first member's, members).  Besides :func:`placement_classes`'
-    permutations, placements that differ only in how the seats that nothing
-    else reads (free seats) share their coins fall in one class: those seats
-    are dealt from one pool, so a placement's deals are the first's times
-    the ratio of the ways to deal the pool (prod (13 - coins)! over the free
-    seats, the first's over its own).  No move carries one deal onto such a
-    placement, so a plan deals from :func:`placement_classes`."""
+@dataclass(frozen=True)
+class MergedClass:
+    """Placements that count alike but for how the free seats share their
+    coins (:func:`merged_classes`).
+
+    ``program`` is the first member's; member j holds the coins as
+    ``members[j]`` says and counts ``ratios[j]`` times the first's deals;
+    ``moves[j]`` carries a deal of the first onto member j's coins seat by
+    seat, the free seats taken together (their cards are then dealt again
+    among them, :mod:`truedeal.class_split`)."""
+
+    program: ir.Program
+    members: tuple[tuple[int, ...], ...]  # each member's owner of each coin
+    ratios: tuple[Fraction, ...]
+    moves: np.ndarray  # (members, 52) card -> card
+    free: frozenset[int]
+
+    @property
+    def weight(self) -> Fraction:
+        """The class's deals over its first member's."""
+        return sum(self.ratios, Fraction(0))
+
+
+def merged_classes(program: ir.Program, cards: tuple[int, ...]) -> list[MergedClass]:
+    """:func:`placement_classes`, merged further: placements that differ only
+    in how the seats that nothing else reads (free seats) share their coins
+    fall in one class.  Those seats are dealt from one pool, so given the
+    other seats' hands a placement's deals are the first's times the ratio
+    of the ways to deal that pool (prod (13 - coins)! over the free seats,
+    the first's over its own), and a deal of the first becomes a uniform
+    deal of another by moving its coins and dealing the free seats' cards
+    again among them.  About half as many listings: tests/scripts/66's 48
+    classes merge into 27."""
     free = _free_seats(program, cards)
     classes: dict[tuple[Hashable, tuple], list[tuple[tuple[int, ...], ir.Program]]] = {}
     for owners, placed, meaning, holdings in _placements(program, cards):
-        key = (meaning, tuple(h for s, h in enumerate(holdings) if s not in free))
+        key = (meaning, tuple(h if s not in free else (0, ()) for s, h in enumerate(holdings)))
         classes.setdefault(key, []).append((owners, placed))
-    return [(members[0][1], sum((_pool_ratio(members[0][0], o, free) for o, _ in members), Fraction(0)), len(members))
-            for members in classes.values()]
+    return [_merged(cards, members, key[1], free) for key, members in classes.items()]
+
+
+def _merged(cards: tuple[int, ...], members: list[tuple[tuple[int, ...], ir.Program]], holdings: tuple,
+            free: frozenset[int]) -> MergedClass:
+    """One :class:`MergedClass` of ``members`` (owners, placed program), first first."""
+    owners = [o for o, _ in members]
+    group = min(free, default=0)  # the free seats move their coins as one seat
+    grouped = [tuple(group if s in free else s for s in o) for o in owners]
+    return MergedClass(members[0][1], tuple(owners), tuple(_pool_ratio(owners[0], o, free) for o in owners),
+                       _moves(cards, grouped, holdings), free)
 
 
 def _placements(program: ir.Program, cards: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], ir.Program, Hashable, tuple]]:

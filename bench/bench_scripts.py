@@ -6,9 +6,8 @@ when a double-dummy solve checks each).  Prints one row per
 script: exact or what goes to rejection, the measured acceptance (the share
 of listed deals kept), the acceptance of plain rejection (the script's
 probability: what a rejection dealer keeps), the build's wall time, the draw
-rate and the peak memory, and for a split too large to deal from, whether
-`truedeal count` counts it exactly (:mod:`truedeal.split_count`) and in how
-long; then a summary.
+rate and the peak memory, and whether a split too large to keep whole is
+listed one class at a time (:mod:`truedeal.class_split`); then a summary.
 
     .venv/bin/python bench/bench_scripts.py [DIR ...] [--timeout 300]
 
@@ -43,16 +42,9 @@ for batch in plan.deals(100 if plan.double_dummy else 50_000, seed="bench"):  # 
     n += len(batch)
 drawn = time.perf_counter() - t
 s = plan.summary()
-counted = None
-if plan.split_past_bounds:  # what `truedeal count` adds: the split counted one class at a time
-    from truedeal.split_count import split_count
-    t = time.perf_counter()
-    exact_count = split_count(plan.program, Plan._exact_part)
-    counted = {"exact": exact_count is not None, "seconds": time.perf_counter() - t}
 print(json.dumps({"exact": plan.exact, "method": s.method, "probability": float(s.probability),
                   "acceptance": s.rejection.acceptance_rate if s.rejection else None, "build": built,
-                  "rate": n / drawn, "mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "counted": counted}))
+                  "rate": n / drawn, "mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
@@ -75,10 +67,8 @@ def describe(name: str, row: dict) -> str:
         return f"{name:<34} ERROR {row['error']}"
     kept = "exact" if row["exact"] else f"{row['acceptance']:7.2%}"
     rejected = "" if row["exact"] else row["method"].replace("exact listing, rejection for ", "rejection: ")
-    counted = row.get("counted")
-    if counted:
-        rejected += (f" (count exact in {counted['seconds']:.1f} s more)" if counted["exact"]
-                     else f" (count estimated: past the count's bound, {counted['seconds']:.1f} s)")
+    if "listed one at a time" in row["method"]:
+        rejected = "split listed one class at a time"
     return (f"{name:<34} {kept:>8} {row['probability']:9.3%} {row['build']:7.1f} s {row['rate']:>9,.0f}/s "
             f"{row['mb']:6.0f} MB  {rejected}")
 

@@ -98,6 +98,11 @@ def test_seeded_deals_do_not_depend_on_what_is_kept_or_drawn_together(by_classes
     relisted = Plan.build(load_program(LADDER))
     assert isinstance(relisted.union, ClassSplit) and sum(p is None for p in relisted.union.plans) == 12
     assert (np.concatenate(list(relisted.deals(3 * 4096 + 5, seed="kept"))) == together).all()
+    listed: list[int] = []
+    again = ClassSplit._listed_again
+    monkeypatch.setattr(ClassSplit, "_listed_again", lambda self, i: listed.append(i) or again(self, i))
+    assert (relisted.chunk(0, "kept", 3) == together[:3]).all()
+    assert len(listed) <= 3  # only the classes its three deals picked (of 12 listed again)
 
 
 def test_merged_classes_count_what_the_classes_a_kept_split_deals_from_count():

@@ -20,8 +20,13 @@ and lists (or readies) the others again when a draw needs them.  A draw
 Given the other seats' hands, the free seats' hands are uniform among the
 first member's deals, and after step 3 among the member's: every deal of
 the script comes out with the same probability, and none is thrown away.
-Draws of several chunks go class by class, so that a class listed again is
-listed once for all of them.
+
+A chunk's stream picks the members of all its deals, then keys one stream
+per class, from which the class deals all its rows.  So the first deals of
+a seeded chunk need only the classes they picked (ten deals of a script of
+57 classes ready at most ten samplers), and are the same as the whole
+chunk's.  Draws of several chunks go class by class, so that a class listed
+again is listed once for all of them.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from .cards import card_names
 from .constraints import card_classes, card_owner, ir
 from .errors import Impossible
 from .fill import OPEN, deal_open
-from .randomness import Rng
+from .randomness import Rng, SeededBits
 from .summary import CountSummary, ListingSizes
 
 if TYPE_CHECKING:
@@ -56,6 +61,8 @@ MAX_KEPT_LISTINGS = 6_000_000
 #: their listings, for each batch of chunks (about 0.6 us a unit).
 MAX_KEPT_SAMPLERS = 1_000_000
 _ALL = np.arange(52)
+#: Bytes of a chunk's stream that key each class's stream.
+_CLASS_KEY_BYTES = 32
 
 
 def class_split(program: ir.Program, list_exactly: Callable[[ir.Program], Plan | None],
@@ -135,28 +142,32 @@ class ClassSplit:
                   f"{len(self.classes)} classes listed one at a time, no rejection")
         return CountSummary.exact(self.deals, None, sizes, method)
 
-    def draw(self, n: int, rng: Rng) -> np.ndarray:
-        """``n`` uniform deals."""
-        return self.draw_chunks([(n, rng)])
+    def draw(self, n: int, rng: Rng, enough: int | None = None) -> np.ndarray:
+        """The first ``enough`` (default all) of ``n`` uniform deals: the
+        classes that only the others picked are not dealt."""
+        return self.draw_chunks([(n, rng)], [n if enough is None else min(n, enough)])
 
-    def draw_chunks(self, wanted: Sequence[tuple[int, Rng]]) -> np.ndarray:
-        """The deals of each ``(n, rng)``, one after the other: each the same
-        as ``draw(n, rng)``, and each class listed at most once for all."""
+    def draw_chunks(self, wanted: Sequence[tuple[int, Rng]], enough: Sequence[int] | None = None) -> np.ndarray:
+        """The first ``enough[k]`` (default all) deals of each ``draw(n, rng)``
+        in ``wanted``, one after the other; each class listed at most once for all."""
         if self.pick is None:
             raise Impossible("no deal satisfies this spec (it counts 0 deals)")
+        enough = [n for n, _ in wanted] if enough is None else enough
         picked = [self.pick.draw(n, rng) for n, rng in wanted]
+        keys = [rng.bits.read(_CLASS_KEY_BYTES * len(self.classes)) for _, rng in wanted]
         out = [np.empty((n, 52), np.uint8) for n, _ in wanted]
         for i in range(len(self.classes)):
             rows = [np.nonzero(self.class_of[p] == i)[0] for p in picked]
-            if not any(len(r) for r in rows):
+            needed = [k for k, (r, m) in enumerate(zip(rows, enough)) if len(r) and r[0] < m]
+            if not needed:
                 continue
             plan = self.plans[i] or self._listed_again(i)
-            for (_, rng), p, r, dest in zip(wanted, picked, rows, out):
-                if len(r):
-                    dest[r] = self._moved(i, plan._draw(len(r), rng), self.member_of[p[r]], rng)
+            for k in needed:
+                rng = Rng(SeededBits(keys[k][i * _CLASS_KEY_BYTES : (i + 1) * _CLASS_KEY_BYTES], 0, "v1"))
+                out[k][rows[k]] = self._moved(i, plan._draw(len(rows[k]), rng), self.member_of[picked[k][rows[k]]], rng)
             if i not in self.samplers_kept:
                 plan._sampler = None  # readied again by the next batch that needs it
-        return np.concatenate(out)
+        return np.concatenate([o[:m] for o, m in zip(out, enough)])
 
     def _listed_again(self, i: int) -> Plan:
         plan = self._list(self.classes[i].program)

@@ -448,6 +448,8 @@ class Plan:
         """``n`` uniform deals, rejecting those that miss a rejected seat's
         constraint; by rejection, only the first ``enough`` of them are drawn
         (the batches depend on ``n`` alone, so they are the same deals)."""
+        if isinstance(self.union, ClassSplit):
+            return self.union.draw(n, rng, enough)
         if self.union is not None:
             return self.union.draw(n, rng)
         if self.exact:

@@ -88,9 +88,9 @@ def main() -> None:
     ok = [r for r in rows if "error" not in r]
     exact = sum(r["exact"] for r in ok)
     partial = [r for r in ok if not r["exact"]]
-    counted = sum(bool(r.get("counted") and r["counted"]["exact"]) for r in partial)
-    print(f"\n{len(rows)} scripts: {exact} exact, {len(partial)} partly by rejection ({counted} of them counted exactly), "
-          f"{len(rows) - len(ok)} failed")
+    by_classes = sum("listed one at a time" in r["method"] for r in ok)
+    print(f"\n{len(rows)} scripts: {exact} exact ({by_classes} split one class at a time), {len(partial)} partly by "
+          f"rejection, {len(rows) - len(ok)} failed")
     if partial:
         gains = sorted(r["acceptance"] / r["probability"] for r in partial if r["probability"])
         print(f"partly by rejection: kept {min(r['acceptance'] for r in partial):.2%} to "

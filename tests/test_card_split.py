@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import chisquare
 
+from truedeal import class_split
 from truedeal.cards import HCP_OF_RANK, card
+from truedeal.class_split import ClassSplit
 from truedeal.constraints import card_classes, card_owner, ir
 from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
-from truedeal import class_split
-from truedeal.class_split import ClassSplit
 from truedeal.engine import Plan
 
 SCRIPT = Path(__file__).parent / "scripts" / "11_levelling_coin.dlr"

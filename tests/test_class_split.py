@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.stats import chi2_contingency, chisquare
-from test_card_split import COINS, LADDER, _ladder_deals, _ladder_opener, _points
 
 from cli_runner import run
+from test_card_split import COINS, LADDER, _ladder_deals, _ladder_opener, _points
 from truedeal import class_split
 from truedeal.cards import HCP_OF_RANK
 from truedeal.class_split import ClassSplit

@@ -32,7 +32,6 @@ again is listed once for all of them.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np

@@ -35,6 +35,7 @@ import numpy as np
 
 from .cards import SEAT_NAMES, D
 from .choices import MAX_DEALS
+from .class_split import ClassSplit, class_split
 from .constraints import card_classes, card_owner, ir, separable
 from .constraints.compile import Compiled, compile_program, with_filters
 from .constraints.dds import needs_double_dummy
@@ -48,7 +49,6 @@ from .randomness import CHUNK_DEALS, DEFAULT_STREAM, Rng, SeededBits, check_stre
 from .relaxation import Relaxation, ranked, relax
 from .sampling import Sampler
 from .spec import SeatConstraint, Spec
-from .class_split import ClassSplit, class_split
 from .summary import CountSummary, ListingSizes, Rejection
 from .union import Union
 
@@ -71,6 +71,10 @@ MAX_PATTERN_PARTS = 8
 #: Chunks that :meth:`Plan.deals` draws together (262,144 deals: 14 MB of
 #: cards; four-pool draws 8% faster than with 32, 40% faster than one by one).
 CHUNKS_TOGETHER = 64
+#: Chunks drawn together from a split listed one class at a time that readies
+#: some classes again for each batch (:mod:`truedeal.class_split`): 1,048,576
+#: deals, 55 MB of cards, so that readying them again costs each deal little.
+CLASS_CHUNKS_TOGETHER = 256
 
 
 class SplitPastBounds(Exception):
@@ -616,15 +620,27 @@ class Plan:
 
     def deals(self, n: int, seed: str | None = None, start_chunk: int = 0) -> Iterator[np.ndarray]:
         """``n`` uniform deals of stream v1 as (k, 52) owners batches, in constant memory."""
-        for wanted in _batches(self._chunks(n, start_chunk)):
+        for wanted in _batches(self._chunks(n, start_chunk), self._together):
             yield from self.chunks(wanted, seed)
 
     def numbered_deals(self, n: int, seed: str | None = None, stream: str = DEFAULT_STREAM,
                        cards: bool = True) -> Iterator[tuple[np.ndarray | None, np.ndarray]]:
         """``n`` uniform deals of ``stream`` as :meth:`numbered_chunk` batches, in constant memory."""
         check_stream(stream)
-        for wanted in _batches(self._chunks(n, 0)):
+        for wanted in _batches(self._chunks(n, 0), self._together):
             yield from self.numbered_chunks(wanted, seed, stream, cards)
+
+    @property
+    def readies_again(self) -> bool:
+        """Whether each call of :meth:`chunks` readies some listings again (a
+        split listed one class at a time): the more chunks a call takes, the less that costs a deal."""
+        split = self.union
+        return isinstance(split, ClassSplit) and len(split.samplers_kept) < len(split.classes)
+
+    @property
+    def _together(self) -> int:
+        """Chunks that :meth:`deals` draws together."""
+        return CLASS_CHUNKS_TOGETHER if self.readies_again else CHUNKS_TOGETHER
 
     def _chunks(self, n: int, start: int) -> Iterator[tuple[int, int]]:
         """(chunk index, deals wanted from it) for ``n`` deals from chunk ``start`` on."""
@@ -635,10 +651,10 @@ class Plan:
             yield start + k // CHUNK_DEALS, min(n - k, CHUNK_DEALS)
 
 
-def _batches(chunks: Iterable[tuple[int, int]]) -> Iterator[list[tuple[int, int]]]:
-    """The chunks ``(index, size)`` in lists of up to :data:`CHUNKS_TOGETHER`."""
+def _batches(chunks: Iterable[tuple[int, int]], together: int = CHUNKS_TOGETHER) -> Iterator[list[tuple[int, int]]]:
+    """The chunks ``(index, size)`` in lists of up to ``together``."""
     it = iter(chunks)
-    while batch := list(itertools.islice(it, CHUNKS_TOGETHER)):
+    while batch := list(itertools.islice(it, together)):
         yield batch
 
 

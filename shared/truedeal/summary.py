@@ -55,7 +55,7 @@ class CountSummary:
     probability_exact: str | None  # "p/q", exact counts only
     one_in: float | None  # None when no deal fits
     possible: bool
-    cases: int | None  # Pavlicek's cases; None for an estimate, and for a count by classes (truedeal.split_count)
+    cases: int | None  # Pavlicek's cases; None for an estimate, and for a split listed one class at a time (truedeal.class_split)
     method: str
     sizes: ListingSizes
     rejection: Rejection | None = None

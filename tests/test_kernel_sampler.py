@@ -254,11 +254,11 @@ def _deal_counts(gen, seed: int, avail: np.ndarray, blocks: int) -> np.ndarray:
 
 @pytest.mark.parametrize("seed", range(24))
 def test_deal_of_any_blocks_byte_identical(seed):
-    """fill._deal on both paths: 1 to 10 blocks (the compiled write-out keeps
+    """fill.deal_open on both paths: 1 to 10 blocks (the compiled write-out keeps
     at most 8 block ends at hand), counts of either sign, some cards not
     available, rows that take every available card (then the last block is
     not shuffled) or not, cards in one or several ascending runs or in any order."""
-    from truedeal.fill import _deal
+    from truedeal.fill import deal_open
 
     gen = np.random.default_rng(seed)
     n, blocks = 40, int(gen.integers(1, 11))
@@ -271,7 +271,7 @@ def test_deal_of_any_blocks_byte_identical(seed):
 
     def deal(rng):
         out = owners.copy()
-        _deal(out, rng, cards, counts, dest)
+        deal_open(out, rng, cards, counts, dest)
         return out
 
     assert_twice_equal(deal, seed=f"deal {seed}")
@@ -295,9 +295,9 @@ class ZeroWords:
 
 
 def test_deal_redoes_rejected_words_as_the_numpy_path_does():
-    """fill._deal on both paths from a source that makes a third of the
+    """fill.deal_open on both paths from a source that makes a third of the
     first tries rejected: the same deals, and the same bytes taken."""
-    from truedeal.fill import _deal
+    from truedeal.fill import deal_open
 
     gen = np.random.default_rng(5)
     n, cards = 37, np.arange(52, dtype=np.int64)  # 37 rows: four blocks of eight and a tail
@@ -310,9 +310,9 @@ def test_deal_redoes_rejected_words_as_the_numpy_path_does():
         bits, got = ZeroWords("redo"), owners.copy()
         if reference:
             with kernel.numpy_only():
-                _deal(got, Rng(bits), cards, counts, np.arange(3, dtype=np.uint8))
+                deal_open(got, Rng(bits), cards, counts, np.arange(3, dtype=np.uint8))
         else:
-            _deal(got, Rng(bits), cards, counts, np.arange(3, dtype=np.uint8))
+            deal_open(got, Rng(bits), cards, counts, np.arange(3, dtype=np.uint8))
         out.append((got.tobytes(), bits.at))
     assert out[0] == out[1]
 

@@ -29,6 +29,7 @@ from truedeal.constraints import card_classes, card_owner
 from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
+from truedeal.explain import explanation
 
 SCRIPTS = Path(__file__).parent / "scripts"
 #: tests/scripts/59's deals (docs/dealer-scripts.md, checked against a closed formula in test_card_split.py).
@@ -54,6 +55,9 @@ def test_the_classes_count_the_formulas_deals_without_cases(by_classes):
     summary = by_classes.summary()
     assert summary.deals == LADDER_DEALS and summary.rejection is None and summary.cases is None
     assert summary.method.startswith("exact: split by who holds C2, D2, H3, 64 placements in 13 classes listed one at a time")
+    explained = explanation(by_classes)
+    assert explained["cases"] is None and explained["exact"]
+    assert explained["listings"].startswith("13 classes of 64 placements, listed one at a time; 13 listings")
 
 
 def test_draws_follow_the_exact_law_of_coins_and_opener_points(by_classes):

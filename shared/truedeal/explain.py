@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from .cards import SEAT_NAMES, SUIT_NAMES
+from .class_split import ClassSplit
 from .constraints.compile import compile_program
 from .constraints.describe import cond, feature
 from .engine import Plan
 from .listing import MAX_ENTRIES, Listing
 from .listing.paired import PairedListing
+from .union import Union
 
 _RANKS = "AKQJT98765432"
 
@@ -45,10 +47,21 @@ def explanation(plan: Plan) -> dict[str, Any]:
         "streams": _streams(plan),
     }
     if plan.union is not None:
-        out["listings"] = f"{len(plan.union.plans)}; the layout above is the first's"
+        out["listings"] = _listings(plan.union)
     if not plan.exact:
         out["acceptance"] = plan.acceptance
     return out
+
+
+def _listings(union: Union | ClassSplit) -> str:
+    """How many listings an either/or or a split makes, and, for a split
+    listed one class at a time, what it keeps between draws."""
+    if not isinstance(union, ClassSplit):
+        return f"{len(union.plans)}; the layout above is the first's"
+    kept = sum(p is not None for p in union.plans)
+    return (f"{len(union.classes)} classes of {union.placements:,} placements, listed one at a time; {kept} listings "
+            f"and {len(union.samplers_kept)} samplers kept between draws, the others made again by each batch of "
+            "draws that needs them; the layout above is the first's")
 
 
 def _rank_pool(plan: Plan) -> tuple[int, ...]:

@@ -175,6 +175,21 @@ def test_three_coins_deal_the_exact_law_of_opener_and_points():
     assert chisquare(observed, weights / weights.sum() * len(owners)).pvalue > 1e-4
 
 
+def test_a_split_kept_whole_readies_the_samplers_past_its_budget_again_with_the_same_deals(monkeypatch):
+    """With no room for samplers between draws, each draw of several chunks
+    readies each listing's sampler once and drops it after: the same deals,
+    together or chunk by chunk, as a plan that keeps every sampler."""
+    n, seed = 2 * 4096 + 7, "samplers"
+    kept = np.concatenate(list(_ladder_plan().deals(n, seed)))
+    monkeypatch.setattr(class_split, "MAX_KEPT_SAMPLERS", 0)
+    plan = Plan.build(load_program(LADDER))
+    assert plan.draws_together and not plan.union.samplers_kept
+    assert (np.concatenate(list(plan.deals(n, seed))) == kept).all()
+    assert all(p._sampler is None for p in plan.union.plans)
+    one_by_one = np.concatenate([plan.chunk(i, seed, size) for i, size in ((0, 4096), (1, 4096), (2, 7))])
+    assert (one_by_one == kept).all()
+
+
 def test_a_split_past_its_entry_bound_is_listed_one_class_at_a_time(monkeypatch):
     """The bound on a split's listings is a count of entries, not a time:
     the same plan on every machine.  Past it the split is listed one merged

@@ -82,7 +82,7 @@ def class_split(program: ir.Program, list_exactly: Callable[[ir.Program], Plan |
         plan = list_exactly(merged.program)
         if plan is None:
             return None
-        cost = _work(plan)
+        cost = listing_work(plan)
         work, boxes = work + cost, boxes + getattr(plan.listing, "grid_points", 0)
         if work * len(classes) > MAX_CLASS_WORK * built or boxes * len(classes) > card_owner.MAX_SPLIT_BOXES * built:
             return None
@@ -93,11 +93,12 @@ def class_split(program: ir.Program, list_exactly: Callable[[ir.Program], Plan |
         costs.append(cost)
         if progress is not None:
             progress(built, len(classes))
-    return ClassSplit(cards, classes, plans, deals, list_exactly, _kept_samplers(plans, costs))
+    return ClassSplit(cards, classes, plans, deals, list_exactly, kept_samplers(plans, costs))
 
 
-def _kept_samplers(plans: list[Plan | None], costs: list[int]) -> frozenset[int]:
-    """The kept classes whose samplers fit :data:`MAX_KEPT_SAMPLERS`, first listed first."""
+def kept_samplers(plans: Sequence[Plan | None], costs: Sequence[int]) -> frozenset[int]:
+    """The listed ``plans`` whose samplers fit :data:`MAX_KEPT_SAMPLERS` between
+    draws, first listed first (``costs``: their :func:`listing_work`)."""
     kept, total = [], 0
     for i, (plan, cost) in enumerate(zip(plans, costs)):
         if plan is not None and total + cost <= MAX_KEPT_SAMPLERS:
@@ -106,8 +107,8 @@ def _kept_samplers(plans: list[Plan | None], costs: list[int]) -> frozenset[int]
     return frozenset(kept)
 
 
-def _work(plan: Plan) -> int:
-    """What listing a class cost: its level-0 entries and its pair tables' entries."""
+def listing_work(plan: Plan) -> int:
+    """What a plan's listing cost: its level-0 entries and its pair tables' entries."""
     tables = getattr(plan.listing, "pair_tables", None)
     return len(plan.listing.e_weight) + (0 if tables is None else int(tables.size))
 
@@ -130,6 +131,11 @@ class ClassSplit:
         self.class_of = np.repeat(np.arange(len(classes)), [len(c.members) for c in classes])
         self.member_of = np.concatenate([np.arange(len(c.members)) for c in classes])
         self.pick = _categorical([int(w) for w in member_deals]) if self.deals else None
+
+    @property
+    def draws_together(self) -> bool:
+        """Whether :meth:`draw_chunks` draws several chunks as :meth:`draw` draws each."""
+        return True
 
     @property
     def placements(self) -> int:

@@ -582,7 +582,9 @@ class Plan:
     def draws_together(self) -> bool:
         """Whether :meth:`chunks` draws several chunks faster than one by one
         (an exact plan whose sampler takes them together: a paired listing)."""
-        return self.exact and hasattr(self.sampler if self.union is None else self.union, "draw_chunks")
+        if self.union is not None:
+            return self.exact and self.union.draws_together
+        return self.exact and hasattr(self.sampler, "draw_chunks")
 
     def numbered_chunks(self, wanted: Sequence[tuple[int, int]], seed: str | None, stream: str = DEFAULT_STREAM,
                         cards: bool = True) -> list[tuple[np.ndarray | None, np.ndarray]]:

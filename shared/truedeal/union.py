@@ -7,12 +7,14 @@ patterns of a seat (:mod:`truedeal.either_or`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .cards import SEAT_NAMES, card_names
+from .class_split import kept_samplers, listing_work
 from .constraints import ir
 from .errors import Impossible
 from .listing import count_cases
@@ -21,6 +23,10 @@ from .summary import CountSummary, ListingSizes
 
 if TYPE_CHECKING:
     from .engine import Plan
+
+
+#: Most outcomes one pass of a draw picks.
+_MOST_PICKED = 200_000
 
 
 class Union:
@@ -37,7 +43,14 @@ class Union:
     nothing is checked.  A split's branch may stand for a class of
     placements that count alike (:mod:`truedeal.constraints.card_classes`):
     ``moves[i][j]`` carries a deal of branch i onto its placement j, and
-    each placement is an outcome of the draw weighing the branch's deals."""
+    each placement is an outcome of the draw weighing the branch's deals.
+
+    A disjoint union keeps between draws the samplers of the branches that
+    fit :data:`~truedeal.class_split.MAX_KEPT_SAMPLERS` and readies the
+    others again for each call that needs them (1,000 draws of a split in
+    249 listings held 1.4 GB of samplers), and draws several chunks branch
+    by branch (:meth:`draw_chunks`): each chunk's stream read in the same
+    order, so the same deals as one chunk at a time."""
 
     def __init__(self, plans: list[Plan], conds: list[ir.Cond], deals: int | None, split_on: tuple[int, ...] = (),
                  patterns_of: int | None = None, moves: list[np.ndarray] | None = None) -> None:
@@ -52,6 +65,13 @@ class Union:
         self.branch_of = np.repeat(np.arange(len(plans)), sizes)
         self.member_of = np.concatenate([np.arange(k) for k in sizes]) if plans else np.zeros(0, np.intp)
         self.pick = None if not self.listed else _categorical([p.deals_total for p, k in zip(plans, sizes) for _ in range(k)])
+        self.samplers_kept = kept_samplers(plans, [listing_work(p) for p in plans])
+
+    @property
+    def draws_together(self) -> bool:
+        """Whether :meth:`draw_chunks` draws several chunks as :meth:`draw`
+        draws each: a disjoint union, whose draws keep every deal."""
+        return self.disjoint
 
     @property
     def disjoint(self) -> bool:
@@ -84,11 +104,13 @@ class Union:
 
         if self.pick is None:
             raise Impossible("no deal satisfies this spec (it counts 0 deals)")
+        if self.disjoint and _drawn(n) <= _MOST_PICKED:
+            return self.draw_chunks([(n, rng)])
         kept: list[np.ndarray] = []
         have = 0
         while have < n:
             m = max(64, int((n - have) / float(self.acceptance) * 1.1))
-            outcome = self.pick.draw(min(m, 200_000), rng)
+            outcome = self.pick.draw(min(m, _MOST_PICKED), rng)
             which = self.branch_of[outcome]
             owners = np.empty((len(which), 52), np.uint8)
             keep = np.zeros(len(which), bool)
@@ -105,6 +127,25 @@ class Union:
             have += int(keep.sum())
         return np.concatenate(kept)[:n]
 
+    def draw_chunks(self, wanted: Sequence[tuple[int, Rng]]) -> np.ndarray:
+        """The deals of each ``draw(n, rng)`` of a disjoint union, one after
+        the other, drawn branch by branch: a branch whose sampler is not kept
+        is readied once for all (each chunk's stream read as :meth:`draw` reads it)."""
+        if self.pick is None:
+            raise Impossible("no deal satisfies this spec (it counts 0 deals)")
+        if not self.disjoint or any(_drawn(n) > _MOST_PICKED for n, _ in wanted):
+            raise ValueError("draw_chunks: a union that checks its deals, or a draw past one pick, draws one at a time")
+        picked = [self.pick.draw(_drawn(n), rng) for n, rng in wanted]
+        out = [np.empty((len(p), 52), np.uint8) for p in picked]
+        for i, plan in enumerate(self.plans):
+            for (_, rng), outcome, owners in zip(wanted, picked, out):
+                rows = np.nonzero(self.branch_of[outcome] == i)[0]
+                if len(rows):
+                    owners[rows] = self._moved(i, plan._draw(len(rows), rng), self.member_of[outcome[rows]])
+            if i not in self.samplers_kept:
+                plan._sampler = None  # readied again by the next call that needs it
+        return np.concatenate([owners[:n] for (n, _), owners in zip(wanted, out)])
+
     def _moved(self, branch: int, owners: np.ndarray, members: np.ndarray) -> np.ndarray:
         """``owners`` (deals of ``branch``'s listing) carried onto the placements ``members``."""
         if self.moves is None or len(self.moves[branch]) == 1:
@@ -112,6 +153,11 @@ class Union:
         out = np.empty_like(owners)
         np.put_along_axis(out, self.moves[branch][members], owners, axis=1)
         return out
+
+
+def _drawn(n: int) -> int:
+    """Outcomes a disjoint union picks for ``n`` deals (a tenth more, as its first pass always has)."""
+    return max(64, int(n * 1.1))
 
 
 def _categorical(weights: list[int]):

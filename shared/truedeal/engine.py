@@ -71,10 +71,10 @@ MAX_PATTERN_PARTS = 8
 #: Chunks that :meth:`Plan.deals` draws together (262,144 deals: 14 MB of
 #: cards; four-pool draws 8% faster than with 32, 40% faster than one by one).
 CHUNKS_TOGETHER = 64
-#: Chunks drawn together from a split listed one class at a time that readies
-#: some classes again for each batch (:mod:`truedeal.class_split`): 1,048,576
+#: Chunks drawn together from a split that readies some listings again for
+#: each batch (:attr:`Plan.readies_again`): 1,048,576
 #: deals, 55 MB of cards, so that readying them again costs each deal little.
-CLASS_CHUNKS_TOGETHER = 256
+READYING_CHUNKS_TOGETHER = 256
 
 
 class SplitPastBounds(Exception):
@@ -635,14 +635,14 @@ class Plan:
     @property
     def readies_again(self) -> bool:
         """Whether each call of :meth:`chunks` readies some listings again (a
-        split listed one class at a time): the more chunks a call takes, the less that costs a deal."""
+        split that keeps some samplers alone): the more chunks a call takes, the less that costs a deal."""
         split = self.union
-        return isinstance(split, ClassSplit) and len(split.samplers_kept) < len(split.classes)
+        return split is not None and split.draws_together and len(split.samplers_kept) < len(split.plans)
 
     @property
     def _together(self) -> int:
         """Chunks that :meth:`deals` draws together."""
-        return CLASS_CHUNKS_TOGETHER if self.readies_again else CHUNKS_TOGETHER
+        return READYING_CHUNKS_TOGETHER if self.readies_again else CHUNKS_TOGETHER
 
     def _chunks(self, n: int, start: int) -> Iterator[tuple[int, int]]:
         """(chunk index, deals wanted from it) for ``n`` deals from chunk ``start`` on."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from truedeal.cuts import cut_listing, load_slice, merge_slices
 from truedeal.dealnumber import encode_batch, limbs_to_bytes
-from truedeal.engine import CLASS_CHUNKS_TOGETHER, Plan, TooWide, check_count
+from truedeal.engine import READYING_CHUNKS_TOGETHER, Plan, TooWide, check_count
 from truedeal.formats.rotation import STANDARD, Rotation
 from truedeal.listing import MAX_ENTRIES
 from truedeal.listing.paired_slices import PairedCut, PairedSlice
@@ -525,7 +525,7 @@ def _draw_and_store(store: JobStore, dispatcher: Dispatcher, job: Job, plan: Pla
         pending: deque[Future[int]] = deque()
         cards = plan.deals_chunks(job.stream)
         together = DRAWN_TOGETHER if plan.draws_together else WRITTEN_TOGETHER
-        for group in _groups(todo, CLASS_CHUNKS_TOGETHER if plan.readies_again else together):
+        for group in _groups(todo, READYING_CHUNKS_TOGETHER if plan.readies_again else together):
             wanted = [(i, job.chunk_size(i)) for i in group]
             drawn = list(zip(group, plan.chunks(wanted, job.seed) if cards else [
                 limbs for _, limbs in plan.numbered_chunks(wanted, job.seed, job.stream, cards=False)]))

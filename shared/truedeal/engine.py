@@ -33,6 +33,7 @@ from functools import cached_property
 
 import numpy as np
 
+from . import one_hand
 from .cards import SEAT_NAMES, D
 from .choices import MAX_DEALS
 from .class_split import ClassSplit, class_split
@@ -198,6 +199,8 @@ class Plan:
             if any(f.covers(relaxation) for f in failed):
                 continue  # it relaxes no more than one that was too wide
             comp = compile_program(program if relaxation.none else relax(program, relaxation), out_of_pack and relaxation.none)
+            if relaxation.none and not comp.exact and (hand := cls._build_one_hand(spec, program, t0)):
+                return hand  # any listing of comp would reject
             listing = _any_listing(comp, progress, wide, narrow_first)
             if listing is None and relaxation.none and (narrow := compile_program(program, out_of_pack=True)).dead:
                 comp, listing = narrow, _any_listing(narrow, progress, wide)
@@ -219,6 +222,8 @@ class Plan:
                 by_patterns = cls._build_by_patterns(spec, program, progress, t0, max_parts)
                 if by_patterns is not None:
                     return by_patterns
+            if listing is None and relaxation.none and (hand := cls._build_one_hand(spec, program, t0)):
+                return hand
             if listing is None:
                 failed.append(relaxation)
                 continue
@@ -288,6 +293,20 @@ class Plan:
         if plans is None or not any(p.deals_total for p in plans):
             return None
         return cls._of_disjoint(spec, program, plans, t0, split_on=cards, moves=[c.moves for c in classes])
+
+    @classmethod
+    def _build_one_hand(cls, spec, program: ir.Program, t0: float) -> Plan | None:
+        """A program that reads one seat, listed by that hand's rows
+        (:mod:`truedeal.one_hand`), or None when it reads more, or its rows
+        are too many."""
+        seat = one_hand.hand_seat(program)
+        if seat is None:
+            return None
+        patterns = one_hand.allowed_patterns(program, seat)
+        if one_hand.row_count(one_hand.tracked_ranks(program), patterns) > one_hand.MAX_HAND_ROWS:
+            return None
+        listing = one_hand.OneHandListing(program, seat, patterns)
+        return cls(spec if isinstance(spec, Spec) else None, listing, time.perf_counter() - t0, program=program)  # type: ignore[arg-type]
 
     @classmethod
     def _build_class_split(cls, spec, program: ir.Program, progress, t0: float) -> Plan | None:
@@ -412,7 +431,7 @@ class Plan:
         if self.union is not None:
             return self.union.summary(sizes)
         if self.exact:
-            return CountSummary.exact(self.deals_total, count_cases(listing), sizes)
+            return CountSummary.exact(self.deals_total, count_cases(listing), sizes, getattr(listing, "method", "exact"))
         return self._estimate(sizes)
 
     def _estimate(self, sizes: ListingSizes) -> CountSummary:

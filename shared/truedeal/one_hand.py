@@ -1,0 +1,178 @@
+"""An exact listing of a condition that reads one seat alone, by that hand's rows.
+
+When a script asks things of one hand only ("North opens one of a major" by
+a full set of opening rules), every part of it, however it is written
+(products, comparisons of two sums, anything the compiler cannot cut into
+linear pieces), is a function of that hand's pattern and of which of the
+*tracked* ranks (those any feature reads) it holds in each suit.  So the
+hand's **rows** are listed: a pattern and, per suit, a mask of the tracked
+cards it holds.  Each row is evaluated once, on a canonical hand (its
+tracked cards and its lowest spot cards: no feature reads which spots), and
+weighs its ways to take its spot cards, ``prod over suits of C(spots,
+length - tracked cards held)``.  The other three seats share the other 39
+cards alike for every row.
+
+A draw picks a row by weight, deals the hand its spot cards suit by suit,
+then the rest to the other seats, each uniformly: every deal that fits is
+equally likely.  Plans take it only where they would otherwise reject.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import comb, factorial
+
+import numpy as np
+
+from .cards import SEAT_NAMES, card
+from .constraints import ir
+from .constraints.compile import compile_program
+from .constraints.evaluate import evaluate_cond
+from .fill import OPEN, deal_open
+from .patterns import PATTERNS
+from .randomness import Rng
+
+#: Most hand rows listed (about 0.7 us each to evaluate): past it, not applicable.
+MAX_HAND_ROWS = 6_000_000
+#: Rows evaluated at a time (52 bytes each as a canonical deal, and the evaluator's arrays).
+_BLOCK = 65_536
+_ALL = np.arange(52)
+
+
+def hand_seat(program: ir.Program) -> int | None:
+    """The one seat ``program`` reads, when it reads one seat, nothing opaque
+    (``rnd``, ``tricks``) and predeals nothing; else None."""
+    if program.predeal or ir.opaque_names(program.condition):
+        return None
+    seats = {x.seat for x in ir.nodes(program.condition) if isinstance(x, (ir.Feature, ir.ShapeIn))}
+    return seats.pop() if len(seats) == 1 else None
+
+
+def tracked_ranks(program: ir.Program) -> tuple[tuple[int, ...], ...]:
+    """Per suit, the ranks whose presence some feature of ``program`` reads."""
+    read: list[set[int]] = [set(), set(), set(), set()]
+    for x in ir.nodes(program.condition):
+        if isinstance(x, ir.Feature):
+            for s in x.suits:
+                read[s] |= x.fn.ranks
+    return tuple(tuple(sorted(r)) for r in read)
+
+
+def _masks_by_length(k: int) -> list[np.ndarray]:
+    """Per suit length 0..13, the masks of ``k`` tracked cards a holding of that length may hold."""
+    counts = np.array([bin(m).count("1") for m in range(1 << k)])
+    return [np.nonzero((counts <= length) & (length - counts <= 13 - k))[0] for length in range(14)]
+
+
+def row_count(tracked: tuple[tuple[int, ...], ...], patterns: np.ndarray) -> int:
+    """How many rows a hand with these tracked ranks has over ``patterns``."""
+    per = [[len(m) for m in _masks_by_length(len(t))] for t in tracked]
+    return sum(int(np.prod([per[s][p[s]] for s in range(4)])) for p in patterns)
+
+
+def allowed_patterns(program: ir.Program, seat: int) -> np.ndarray:
+    """The patterns of ``seat`` that the condition does not surely exclude (the compiler's, a superset)."""
+    mask = compile_program(program).pattern_masks.get(seat)
+    return PATTERNS if mask is None else PATTERNS[mask]
+
+
+def _rows(tracked: tuple[tuple[int, ...], ...], patterns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every row over ``patterns``: (n, 4) suit lengths and (n, 4) masks of tracked cards."""
+    by_length = [_masks_by_length(len(t)) for t in tracked]
+    lengths, masks = [], []
+    for p in patterns:
+        grid = np.stack(np.meshgrid(*[by_length[s][p[s]] for s in range(4)], indexing="ij"), axis=-1).reshape(-1, 4)
+        masks.append(grid)
+        lengths.append(np.broadcast_to(p, grid.shape))
+    return np.concatenate(lengths).astype(np.int8), np.concatenate(masks).astype(np.int16)
+
+
+def _held(masks: np.ndarray) -> np.ndarray:
+    """(n, 4) tracked cards held per suit."""
+    return np.stack([np.bitwise_count(masks[:, s].astype(np.uint16)) for s in range(4)], axis=1).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What :class:`~truedeal.engine.Plan` reads of a listing's layout."""
+
+    free: tuple[int, ...]
+
+    def free_ways(self) -> int:
+        return factorial(39) // factorial(13) ** 3
+
+
+class OneHandListing:
+    """The rows of ``seat``'s hand that fit ``program`` (see module doc)."""
+
+    def __init__(self, program: ir.Program, seat: int, patterns: np.ndarray) -> None:
+        self.seat, self.tracked = seat, tracked_ranks(program)
+        self.layout = _Layout(tuple(s for s in range(4) if s != seat))
+        lengths, masks = _rows(self.tracked, patterns)
+        fits = np.concatenate([evaluate_cond(self._canonical(lengths[a : a + _BLOCK], masks[a : a + _BLOCK]),
+                                             program.condition) for a in range(0, len(lengths), _BLOCK)])
+        self.lengths, self.masks = lengths[fits], masks[fits]
+        self.e_weight = self._spot_ways().tolist()
+        self.total = sum(self.e_weight)
+        self.cells = np.zeros((1, 0), np.int64)
+        self.cases = len(self.e_weight)  # a row is one case: a pattern and a holding of the tracked cards
+        self.method = f"exact: {SEAT_NAMES[seat]}'s hand listed by its rows (a pattern and its tracked cards), no rejection"
+
+    @property
+    def deals(self) -> int:
+        return self.total * self.layout.free_ways()
+
+    def _spot_ways(self) -> np.ndarray:
+        spots = self.lengths - _held(self.masks)
+        pool = [13 - len(t) for t in self.tracked]
+        table = np.array([[comb(pool[s], x) for x in range(14)] for s in range(4)], np.int64)
+        return np.prod([table[s][spots[:, s]] for s in range(4)], axis=0)
+
+    def give_tracked(self, owners: np.ndarray, masks: np.ndarray) -> None:
+        """Give the hand, in each row of ``owners``, the tracked cards ``masks`` say."""
+        for s, ranks in enumerate(self.tracked):
+            for j, r in enumerate(ranks):
+                owners[(masks[:, s] >> j & 1).astype(bool), card(r, s)] = self.seat
+
+    def spots_needed(self, rows: np.ndarray) -> np.ndarray:
+        """(n, 4) spot cards the hand takes in each suit, for listed ``rows``."""
+        return self.lengths[rows] - _held(self.masks[rows])
+
+    def _canonical(self, lengths: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """A deal per row in which the hand holds its tracked cards and its lowest spot cards."""
+        owners = np.full((len(lengths), 52), (self.seat + 1) % 4, np.uint8)
+        self.give_tracked(owners, masks)
+        need = lengths - _held(masks)
+        for s, ranks in enumerate(self.tracked):
+            for k, r in enumerate(r for r in range(12, -1, -1) if r not in ranks):
+                owners[need[:, s] > k, card(r, s)] = self.seat
+        return owners
+
+    def make_sampler(self) -> OneHandSampler:
+        return OneHandSampler(self)
+
+
+class OneHandSampler:
+    """Uniform deals from a :class:`OneHandListing`."""
+
+    def __init__(self, listing: OneHandListing) -> None:
+        from .sampling import WideCategorical
+
+        self.listing = listing
+        self.pick = WideCategorical(listing.e_weight)
+        self.spots = [np.array([card(r, s) for r in range(13) if r not in ranks], np.int64)
+                      for s, ranks in enumerate(listing.tracked)]
+
+    def draw(self, n: int, rng: Rng) -> np.ndarray:
+        L = self.listing
+        row = self.pick.draw(n, rng)
+        owners = np.full((n, 52), OPEN, np.uint8)
+        L.give_tracked(owners, L.masks[row])
+        need = L.spots_needed(row)
+        hand = np.array([L.seat], np.uint8)
+        for s in range(4):
+            deal_open(owners, rng, self.spots[s], need[:, s : s + 1], hand)
+        others = L.layout.free
+        deal_open(owners, rng, _ALL, np.full((n, 2), 13, np.int64), np.array(others[:2], np.uint8))
+        owners[owners == OPEN] = others[2]
+        return owners

@@ -1,0 +1,123 @@
+"""A condition that reads one seat alone, listed by that hand's rows (``truedeal.one_hand``).
+
+tests/scripts/67 opens 1NT on total points: HCP, shape bonuses and
+short-honour penalties, too many ``?:`` pieces for the compiler, so a plan
+dealt it by rejection.  Listed by North's rows it is exact.  Its count and
+the law of (total points, HCP) in its deals are checked against an
+independent DP: for each pattern, suit by suit over North's A-K-Q-J
+holdings, each holding weighing C(9, length - honours) for its spot cards."""
+
+from __future__ import annotations
+
+from functools import cache
+from math import comb, factorial
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import chisquare
+
+from truedeal import one_hand
+from truedeal.cards import HCP_OF_RANK, card
+from truedeal.constraints import ir
+from truedeal.constraints.dealer import load_program
+from truedeal.constraints.evaluate import evaluate_cond
+from truedeal.engine import Plan
+from truedeal.patterns import PATTERNS
+
+SCRIPT = Path(__file__).parent / "scripts" / "67_one_hand_total_points.dlr"
+N = 0
+
+
+def _bonus(pattern) -> int:
+    """The script's shape points: 3 for a void, 2 + 2 for one and two singletons, 1 + 1 + 1 for doubletons."""
+    voids, singles, doubles = (sum(x == k for x in pattern) for k in (0, 1, 2))
+    return 3 * (voids >= 1) + 2 * (singles >= 1) + 2 * (singles >= 2) + sum(doubles >= k for k in (1, 2, 3))
+
+
+def _losers(length: int, a: int, k: int, q: int) -> int:
+    """Dealer's losers in a suit (docs/dealer-scripts.md)."""
+    return 0 if length == 0 else 1 - a if length == 1 else 2 - a - k if length == 2 else 3 - a - k - q
+
+
+@cache
+def _law() -> dict[tuple[int, int], int]:
+    """Deals of script 67 by (total points, HCP): per pattern, a DP over the
+    suits with state (HCP, short honours, losers)."""
+    masks = [(m & 1, m >> 1 & 1, m >> 2 & 1, m >> 3 & 1) for m in range(16)]  # A, K, Q, J held
+    rest = factorial(39) // factorial(13) ** 3
+    law: dict[tuple[int, int], int] = {}
+    for pattern in PATTERNS.tolist():
+        ways = np.zeros((38, 5, 13), np.int64)
+        ways[0, 0, 0] = 1
+        for length in pattern:
+            new = np.zeros_like(ways)
+            for a, k, q, j in masks:
+                held = a + k + q + j
+                if held > length or length - held > 9:
+                    continue
+                h = 4 * a + 3 * k + 2 * q + j
+                short, lose = int(length < 3 and h > 0), _losers(length, a, k, q)
+                new[h:, short:, lose:] += ways[: 38 - h, : 5 - short, : 13 - lose] * comb(9, length - held)
+            ways = new
+        for h, short, lose in zip(*np.nonzero(ways)):
+            tp = h + _bonus(pattern) - short
+            if 14 <= tp <= 16 and h >= 12 and lose <= 8:
+                law[tp, h] = law.get((tp, h), 0) + int(ways[h, short, lose]) * rest
+    return law
+
+
+def test_the_script_was_dealt_by_rejection_and_now_counts_what_the_dp_gives():
+    program = load_program(SCRIPT)
+    assert one_hand.hand_seat(program) == N
+    plan = Plan.build(program)
+    assert plan.exact and isinstance(plan.listing, one_hand.OneHandListing)
+    assert plan.summary().method.startswith("exact: north's hand listed by its rows")
+    assert plan.deals_total == sum(_law().values())
+
+
+def _points(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """North's (total points, HCP) in each deal, as the script counts them."""
+    hcp = np.zeros(len(owners), np.int64)
+    short = np.zeros(len(owners), np.int64)
+    lengths = np.stack([(owners[:, s::4] == N).sum(axis=1) for s in range(4)], axis=1)
+    for s in range(4):
+        in_suit = sum(HCP_OF_RANK[r] * (owners[:, card(r, s)] == N) for r in range(4))
+        hcp += in_suit
+        short += (lengths[:, s] < 3) & (in_suit > 0)
+    bonus = np.array([_bonus(row) for row in lengths.tolist()])
+    return hcp + bonus - short, hcp
+
+
+def test_its_deals_follow_the_exact_law_of_total_points_and_hcp():
+    program = load_program(SCRIPT)
+    owners = np.concatenate(list(Plan.build(program).deals(6_000, seed="one hand")))
+    assert evaluate_cond(owners, program.condition).all()
+    assert all(((owners == s).sum(axis=1) == 13).all() for s in range(4))
+    law = _law()
+    cells = sorted(law)
+    tp, hcp = _points(owners)
+    observed = [int(((tp == t) & (hcp == h)).sum()) for t, h in cells]
+    expected = np.array([law[c] for c in cells], dtype=float)
+    keep = expected / expected.sum() * len(owners) >= 5  # chi-square needs 5 a cell; the rest pooled
+    obs = [*np.array(observed)[keep], *([np.array(observed)[~keep].sum()] if (~keep).any() else [])]
+    exp = [*expected[keep], *([expected[~keep].sum()] if (~keep).any() else [])]
+    assert chisquare(obs, np.array(exp) / sum(exp) * len(owners)).pvalue > 1e-4
+
+
+def test_rows_count_what_the_factored_listing_counts():
+    """A one-seat condition the factored listing holds: both count alike."""
+    program = load_program("condition hcp(north) >= 12 && losers(north) <= 7 && shape(north, any 5332 + any 4432)")
+    plan = Plan.build(program)
+    assert plan.exact and not isinstance(plan.listing, one_hand.OneHandListing)  # a plan keeps its listing
+    rows = one_hand.OneHandListing(program, N, one_hand.allowed_patterns(program, N))
+    assert rows.deals == plan.deals_total
+
+
+def test_only_a_condition_on_one_seat_with_nothing_predealt_is_listed_by_rows():
+    two = load_program("condition hcp(north) >= 12 && hcp(south) >= 12")
+    predealt = load_program("predeal north SA\ncondition hcp(north) >= 12")
+    rnd = load_program("condition hcp(north) >= 12 && rnd(2) == 0")
+    assert [one_hand.hand_seat(p) for p in (two, predealt, rnd)] == [None, None, None]
+    assert one_hand.tracked_ranks(load_program("condition hcp(west, hearts) > 2 && hascard(west, 9C)")) == (
+        (), (0, 1, 2, 3), (), (5,))
+    assert isinstance(ir.Program(), ir.Program)

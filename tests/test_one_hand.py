@@ -22,6 +22,7 @@ from truedeal.constraints import ir
 from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
+from truedeal.explain import explanation
 from truedeal.patterns import PATTERNS
 
 SCRIPT = Path(__file__).parent / "scripts" / "67_one_hand_total_points.dlr"
@@ -73,6 +74,9 @@ def test_the_script_was_dealt_by_rejection_and_now_counts_what_the_dp_gives():
     assert plan.exact and isinstance(plan.listing, one_hand.OneHandListing)
     assert plan.summary().method.startswith("exact: north's hand listed by its rows")
     assert plan.deals_total == sum(_law().values())
+    explained = explanation(plan)
+    assert explained["forms"] == ["none: the condition is evaluated once per row of north's hand"]
+    assert explained["cases"] == len(plan.listing.e_weight) and explained["exact"]
 
 
 def _points(owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ from .constraints.describe import cond, feature
 from .engine import Plan
 from .listing import MAX_ENTRIES, Listing
 from .listing.paired import PairedListing
+from .one_hand import OneHandListing
 from .union import Union
 
 _RANKS = "AKQJT98765432"
@@ -48,6 +49,9 @@ def explanation(plan: Plan) -> dict[str, Any]:
     }
     if plan.union is not None:
         out["listings"] = _listings(plan.union)
+    if isinstance(listed.listing, OneHandListing):  # rows of one hand, evaluated whole: no forms
+        out["tracked ranks"] = [f"{SUIT_NAMES[k]}: {''.join(_RANKS[r] for r in listed.listing.tracked[k]) or '-'}" for k in range(4)]
+        out["forms"] = [f"none: the condition is evaluated once per row of {SEAT_NAMES[listed.listing.seat]}'s hand"]
     if not plan.exact:
         out["acceptance"] = plan.acceptance
     return out

@@ -18,7 +18,6 @@ from scipy.stats import chisquare
 
 from truedeal import one_hand
 from truedeal.cards import HCP_OF_RANK, card
-from truedeal.constraints import ir
 from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
@@ -124,4 +123,3 @@ def test_only_a_condition_on_one_seat_with_nothing_predealt_is_listed_by_rows():
     assert [one_hand.hand_seat(p) for p in (two, predealt, rnd)] == [None, None, None]
     assert one_hand.tracked_ranks(load_program("condition hcp(west, hearts) > 2 && hascard(west, 9C)")) == (
         (), (0, 1, 2, 3), (), (5,))
-    assert isinstance(ir.Program(), ir.Program)

@@ -401,7 +401,7 @@ def explain(spec: str, as_json: bool) -> None:
             click.echo(f"{key + ':':{width}}" + ("" if value else "none"))
             for item in value:
                 click.echo(f"  - {item}")
-        else:  # cases are None for an estimate, and for a count by classes of coin placements
+        else:  # cases are None for an estimate, and for a split listed one class at a time
             click.echo(f"{key + ':':{width}}{_shown('not counted' if key == 'cases' and value is None else value)}")
 
 

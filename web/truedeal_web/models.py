@@ -58,7 +58,7 @@ class CountResult(BaseModel):
     odds: str = Field(description="The probability as a player reads it: '1 in 291 (0.343%)' ('about ...' for an estimate).")
     one_in: float | None = Field(description="1 deal in `one_in` satisfies the spec; null when none does.")
     cases: int | None = Field(description="Cases in Pavlicek's listing (suit pattern x A-K-Q-J holding of each constrained seat); "
-                              "null for an estimate, and for an exact count made by classes of coin placements.")
+                              "null for an estimate, and for a split by coin cards listed one class at a time.")
     method: str
     rejection: Rejection | None = None
     side_total: int

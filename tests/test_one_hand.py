@@ -18,6 +18,7 @@ from scipy.stats import chisquare
 
 from truedeal import one_hand
 from truedeal.cards import HCP_OF_RANK, card
+from truedeal.constraints.compile import compile_program
 from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
@@ -112,7 +113,7 @@ def test_rows_count_what_the_factored_listing_counts():
     program = load_program("condition hcp(north) >= 12 && losers(north) <= 7 && shape(north, any 5332 + any 4432)")
     plan = Plan.build(program)
     assert plan.exact and not isinstance(plan.listing, one_hand.OneHandListing)  # a plan keeps its listing
-    rows = one_hand.OneHandListing(program, N, one_hand.allowed_patterns(program, N))
+    rows = one_hand.OneHandListing(program, N, one_hand.allowed_patterns(compile_program(program), N))
     assert rows.deals == plan.deals_total
 
 

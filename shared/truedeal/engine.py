@@ -199,7 +199,7 @@ class Plan:
             if any(f.covers(relaxation) for f in failed):
                 continue  # it relaxes no more than one that was too wide
             comp = compile_program(program if relaxation.none else relax(program, relaxation), out_of_pack and relaxation.none)
-            if relaxation.none and not comp.exact and (hand := cls._build_one_hand(spec, program, t0)):
+            if relaxation.none and not comp.exact and (hand := cls._build_one_hand(spec, program, comp, t0)):
                 return hand  # any listing of comp would reject
             listing = _any_listing(comp, progress, wide, narrow_first)
             if listing is None and relaxation.none and (narrow := compile_program(program, out_of_pack=True)).dead:
@@ -222,7 +222,7 @@ class Plan:
                 by_patterns = cls._build_by_patterns(spec, program, progress, t0, max_parts)
                 if by_patterns is not None:
                     return by_patterns
-            if listing is None and relaxation.none and (hand := cls._build_one_hand(spec, program, t0)):
+            if listing is None and relaxation.none and (hand := cls._build_one_hand(spec, program, comp, t0)):
                 return hand
             if listing is None:
                 failed.append(relaxation)
@@ -295,14 +295,14 @@ class Plan:
         return cls._of_disjoint(spec, program, plans, t0, split_on=cards, moves=[c.moves for c in classes])
 
     @classmethod
-    def _build_one_hand(cls, spec, program: ir.Program, t0: float) -> Plan | None:
+    def _build_one_hand(cls, spec, program: ir.Program, comp: Compiled, t0: float) -> Plan | None:
         """A program that reads one seat, listed by that hand's rows
-        (:mod:`truedeal.one_hand`), or None when it reads more, or its rows
-        are too many."""
+        (:mod:`truedeal.one_hand`; ``comp``, the program compiled, bounds
+        its patterns), or None when it reads more, or its rows are too many."""
         seat = one_hand.hand_seat(program)
         if seat is None:
             return None
-        patterns = one_hand.allowed_patterns(program, seat)
+        patterns = one_hand.allowed_patterns(comp, seat)
         if one_hand.row_count(one_hand.tracked_ranks(program), patterns) > one_hand.MAX_HAND_ROWS:
             return None
         listing = one_hand.OneHandListing(program, seat, patterns)

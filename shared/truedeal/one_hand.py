@@ -26,7 +26,7 @@ import numpy as np
 
 from .cards import SEAT_NAMES, card
 from .constraints import ir
-from .constraints.compile import compile_program
+from .constraints.compile import Compiled
 from .constraints.evaluate import evaluate_cond
 from .fill import OPEN, deal_open
 from .patterns import PATTERNS
@@ -70,9 +70,9 @@ def row_count(tracked: tuple[tuple[int, ...], ...], patterns: np.ndarray) -> int
     return sum(int(np.prod([per[s][p[s]] for s in range(4)])) for p in patterns)
 
 
-def allowed_patterns(program: ir.Program, seat: int) -> np.ndarray:
-    """The patterns of ``seat`` that the condition does not surely exclude (the compiler's, a superset)."""
-    mask = compile_program(program).pattern_masks.get(seat)
+def allowed_patterns(comp: Compiled, seat: int) -> np.ndarray:
+    """The patterns of ``seat`` that the compiled condition does not surely exclude (a superset)."""
+    mask = comp.pattern_masks.get(seat)
     return PATTERNS if mask is None else PATTERNS[mask]
 
 

@@ -328,3 +328,27 @@ def test_a_plan_takes_cards_out_of_the_pack_only_where_the_plain_listing_is_too_
     assert [bool(p.listed.dead) for p in plans] == [False, False, False, True]
     assert explanation(plans[3])["out of the pack"] == ["west: C2"]
     assert sum(p.deals_total for p in plans) == Plan.build(parse_program(cond)).deals_total
+
+
+def test_an_either_or_of_three_seats_counts_what_inclusion_exclusion_gives():
+    """Three branches count by disjoint parts (each branch less the earlier
+    ones: 2 listings past the branches, where inclusion-exclusion lists 4);
+    the seven listings of inclusion-exclusion, made here, agree."""
+    from truedeal.constraints.dealer import load_program
+
+    def opener(seat: str) -> str:
+        return f"(hcp({seat}) >= 22 && shape({seat}, any 4333))"
+
+    seats = ("north", "east", "south")
+    plan = Plan.build(load_program("condition " + " || ".join(opener(s) for s in seats)))
+    assert plan.exact and plan.union is not None and len(plan.union.plans) == 3
+    by_subsets = sum((-1) ** (k + 1) * Plan.build(load_program("condition " + " && ".join(opener(s) for s in subset))).deals_total
+                     for k in (1, 2, 3) for subset in itertools.combinations(seats, k))
+    assert plan.deals_total == by_subsets
+
+
+def test_an_either_or_of_three_seats_counts_what_brute_force_gives():
+    three = ir.Or(tuple(ir.Compare(">=", _f(seat, ir.HCP), _c(10)) for seat in (N, E, S)))
+    predeal, fits = _some_fits(three)
+    plan = Plan.build(_program(three, predeal))
+    assert plan.union is not None and len(plan.union.plans) == 3 and plan.deals_total == len(fits)

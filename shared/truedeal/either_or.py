@@ -6,7 +6,7 @@ time, each branch with ``common``:
 
 * branches about **different seats** ("the opener is North or South"), which
   one listing would cross with every pattern of both seats
-  (:func:`cross_seat_branches`; counted by inclusion-exclusion);
+  (:func:`cross_seat_branches`; counted by inclusion-exclusion, or by disjoint parts past two branches);
 * branches about **one seat** that allow it **disjoint patterns** ("a calm
   opponent": balanced with at most 10 HCP, or unbalanced with at most 7 and
   no two of the top four cards in any suit), where each branch reads only

@@ -238,7 +238,7 @@ class Plan:
     @classmethod
     def _build_union(cls, spec, program: ir.Program, common: list, branches: list, progress, t0: float) -> Plan:
         """A plan whose deals fit ``common`` and at least one of ``branches``:
-        each branch listed exactly, the count by inclusion-exclusion."""
+        each branch listed exactly, the count by :func:`_union_deals`."""
         def part(conds: list) -> Plan:
             plan = cls._build_program(ir.Program(condition=ir.And(tuple(common + conds)), predeal=program.predeal), progress,
                                       exact_only=True, split=False, max_parts=1)
@@ -247,11 +247,7 @@ class Plan:
             return plan
 
         plans = [part([b]) for b in branches]
-        deals = 0
-        for k in range(1, len(branches) + 1):
-            for subset in itertools.combinations(range(len(branches)), k):
-                both = plans[subset[0]] if k == 1 else part([branches[i] for i in subset])
-                deals += (-1) ** (k + 1) * both.deals_total
+        deals = _union_deals(plans, branches, part)
         union = Union(plans, [ir.And(tuple(common + [b])) for b in branches], deals)
         main = plans[0]
         plan = cls(spec if isinstance(spec, Spec) else None, main.listing, time.perf_counter() - t0, program=program, union=union)
@@ -670,6 +666,18 @@ class Plan:
             raise Impossible("no deal satisfies this spec")
         for k in range(0, n, CHUNK_DEALS):
             yield start + k // CHUNK_DEALS, min(n - k, CHUNK_DEALS)
+
+
+def _union_deals(plans: list[Plan], branches: list, part: Callable[[list], Plan]) -> int:
+    """The deals of the union of ``branches`` (``plans``: each one's, ``part``:
+    the plan of their conjunction): by inclusion-exclusion for two, and for
+    more by disjoint parts, each branch less the earlier ones: k - 1 more
+    listings where inclusion-exclusion makes 2**k - 1 - k (the library's 1NT
+    with 5M and 6m, unions of three inside unions: 83 s -> 50 s)."""
+    if len(branches) <= 2:
+        return sum(p.deals_total for p in plans) - (part(branches).deals_total if len(branches) == 2 else 0)
+    return plans[0].deals_total + sum(part([b, ir.Not(ir.Or(tuple(branches[:i])))]).deals_total
+                                      for i, b in enumerate(branches) if i)
 
 
 def _batches(chunks: Iterable[tuple[int, int]], together: int = CHUNKS_TOGETHER) -> Iterator[list[tuple[int, int]]]:

@@ -1,7 +1,7 @@
 """A plan's either/or, listed branch by branch (:class:`Union`).
 
 Made by :class:`~truedeal.engine.Plan` for an either/or across seats
-(inclusion-exclusion), a split by who holds some cards, and a split by the
+(counted by inclusion-exclusion or disjoint parts), a split by who holds some cards, and a split by the
 patterns of a seat (:mod:`truedeal.either_or`).
 """
 

@@ -41,6 +41,7 @@ from .constraints import card_classes, card_owner, ir
 from .errors import Impossible
 from .fill import OPEN, deal_open
 from .randomness import Rng, SeededBits
+from .sampling import WideCategorical
 from .summary import CountSummary, ListingSizes
 
 if TYPE_CHECKING:
@@ -130,7 +131,7 @@ class ClassSplit:
         self.deals = int(sum(member_deals))
         self.class_of = np.repeat(np.arange(len(classes)), [len(c.members) for c in classes])
         self.member_of = np.concatenate([np.arange(len(c.members)) for c in classes])
-        self.pick = _categorical([int(w) for w in member_deals]) if self.deals else None
+        self.pick = WideCategorical([int(w) for w in member_deals]) if self.deals else None
 
     @property
     def draws_together(self) -> bool:
@@ -201,9 +202,3 @@ class ClassSplit:
         deal_open(out, rng, _ALL, need, np.array(free[:-1], np.uint8))
         out[out == OPEN] = free[-1]
         return out
-
-
-def _categorical(weights: list[int]):
-    from .sampling import WideCategorical
-
-    return WideCategorical(weights)

@@ -33,7 +33,6 @@ from functools import cached_property
 
 import numpy as np
 
-from . import one_hand
 from .cards import SEAT_NAMES, D
 from .choices import MAX_DEALS
 from .class_split import ClassSplit, class_split
@@ -295,6 +294,8 @@ class Plan:
         """A program that reads one seat, listed by that hand's rows
         (:mod:`truedeal.one_hand`; ``comp``, the program compiled, bounds
         its patterns), or None when it reads more, or its rows are too many."""
+        from . import one_hand  # ~25 ms of imports (the evaluator) that most plans never need
+
         seat = one_hand.hand_seat(program)
         if seat is None:
             return None

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from truedeal.constraints.compile import FALSE, compile_program, evaluate3
+from truedeal.constraints.compile import FALSE, UNKNOWN, _distinct_rows, compile_program, evaluate3, form_top
 from truedeal.constraints.dealer import load_program
 from truedeal.listing import make_layout
 from truedeal.patterns import PATTERNS
@@ -18,19 +18,31 @@ from truedeal.patterns import PATTERNS
 SCRIPTS = Path(__file__).parent / "scripts"
 
 
+def _many_leaves() -> str:
+    """North in one of 30 patterns, each with its own length of South's:
+    60 leaves, past the 31 that one packed key holds (library scripts reach 42)."""
+    patterns = [p for p in PATTERNS.tolist() if max(p) <= 6][:30]
+    suits = ["spades", "hearts", "diamonds", "clubs"]
+    clauses = [f"(shape(north, {''.join(map(str, p))}) && {suits[i % 4]}(south) >= {1 + i // 4})"
+               for i, p in enumerate(patterns)]
+    return " || ".join(clauses) + "\n"
+
+
 def _cells(name: str):
     """The script's compiled condition and 20,000 random pattern tuples of
     its patterned seats (not only the possible cells, which enumerate_cells
     keeps: the evaluation must say which are not)."""
-    comp = make_layout(compile_program(load_program((SCRIPTS / name).read_text()))).comp
+    text = _many_leaves() if name == "many leaves" else (SCRIPTS / name).read_text()
+    comp = make_layout(compile_program(load_program(text))).comp
     return comp, np.random.default_rng(7).integers(0, len(PATTERNS), (20_000, len(comp.patterned)))
 
 
-@pytest.mark.parametrize("name", ["49_four_seats.dlr", "32_jacoby_2nt.dlr", "31_splinter.dlr", "12_1nt_north_or_south.dlr"])
+@pytest.mark.parametrize("name", ["49_four_seats.dlr", "32_jacoby_2nt.dlr", "31_splinter.dlr", "12_1nt_north_or_south.dlr",
+                                  "many leaves"])
 def test_cell_possible_is_the_plain_evaluation_of_every_cell(name):
     comp, cells = _cells(name)
     leaves = comp._cell_leaves(cells)
-    assert leaves
+    assert leaves and (len(leaves) > 31) == (name == "many leaves")
     plain = evaluate3(comp.tree, leaves, len(cells)) != FALSE
     assert np.array_equal(comp.cell_possible(cells), plain)
     assert plain.any() and not plain.all()  # the condition decides something here
@@ -86,3 +98,33 @@ def test_many_kids_combine_as_kleene_logic():
         assert evaluate3(("and", tuple(kids[:n])), leaves, 200).tolist() == [kleene(r[:n], 0) for r in values]
         assert evaluate3(("or", tuple(kids[:n])), leaves, 200).tolist() == [kleene(r[:n], 1) for r in values]
         assert evaluate3(("and", (*kids[:n], ("atom", 9))), leaves, 200).tolist() == [kleene([*r[:n], 2], 0) for r in values]
+
+
+def test_distinct_rows_are_numpys_distinct_rows():
+    """Rows of 70 columns (three keys of packed leaves) and of 5: each row's
+    index names a row equal to it, equal rows share it, and ``first`` holds
+    one row of each distinct kind, as np.unique(axis=0) counts them."""
+    rng = np.random.default_rng(3)
+    for n_cols in (70, 5):
+        table = rng.integers(0, 3, (5000, n_cols)).astype(np.int8)
+        table[2500:] = table[rng.integers(0, 40, 2500)]  # many repeats
+        row_of, first = _distinct_rows(list(table.T))
+        assert len(first) == len(np.unique(table, axis=0))
+        assert np.array_equal(table[first][row_of], table)
+        assert np.array_equal(row_of[first], np.arange(len(first)))
+
+
+@pytest.mark.parametrize("name", ["49_four_seats.dlr", "32_jacoby_2nt.dlr", "64_leveled_1nt_opener.dlr", "63_raise_beside_a_calm_opponent.dlr"])
+def test_forms_are_sized_as_each_form_alone_would_be(name):
+    """_size_forms decides every capped form in one evaluation: each must be
+    dropped or clamped as evaluating that form alone past its cap says (its
+    atoms decided there, every other leaf unknown)."""
+    comp = compile_program(load_program((SCRIPTS / name).read_text()))
+    capped = [f for f, form in enumerate(comp.forms) if form.clamp or form.dim <= form_top(form)]
+    assert capped
+    for f in capped:
+        form = comp.forms[f]
+        cap = form.dim - 1 if form.clamp else form.dim
+        leaves = {("atom", a): np.full(1, UNKNOWN if atom.lengths else int(atom.holds(cap, 0)), np.int8)
+                  for a, atom in enumerate(comp.atoms) if atom.form == f}
+        assert form.clamp == (evaluate3(comp.tree, leaves, 1)[0] != FALSE), f

@@ -36,7 +36,27 @@ def test_cells_are_the_fitting_pattern_tuples(name):
             and (len(t) < 4 or (PATTERNS[list(t)].sum(axis=0) == 13).all())]
     want = [t for t, ok in zip(want, layout.comp.cell_possible(np.array(want).reshape(len(want), -1))) if ok]
     got = enumerate_cells(layout.comp, layout)
-    assert sorted(map(tuple, got.tolist())) == sorted(want) and len(want) > 1
+    assert list(map(tuple, got.tolist())) == want and len(want) > 1  # in order: seeded deals depend on it
+
+
+def test_the_refusal_counts_the_fitting_tuples():
+    """Past MAX_CELLS the tuples are refused before they are made; the
+    message gives their number, here counted by brute force over pairs."""
+    from truedeal.listing import TooWide
+    from truedeal.listing.cells import MAX_CELLS, _fitting_pairs
+
+    rng = np.random.default_rng(5)
+    sums = PATTERNS[rng.integers(0, len(PATTERNS), 4000)] + PATTERNS[rng.integers(0, len(PATTERNS), 4000)]
+    sums = sums[(sums <= 13).all(axis=1)]
+    lengths = PATTERNS[rng.integers(0, len(PATTERNS), 300)]
+    fit = ((sums[:, None, :] + lengths[None]) <= 13).all(axis=2)
+    i, j = _fitting_pairs(sums, lengths)
+    assert np.array_equal(np.stack([i, j]), np.stack(np.nonzero(fit)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("truedeal.listing.cells.MAX_CELLS", int(fit.sum()) - 1)
+        with pytest.raises(TooWide, match=f"\\({int(fit.sum()):,}\\)"):
+            _fitting_pairs(sums, lengths)
+    assert MAX_CELLS > fit.sum()
 
 
 @pytest.mark.parametrize("name", sorted(SPECS))

@@ -35,6 +35,7 @@ from .patterns import PATTERNS
 from .randomness import Rng
 
 if TYPE_CHECKING:
+    from .listing.layout import Layout
     from .listing.paired import VectorWeights
 
 #: Largest key space given a dense table of where each key's run starts.
@@ -94,6 +95,21 @@ class WideCategorical:
         return out
 
 
+class _RowVectors(dict):
+    """Row ``a`` of a listing's ``g``: its nonzero columns, their feature
+    vectors and weights, made once (pairs share rows: 26,166 pairs of one
+    library script read a few hundred)."""
+
+    def __init__(self, g: np.ndarray, layout: Layout) -> None:
+        super().__init__()
+        self.g, self.layout = g, layout
+
+    def __missing__(self, a: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        ia = np.nonzero(self.g[a])[0]
+        self[a] = out = (ia, self.layout.vectors(ia), self.g[a, ia])
+        return out
+
+
 class Sampler:
     """Draws uniform deals from one listing.  Build once, draw many times."""
 
@@ -120,14 +136,16 @@ class Sampler:
         # Level 2: for each suit pair, every split z = va + vb with its weight,
         # sorted by (pair, z) so that a split is one search away.
         keys, va, vb, w = [], [], [], []
+        rows = _RowVectors(listing.g, lay)
+        strides, zsize = lay.strides, lay.zsize
         for p, (a, b) in enumerate(listing.pairs):
-            ia, ib = np.nonzero(listing.g[a])[0], np.nonzero(listing.g[b])[0]
-            z, fits = lay.add(lay.vectors(ia)[:, None, :], lay.vectors(ib)[None, :, :])
+            (ia, xa, ga), (ib, xb, gb) = rows[a], rows[b]
+            z, fits = lay.add(xa[:, None, :], xb[None, :, :])
             i, j = np.nonzero(fits)
-            keys.append(p * lay.zsize + z[i, j] @ lay.strides)
+            keys.append(p * zsize + z[i, j] @ strides)
             va.append(ia[i])
             vb.append(ib[j])
-            w.append(listing.g[a, ia[i]] * listing.g[b, ib[j]])
+            w.append(ga[i] * gb[j])
         order = np.argsort(np.concatenate(keys), kind="stable")
         self.split_key = np.concatenate(keys)[order]
         self.split_va = np.concatenate(va)[order]

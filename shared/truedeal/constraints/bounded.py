@@ -13,6 +13,7 @@ takes the dividend's sign, and a division by zero gives 0.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 from . import ir
 
@@ -57,6 +58,7 @@ def feature_range(feature: ir.Feature) -> tuple[int, int]:
     return 0, hand_max(fn, suits)
 
 
+@lru_cache(maxsize=4096)  # a plan asks again for the same tables over its many forms
 def table_range(fn: ir.LocalFn, suits: tuple[int, ...]) -> tuple[int, int]:
     """The smallest and largest ``sum(fn over suits)`` on a 13-card hand: by
     length, each suit's extremes over its holdings, added up suit by suit

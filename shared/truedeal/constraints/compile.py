@@ -173,14 +173,11 @@ class Compiled:
         few hundred distinct rows of leaves: the tree is evaluated once per
         distinct row (Bergen's 987,080 cells have 912)."""
         leaves = self._cell_leaves(cells)
-        if not 0 < len(leaves) <= 31:  # 2 bits a leaf (0, 1, 2) in one int64 key
+        if not leaves:
             return self._evaluate(self.tree, leaves, len(cells)) != FALSE
-        key = np.zeros(len(cells), np.int64)
-        for j, leaf in enumerate(leaves.values()):
-            key |= leaf.astype(np.int64) << (2 * j)
-        rows, row_of = np.unique(key, return_inverse=True)
-        distinct = {name: (rows >> (2 * j) & 3).astype(np.int8) for j, name in enumerate(leaves)}
-        return (self._evaluate(self.tree, distinct, len(rows)) != FALSE)[row_of.reshape(-1)]
+        row_of, first = _distinct_rows(list(leaves.values()))
+        distinct = {name: leaf[first] for name, leaf in leaves.items()}
+        return (self._evaluate(self.tree, distinct, len(first)) != FALSE)[row_of]
 
     def boxes(self, key: np.ndarray) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
         """Accepted boxes ``(lo, hi)`` of the form space for one signature row."""
@@ -270,6 +267,25 @@ class Compiled:
     @staticmethod
     def _evaluate(tree: Tree, leaves: dict, n: int) -> np.ndarray:
         return evaluate3(tree, leaves, n)
+
+
+def _distinct_rows(leaves: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's index among the distinct rows of the columns ``leaves``
+    (values 0, 1, 2) and the first row of each: 31 columns packed per int64
+    key, each further key folded into the ranks of the keys before it."""
+    keys = []
+    for start in range(0, len(leaves), 31):
+        key = np.zeros(len(leaves[0]), np.int64)
+        for j, leaf in enumerate(leaves[start : start + 31]):
+            key |= leaf.astype(np.int64) << (2 * j)
+        keys.append(key)
+    ids = keys[0]
+    for key in keys[1:]:
+        ids = np.unique(ids, return_inverse=True)[1].reshape(-1)
+        rank = np.unique(key, return_inverse=True)[1].reshape(-1)
+        ids = ids * (int(rank.max()) + 1) + rank
+    _, first, row_of = np.unique(ids, return_index=True, return_inverse=True)
+    return row_of.reshape(-1), first
 
 
 def evaluate3(tree: Tree, leaves: dict, n: int) -> np.ndarray:
@@ -738,6 +754,7 @@ def _is_filter(comp: Compiled, f: int) -> bool:
 
 def _size_forms(comp: Compiled) -> None:
     """Cap each form at its largest threshold; prune or clamp past it."""
+    capped = []
     for f, form in enumerate(comp.forms):
         top = form_top(form)
         cap = 0
@@ -747,14 +764,26 @@ def _size_forms(comp: Compiled) -> None:
                 cap = max(cap, max(a.thresholds(lo_len)))
         if cap > top:  # every threshold within reach: keep exact values
             form.dim, form.clamp = top + 1, False
-            continue
-        form.dim = cap + 1
-        leaves = {("atom", a): np.full(1, int(atom.holds(cap, 0)) if not atom.lengths else UNKNOWN, np.int8)
-                  for a, atom in enumerate(comp.atoms) if atom.form == f}
-        if evaluate3(comp.tree, leaves, 1)[0] == FALSE:
-            form.dim, form.clamp = cap, False  # past the cap nothing fits: drop
         else:
-            form.clamp = True
+            form.dim = cap + 1
+            capped.append((f, cap))
+    # Row k: does anything fit with form capped[k] past its cap (its atoms
+    # decided there, every other leaf unknown)?  One walk of the tree for all.
+    fits = evaluate3(comp.tree, _past_cap_leaves(comp, capped), len(capped)) != FALSE if capped else []
+    for (f, cap), fit in zip(capped, fits):
+        comp.forms[f].dim, comp.forms[f].clamp = (cap + 1, True) if fit else (cap, False)  # clamp, or drop
+
+
+def _past_cap_leaves(comp: Compiled, capped: list[tuple[int, int]]) -> dict:
+    row = {f: k for k, (f, _) in enumerate(capped)}
+    leaves = {}
+    for a, atom in enumerate(comp.atoms):
+        if atom.form in row:
+            leaf = np.full(len(capped), UNKNOWN, np.int8)
+            if not atom.lengths:
+                leaf[row[atom.form]] = int(atom.holds(capped[row[atom.form]][1], 0))
+            leaves[("atom", a)] = leaf
+    return leaves
 
 
 def _pattern_mask(comp: Compiled, seat: int) -> np.ndarray:

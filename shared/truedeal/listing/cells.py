@@ -45,8 +45,7 @@ def _fitting_tuples(masks: tuple[bytes, ...]) -> np.ndarray:
     :data:`MAX_CELLS`).  Kept: relaxed plans of one script ask again and
     again for the same seats' tuples."""
     cells = np.zeros((1, 0), dtype=np.int64)
-    sums = np.zeros((1, 4), dtype=np.int8)  # small types: the products below are the cost
-    lengths = PATTERNS.astype(np.int8)
+    sums = np.zeros((1, 4), dtype=np.int64)
     for k, mask in enumerate(masks):
         allowed = np.frombuffer(mask, dtype=bool)
         if len(masks) == 4 and k == 3:
@@ -55,14 +54,36 @@ def _fitting_tuples(masks: tuple[bytes, ...]) -> np.ndarray:
         choices = np.nonzero(allowed)[0]
         if len(cells) * len(choices) > 50 * MAX_CELLS:
             raise TooWide(f"too many pattern combinations ({len(cells) * len(choices):,}) to list exactly")
-        new_sums = sums[:, None, :] + lengths[choices][None, :, :]
-        i, j = np.nonzero((new_sums <= 13).all(axis=2))
+        i, j = _fitting_pairs(sums, PATTERNS[choices])
         cells = np.concatenate([cells[i], choices[j][:, None]], axis=1)
-        sums = new_sums[i, j]
-        if len(cells) > MAX_CELLS:
-            raise TooWide(f"too many pattern combinations ({len(cells):,}) to list exactly")
+        sums = sums[i] + PATTERNS[choices[j]]
     cells.setflags(write=False)
     return cells
+
+
+def _fitting_pairs(sums: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(i, j)`` for every row ``i`` of ``sums`` and ``j`` of ``lengths``
+    whose suit sums stay within 13, in row-major order (``np.nonzero`` of
+    the fit matrix); TooWide past :data:`MAX_CELLS` pairs.  Rows share a few thousand distinct sums at most: the
+    fit is tested once per distinct sum, and the pairs cost their number
+    (the whole matrix took most of a four-seat plan's time)."""
+    key = ((sums[:, 0] * 14 + sums[:, 1]) * 14 + sums[:, 2]) * 14 + sums[:, 3]
+    present = np.zeros(14**4, bool)
+    present[key] = True
+    found = np.nonzero(present)[0]
+    rank = np.zeros(14**4, np.int64)
+    rank[found] = np.arange(len(found))
+    group = rank[key]
+    fits = ((sums[np.unique(group, return_index=True)[1]][:, None, :] + lengths[None]) <= 13).all(axis=2)
+    per_group = fits.sum(axis=1)
+    g_start = np.concatenate([[0], np.cumsum(per_group)])
+    fitting = np.nonzero(fits)[1]  # each group's fitting j, group after group
+    count = per_group[group]
+    if count.sum() > MAX_CELLS:  # refused before the pairs are made
+        raise TooWide(f"too many pattern combinations ({count.sum():,}) to list exactly")
+    i = np.repeat(np.arange(len(sums)), count)
+    within = np.arange(len(i)) - np.repeat(np.cumsum(count) - count, count)
+    return i, fitting[g_start[group[i]] + within]
 
 
 def _complete_cells(cells: np.ndarray, sums: np.ndarray, allowed: np.ndarray) -> np.ndarray:

@@ -114,7 +114,8 @@ def test_distinct_rows_are_numpys_distinct_rows():
         assert np.array_equal(row_of[first], np.arange(len(first)))
 
 
-@pytest.mark.parametrize("name", ["49_four_seats.dlr", "32_jacoby_2nt.dlr", "64_leveled_1nt_opener.dlr", "63_raise_beside_a_calm_opponent.dlr"])
+@pytest.mark.parametrize("name", ["49_four_seats.dlr", "32_jacoby_2nt.dlr", "64_leveled_1nt_opener.dlr",
+                                  "63_raise_beside_a_calm_opponent.dlr"])
 def test_forms_are_sized_as_each_form_alone_would_be(name):
     """_size_forms decides every capped form in one evaluation: each must be
     dropped or clamped as evaluating that form alone past its cap says (its

@@ -95,6 +95,26 @@ class WideCategorical:
         return out
 
 
+def _sums(lay: Layout, strides: np.ndarray, ia: np.ndarray, xa: np.ndarray, ib: np.ndarray,
+          xb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:meth:`Layout.add` of every vector ``xa`` (flat ``ia``) and ``xb``
+    (flat ``ib``), as flat indices ``(len(ia), len(ib))``, and which fit.
+    Unclamped coordinates add up in the flat indices themselves; only the
+    checks and the clamped ones go coordinate by coordinate (no third axis)."""
+    fits = np.ones((len(ia), len(ib)), bool)
+    za, zb = ia.copy(), ib.copy()
+    clamped = []
+    for d, size in enumerate(lay.dims):
+        both = xa[:, d, None] + xb[None, :, d]
+        if d < lay.n_box and lay.clamp[d]:
+            za -= xa[:, d] * strides[d]
+            zb -= xb[:, d] * strides[d]
+            clamped.append(np.minimum(both, size - 1) * strides[d])
+        elif size > 1:
+            fits &= both < size
+    return sum(clamped, za[:, None] + zb[None, :]), fits
+
+
 class _RowVectors(dict):
     """Row ``a`` of a listing's ``g``: its nonzero columns, their feature
     vectors and weights, made once (pairs share rows: 26,166 pairs of one
@@ -134,23 +154,27 @@ class Sampler:
         if all(len(lo) == 1 for lo, _ in self.sig_boxes):
             self.cell_box = tuple(np.concatenate([b[k] for b in self.sig_boxes])[listing.cell_sig] for k in (0, 1))
         # Level 2: for each suit pair, every split z = va + vb with its weight,
-        # sorted by (pair, z) so that a split is one search away.
+        # sorted by (pair, z) so that a split is one search away: pair by pair
+        # (the pairs come in order), each sorted on its own, stably.
         keys, va, vb, w = [], [], [], []
         rows = _RowVectors(listing.g, lay)
         strides, zsize = lay.strides, lay.zsize
         for p, (a, b) in enumerate(listing.pairs):
             (ia, xa, ga), (ib, xb, gb) = rows[a], rows[b]
-            z, fits = lay.add(xa[:, None, :], xb[None, :, :])
+            z, fits = _sums(lay, strides, ia, xa, ib, xb)
             i, j = np.nonzero(fits)
-            keys.append(p * zsize + z[i, j] @ strides)
+            z = z[i, j]
+            order = np.argsort(z.astype(np.int16) if zsize <= 1 << 15 else z, kind="stable")  # (int16: a radix sort)
+            i, j = i[order], j[order]
+            keys.append(p * zsize + z[order])
             va.append(ia[i])
-            vb.append(ib[j])
+            vb.append(ib[j])  # not z - va: clamped forms lose the difference
             w.append(ga[i] * gb[j])
-        order = np.argsort(np.concatenate(keys), kind="stable")
-        self.split_key = np.concatenate(keys)[order]
-        self.split_va = np.concatenate(va)[order]
-        self.split_vb = np.concatenate(vb)[order]  # not z - va: clamped forms lose the difference
-        self.split_cum = np.cumsum(np.concatenate(w)[order])
+        self.split_key = np.concatenate(keys)
+        self.split_va = np.concatenate(va)
+        self.split_vb = np.concatenate(vb)
+        self.split_cum = np.concatenate(w)
+        np.cumsum(self.split_cum, out=self.split_cum)
         self.options = OptionDraws(listing.options, lay.zsize)  # level 3
         # For the compiled search: where each key's run starts (a small dense table, when it is small).
         self.split_start = _starts(self.split_key, len(listing.pairs) * lay.zsize)

@@ -10,9 +10,12 @@ from math import comb, factorial, prod
 
 import numpy as np
 
+from ..constraints.compile import Term
 from .layout import Layout
 
 _FACT64 = np.array([factorial(i) for i in range(21)], dtype=np.int64)
+#: C(n, k) for a suit's cards (0 where k > n), looked up for whole arrays at once.
+_COMB14 = np.array([[comb(n, k) for k in range(14)] for n in range(14)], dtype=np.int64)
 
 
 @dataclass
@@ -72,7 +75,6 @@ def _held(tracked: tuple[int, ...]) -> tuple[frozenset[int], ...]:
 
 def _form_values(layout: Layout, suit: int, lengths: dict[int, int], masks: np.ndarray) -> np.ndarray:
     """Each option's contribution to each form, ``(n, n_forms)``."""
-    held = _held(layout.comp.tracked[suit])
     out = np.zeros((len(masks), layout.n_box), dtype=np.int64)
     for f, form in enumerate(layout.comp.forms):
         if f in layout.folds:  # read back from its sources
@@ -80,9 +82,18 @@ def _form_values(layout: Layout, suit: int, lengths: dict[int, int], masks: np.n
         for t in form.terms:
             if suit not in t.suits or t.seat not in layout.rank_seats:  # a rank pool's seats are not listed
                 continue
-            length = lengths.get(t.seat, 0)
-            lut = np.array([t.value(suit, length, h) for h in held], dtype=np.int64)
+            lut = _term_values(t, suit, lengths.get(t.seat, 0), layout.comp.tracked[suit])
             out[:, f] += lut[masks[:, layout.rank_seats.index(t.seat)]]
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _term_values(term: Term, suit: int, length: int, tracked: tuple[int, ...]) -> np.ndarray:
+    """``term``'s value on each honour mask over ``tracked`` (see :func:`_held`)
+    with ``length`` cards: made once, where every suit column of every
+    listing of a plan asked for it again (a library script: 2,000,000 calls)."""
+    out = np.array([term.value(suit, length, h) for h in _held(tracked)], dtype=np.int64)
+    out.setflags(write=False)
     return out
 
 
@@ -93,6 +104,13 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
     masks, pcs, free = _assignments(layout, suit)
     n_spots = 13 - len(layout.comp.tracked[suit]) - layout.dead(suit)
     length_of = dict(zip(layout.patterned, lengths))
+    # Holdings that give a seat more tracked cards than its length, or leave
+    # too few spots, go first (the rest below would drop them anyway): most
+    # of the assignments, when the suit is short.
+    held = [length_of[s] - pcs[:, i] for i, s in enumerate(layout.rank_seats) if s in length_of]
+    fits = np.all([h >= 0 for h in held], axis=0) & (sum(held, np.zeros(len(masks), np.int64)) <= n_spots) if held else None
+    if fits is not None:
+        masks, pcs, free = masks[fits], pcs[fits], free[fits]
     forms = _form_values(layout, suit, length_of, masks)
     ok = np.ones(len(masks), dtype=bool)
     for f in range(layout.n_box):
@@ -134,10 +152,9 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
             continue
         idx = np.nonzero(okh)[0]
         if h < 0:
-            w = spot_ways[idx] * np.array([comb(int(f), total_shape) for f in free[idx] + free_spots[idx]], dtype=np.int64)
+            w = spot_ways[idx] * _COMB14[free[idx] + free_spots[idx], total_shape]
         else:
-            w = spot_ways[idx] * np.array([comb(int(f), h) for f in free[idx]], dtype=np.int64)
-            w *= np.array([comb(int(f), total_shape - h) for f in free_spots[idx]], dtype=np.int64)
+            w = spot_ways[idx] * _COMB14[free[idx], h] * _COMB14[free_spots[idx], total_shape - h]
         w *= shape_split
         feats = [forms[idx]]
         if layout.has_pool:

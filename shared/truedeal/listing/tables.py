@@ -111,22 +111,38 @@ def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray,
     if not valid.any():
         return out
     lo2, hi2, ex = lo2[valid], hi2[valid], ex[valid]
-    acc = np.zeros(len(lo2), dtype=prefix.dtype)
-    exact_idx = tuple(ex[:, e] for e in range(ex.shape[1]))
-    lead = () if table is None else (table[valid],)
+    # Flat offsets into ``prefix``: the fixed part (its table, the exact
+    # coordinates, the upper corner of coordinates with no lower bound),
+    # then each corner adds one choice per coordinate with a lower bound
+    # (tuple indexing took most of a library plan's time).
+    prefix = np.ascontiguousarray(prefix)  # (a view of itself when it is, as prefix_sums makes it)
+    step = np.array(prefix.strides, dtype=np.int64) // prefix.itemsize
+    off = len(prefix.shape) - len(dims)
+    base = table[valid] * step[0] if table is not None else np.zeros(len(lo2), np.int64)
+    for e in range(ex.shape[1]):
+        base = base + ex[:, e] * step[off + nb + e]
     # A lower corner at 0 reads the zero slice in front: where no row's box
     # starts above 0 on a coordinate, only its upper corner counts (2**nb
     # lookups would be 2**(coordinates with a lower bound)).
     # An axis of one value left unpadded has one index, 0 (= hi2 on a valid row), and no corners.
-    single = [not pad_single and dims[d] == 1 for d in range(nb)]
-    lower = [bool((lo2[:, d] > 0).any()) and not single[d] for d in range(nb)]
-    for corner in itertools.product(*(((0, 1) if low else (1,)) for low in lower)):
-        idx = tuple(hi2[:, d] if one else hi2[:, d] + 1 if c else lo2[:, d] for d, (c, one) in enumerate(zip(corner, single)))
-        at = lead + idx + exact_idx
-        if (nb - sum(corner)) % 2:
-            acc -= prefix[at]
+    choices = []
+    for d in range(nb):
+        upper = hi2[:, d] if not pad_single and dims[d] == 1 else hi2[:, d] + 1
+        if bool((lo2[:, d] > 0).any()) and not (not pad_single and dims[d] == 1):
+            choices.append((lo2[:, d] * step[off + d], upper * step[off + d]))
         else:
-            acc += prefix[at]
+            base = base + upper * step[off + d]
+    # The corners in Gray-code order: from one to the next one coordinate
+    # flips between its lower and upper choice, and the sign changes.
+    flat = prefix.reshape(-1)
+    at = sum((low for low, _ in choices), base.copy())
+    steps = [up - low for low, up in choices]
+    acc = flat.take(at) if len(choices) % 2 == 0 else -flat.take(at)
+    for k in range(1, 1 << len(choices)):
+        d = (k & -k).bit_length() - 1  # the coordinate that flips
+        gray = k ^ (k >> 1)
+        (np.add if gray >> d & 1 else np.subtract)(at, steps[d], out=at)
+        (np.add if (len(choices) - gray.bit_count()) % 2 == 0 else np.subtract)(acc, flat.take(at), out=acc)
     out[valid] = acc
     return out
 

@@ -139,3 +139,19 @@ def test_pair_tables_skip_coordinates_of_one_value():
     for p, (a, b) in enumerate(pairs):
         assert (got[p] == _plain(g[a], g[b], layout)).all()
         assert got[p].any()
+
+
+@pytest.mark.parametrize("clamp", [(False, False, False, False), (True, True, False, True)])
+def test_flat_sums_are_the_sums_of_the_vectors(clamp):
+    """Layout.add_flat (flat indices, coordinate by coordinate) against
+    Layout.add on the unravelled vectors, clamped coordinates included."""
+    from truedeal.listing.layout import Layout
+
+    layout = Layout(None, (), (), (), (), (), dims=(5, 1, 4, 3, 2), n_box=4, clamp=clamp)  # type: ignore[arg-type]
+    rng = np.random.default_rng(8)
+    ia, ib = rng.integers(0, layout.zsize, 60), rng.integers(0, layout.zsize, 70)
+    xa, xb = layout.vectors(ia), layout.vectors(ib)
+    z, fits = layout.add(xa[:, None, :], xb[None, :, :])
+    flat, flat_fits = layout.add_flat(ia, xa, ib, xb)
+    assert np.array_equal(flat_fits, fits) and 0 < fits.sum() < fits.size
+    assert np.array_equal(flat[fits], (z @ layout.strides)[fits])

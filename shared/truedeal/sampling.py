@@ -95,26 +95,6 @@ class WideCategorical:
         return out
 
 
-def _sums(lay: Layout, strides: np.ndarray, ia: np.ndarray, xa: np.ndarray, ib: np.ndarray,
-          xb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:meth:`Layout.add` of every vector ``xa`` (flat ``ia``) and ``xb``
-    (flat ``ib``), as flat indices ``(len(ia), len(ib))``, and which fit.
-    Unclamped coordinates add up in the flat indices themselves; only the
-    checks and the clamped ones go coordinate by coordinate (no third axis)."""
-    fits = np.ones((len(ia), len(ib)), bool)
-    za, zb = ia.copy(), ib.copy()
-    clamped = []
-    for d, size in enumerate(lay.dims):
-        both = xa[:, d, None] + xb[None, :, d]
-        if d < lay.n_box and lay.clamp[d]:
-            za -= xa[:, d] * strides[d]
-            zb -= xb[:, d] * strides[d]
-            clamped.append(np.minimum(both, size - 1) * strides[d])
-        elif size > 1:
-            fits &= both < size
-    return sum(clamped, za[:, None] + zb[None, :]), fits
-
-
 class _RowVectors(dict):
     """Row ``a`` of a listing's ``g``: its nonzero columns, their feature
     vectors and weights, made once (pairs share rows: 26,166 pairs of one
@@ -158,10 +138,10 @@ class Sampler:
         # (the pairs come in order), each sorted on its own, stably.
         keys, va, vb, w = [], [], [], []
         rows = _RowVectors(listing.g, lay)
-        strides, zsize = lay.strides, lay.zsize
+        zsize = lay.zsize
         for p, (a, b) in enumerate(listing.pairs):
             (ia, xa, ga), (ib, xb, gb) = rows[a], rows[b]
-            z, fits = _sums(lay, strides, ia, xa, ib, xb)
+            z, fits = lay.add_flat(ia, xa, ib, xb)
             i, j = np.nonzero(fits)
             z = z[i, j]
             order = np.argsort(z.astype(np.int16) if zsize <= 1 << 15 else z, kind="stable")  # (int16: a radix sort)

@@ -91,6 +91,26 @@ class Layout:
             z = np.minimum(z, np.array([self.dims[d] - 1 if c else 10**9 for d, c in zip(axes, clamp)]))
         return z, (z < np.array([self.dims[d] for d in axes], dtype=z.dtype)).all(axis=-1)
 
+    def add_flat(self, ia: np.ndarray, xa: np.ndarray, ib: np.ndarray, xb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`add` of every vector ``xa`` (flat indices ``ia``) and
+        ``xb`` (``ib``), as flat indices ``(len(ia), len(ib))``, and which
+        fit.  Unclamped coordinates add up in the flat indices themselves:
+        only the checks and the clamped coordinates go one by one, with no
+        third axis (that one took most of a library plan's pair tables)."""
+        strides = self.strides
+        fits = np.ones((len(ia), len(ib)), bool)
+        za, zb = ia.copy(), ib.copy()
+        clamped = []
+        for d in self.live_axes:
+            both = xa[:, d, None] + xb[None, :, d]
+            if d < self.n_box and self.clamp[d]:
+                za -= xa[:, d] * strides[d]
+                zb -= xb[:, d] * strides[d]
+                clamped.append(np.minimum(both, self.dims[d] - 1) * strides[d])
+            else:
+                fits &= both < self.dims[d]
+        return sum(clamped, za[:, None] + zb[None, :]), fits
+
     @property
     def live_axes(self) -> list[int]:
         """The coordinates that take more than one value (a folded form takes one)."""

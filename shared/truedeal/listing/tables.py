@@ -47,11 +47,10 @@ def _pair_block(out: np.ndarray, g: np.ndarray, pairs: list, rows: list[int], ia
     at, ib = np.nonzero(seconds)
     if not len(ib):
         return
-    live = layout.live_axes  # coordinates of one value add 0 + 0 and always fit
-    z, ok = layout.add(va[:, None, live], layout.vectors(ib)[None, :, live], live)
+    z, ok = layout.add_flat(ia, va, ib, layout.vectors(ib))
     i, j = np.nonzero(ok)
     base = rows[0] * layout.zsize  # rows ascend: the block's tables are one run of ``out``
-    target = (np.asarray(rows, np.int64)[at[j]] * layout.zsize - base) + z[i, j] @ layout.strides[live]
+    target = (np.asarray(rows, np.int64)[at[j]] * layout.zsize - base) + z[i, j]
     terms = g[pairs[rows[0]][0], ia[i]] * seconds[at[j], ib[j]]
     span = out.reshape(-1)[base : (rows[-1] + 1) * layout.zsize]
     if len(terms) and int(terms.max()) < 2**53 // len(terms):  # every partial sum is exact in a double

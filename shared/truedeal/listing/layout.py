@@ -99,7 +99,7 @@ class Layout:
         third axis (that one took most of a library plan's pair tables)."""
         strides = self.strides
         fits = np.ones((len(ia), len(ib)), bool)
-        za, zb = ia.copy(), ib.copy()
+        za, zb = ia.astype(np.int64), ib.astype(np.int64)
         clamped = []
         for d in self.live_axes:
             both = xa[:, d, None] + xb[None, :, d]

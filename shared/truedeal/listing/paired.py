@@ -37,7 +37,7 @@ from . import rank_pool
 from .cells import enumerate_cells, suit_columns
 from .exact_ops import SparseRight, row_dots
 from .folding import folded
-from .layout import Layout, TooWide, make_layout, small_vectors, strides_of
+from .layout import Layout, TooWide, make_layout, small_vectors
 from .options import SuitOptions, suit_options
 
 #: Most feature vectors a pair of suits may reach (the tables' width).
@@ -469,8 +469,8 @@ def _reachable(g: VectorWeights, layout: Layout) -> np.ndarray:
     one = layout.vectors(g.used)
     if len(one) > MAX_PAIR_STATES // 2:
         raise TooWide(f"one suit reaches {len(one):,} feature vectors (at most {MAX_PAIR_STATES // 2:,} paired)")
-    z, fits = layout.add(one[:, None, :], one[None, :, :])
-    return np.unique((z @ layout.strides)[fits])
+    z, fits = layout.add_flat(g.used, one, g.used, one)
+    return np.unique(z[fits])
 
 
 def _check_size(n_z: int, n_tables: int, n_rows: int, dtype: np.dtype) -> None:
@@ -554,9 +554,9 @@ def _sum_index(layout: Layout, used: np.ndarray, z_flat: np.ndarray) -> np.ndarr
     index = np.full(layout.zsize, -1, np.int64)
     index[z_flat] = np.arange(len(z_flat))
     vec = layout.vectors(used)
-    z, fits = layout.add(vec[:, None, :], vec[None, :, :])
+    z, fits = layout.add_flat(used, vec, used, vec)
     at = np.full(fits.shape, -1, np.int64)
-    at[fits] = index[z[fits] @ layout.strides]
+    at[fits] = index[z[fits]]
     return at
 
 
@@ -604,13 +604,12 @@ def _pair_sums(layout: Layout, z_flat: np.ndarray) -> tuple[np.ndarray, np.ndarr
     of ``z_flat`` the place of its sum there (``len(sums)`` where it does not
     fit): one matrix, int32 where the feature space allows, mapped in place."""
     zv = small_vectors(layout, z_flat)
-    strides = strides_of(layout.dims)
     size = int(np.prod(layout.dims, dtype=np.int64))
     dtype = np.int32 if size < 1 << 31 else np.int64
     at = np.empty((len(z_flat), len(z_flat)), dtype)
     for b in range(0, len(z_flat), 256):
-        z, fits = layout.add(zv[b : b + 256, None, :], zv[None, :, :])
-        at[b : b + 256] = np.where(fits, z.astype(np.int64) @ strides, size)
+        z, fits = layout.add_flat(z_flat[b : b + 256], zv[b : b + 256], z_flat, zv)
+        at[b : b + 256] = np.where(fits, z, size)
     if size > _DENSE_SUMS * at.size:  # a feature space far larger than the pairs: sort their sums instead
         sums, inverse = np.unique(at, return_inverse=True)  # ``size`` (does not fit) sorts last
         return sums[sums < size], inverse.reshape(at.shape).astype(dtype)

@@ -75,12 +75,19 @@ def prefix_sums(table: np.ndarray, layout: Layout, pad_single: bool = True) -> n
     one value fits, 8 of a library script's 12, made each pass's table 256
     times larger and its plan take minutes)."""
     lead = table.shape[:-1]
-    t = table.reshape(lead + tuple(layout.dims))
-    for d in range(layout.n_box):
-        if pad_single or layout.dims[d] > 1:
-            axis = len(lead) + d
-            t = np.concatenate([np.zeros_like(np.take(t, [0], axis=axis)), np.cumsum(t, axis=axis)], axis=axis)
-    return t
+    padded = [len(lead) + d for d in range(layout.n_box) if pad_single or layout.dims[d] > 1]
+    shape = [*lead, *layout.dims]
+    inner = [slice(None)] * len(shape)
+    for axis in padded:
+        shape[axis] += 1
+        inner[axis] = slice(1, None)
+    # One array, the table behind its zero slices, summed in place axis by axis.
+    out = np.zeros(shape, np.cumsum(table[:0]).dtype)  # (cumsum widens small integers)
+    out[tuple(inner)] = table.reshape(lead + tuple(layout.dims))
+    for axis in padded:
+        if shape[axis] > 2:  # (an axis of one value is its zero slice and the table already)
+            np.cumsum(out, axis=axis, out=out)
+    return out
 
 
 def prefix_size(layout: Layout, pad_single: bool = True) -> int:

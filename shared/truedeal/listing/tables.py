@@ -50,8 +50,9 @@ def _pair_block(out: np.ndarray, g: np.ndarray, pairs: list, rows: list[int], ia
     z, ok = layout.add_flat(ia, va, ib, layout.vectors(ib))
     i, j = np.nonzero(ok)
     base = rows[0] * layout.zsize  # rows ascend: the block's tables are one run of ``out``
-    target = (np.asarray(rows, np.int64)[at[j]] * layout.zsize - base) + z[i, j]
-    terms = g[pairs[rows[0]][0], ia[i]] * seconds[at[j], ib[j]]
+    # Per option first, then gathered once per term (z[ok] lists them in the order of i, j).
+    target = (np.asarray(rows, np.int64)[at] * layout.zsize - base)[j] + z[ok]
+    terms = g[pairs[rows[0]][0], ia][i] * seconds[at, ib][j]
     span = out.reshape(-1)[base : (rows[-1] + 1) * layout.zsize]
     if len(terms) and int(terms.max()) < 2**53 // len(terms):  # every partial sum is exact in a double
         span += np.bincount(target, terms.astype(np.float64), len(span)).astype(np.int64)

@@ -161,9 +161,13 @@ class _Evaluator:
 
     def num_of(self, x: ir.Num) -> np.ndarray:
         if isinstance(x, ir.Linear):
-            out = np.full(self.n, x.const, dtype=np.int64)
-            for coef, f in x.terms:
+            if not x.terms:
+                return np.full(self.n, x.const, dtype=np.int64)
+            out = x.terms[0][0] * self.feature(x.terms[0][1])  # a new int64 array (features are int64)
+            for coef, f in x.terms[1:]:
                 out += coef * self.feature(f)
+            if x.const:
+                out += x.const
             return out
         if isinstance(x, ir.IfElse):
             return np.where(self.cond(x.cond), self.num(x.then), self.num(x.other))

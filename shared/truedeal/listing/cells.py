@@ -64,9 +64,10 @@ def _fitting_tuples(masks: tuple[bytes, ...]) -> np.ndarray:
 def _fitting_pairs(sums: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(i, j)`` for every row ``i`` of ``sums`` and ``j`` of ``lengths``
     whose suit sums stay within 13, in row-major order (``np.nonzero`` of
-    the fit matrix); TooWide past :data:`MAX_CELLS` pairs.  Rows share a few thousand distinct sums at most: the
-    fit is tested once per distinct sum, and the pairs cost their number
-    (the whole matrix took most of a four-seat plan's time)."""
+    the fit matrix); TooWide past :data:`MAX_CELLS` pairs, before they are
+    made.  Rows share a few thousand distinct sums at most: the fit is
+    tested once per distinct sum, and the pairs cost their number (the
+    whole matrix took most of a four-seat plan's time)."""
     key = ((sums[:, 0] * 14 + sums[:, 1]) * 14 + sums[:, 2]) * 14 + sums[:, 3]
     present = np.zeros(14**4, bool)
     present[key] = True

@@ -107,9 +107,9 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
     # Holdings that give a seat more tracked cards than its length, or leave
     # too few spots, go first (the rest below would drop them anyway): most
     # of the assignments, when the suit is short.
-    held = [length_of[s] - pcs[:, i] for i, s in enumerate(layout.rank_seats) if s in length_of]
-    fits = np.all([h >= 0 for h in held], axis=0) & (sum(held, np.zeros(len(masks), np.int64)) <= n_spots) if held else None
-    if fits is not None:
+    spots_taken = [length_of[s] - pcs[:, i] for i, s in enumerate(layout.rank_seats) if s in length_of]
+    if spots_taken:
+        fits = np.all([a >= 0 for a in spots_taken], axis=0) & (sum(spots_taken) <= n_spots)
         masks, pcs, free = masks[fits], pcs[fits], free[fits]
     forms = _form_values(layout, suit, length_of, masks)
     ok = np.ones(len(masks), dtype=bool)

@@ -109,12 +109,17 @@ def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray,
     """
     nb = layout.n_box
     dims = layout.dims
-    n = len(z1)
-    out = np.zeros(n, dtype=prefix.dtype)
-    lo2 = np.maximum(lo - z1[:, :nb], 0)
-    hi2 = np.minimum(layout.open_top(hi) - z1[:, :nb], np.array(dims[:nb], dtype=np.int64) - 1)
+    out = np.zeros(len(z1), dtype=prefix.dtype)
+    # Coordinates of one value hold 0: their bounds alone decide, and a box
+    # given to every row (a broadcast) is read once.
+    live = [d for d in range(nb) if dims[d] > 1]
+    dead = [d for d in range(nb) if dims[d] == 1]
+    lo, top = _one_row(lo), layout.open_top(_one_row(hi))
+    lo2 = np.maximum(lo[:, live] - z1[:, live], 0)
+    hi2 = np.minimum(top[:, live] - z1[:, live], np.array([dims[d] for d in live], dtype=np.int64) - 1)
     ex = exact - z1[:, nb:]
     valid = (lo2 <= hi2).all(axis=1) & (ex >= 0).all(axis=1) & (ex < np.array(dims[nb:], dtype=np.int64)).all(axis=1)
+    valid &= (lo[:, dead] <= 0).all(axis=1) & (top[:, dead] >= 0).all(axis=1)
     if not valid.any():
         return out
     lo2, hi2, ex = lo2[valid], hi2[valid], ex[valid]
@@ -128,15 +133,16 @@ def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray,
     base = table[valid] * step[0] if table is not None else np.zeros(len(lo2), np.int64)
     for e in range(ex.shape[1]):
         base = base + ex[:, e] * step[off + nb + e]
+    if pad_single:  # a padded axis of one value: its upper corner, 1, on every row
+        base = base + sum(int(step[off + d]) for d in dead)
     # A lower corner at 0 reads the zero slice in front: where no row's box
     # starts above 0 on a coordinate, only its upper corner counts (2**nb
     # lookups would be 2**(coordinates with a lower bound)).
-    # An axis of one value left unpadded has one index, 0 (= hi2 on a valid row), and no corners.
     choices = []
-    for d in range(nb):
-        upper = hi2[:, d] if not pad_single and dims[d] == 1 else hi2[:, d] + 1
-        if bool((lo2[:, d] > 0).any()) and not (not pad_single and dims[d] == 1):
-            choices.append((lo2[:, d] * step[off + d], upper * step[off + d]))
+    for k, d in enumerate(live):
+        upper = hi2[:, k] + 1
+        if bool((lo2[:, k] > 0).any()):
+            choices.append((lo2[:, k] * step[off + d], upper * step[off + d]))
         else:
             base = base + upper * step[off + d]
     # The corners in Gray-code order: from one to the next one coordinate
@@ -152,6 +158,11 @@ def box_sums(prefix: np.ndarray, layout: Layout, z1: np.ndarray, lo: np.ndarray,
         (np.add if (len(choices) - gray.bit_count()) % 2 == 0 else np.subtract)(acc, flat.take(at), out=acc)
     out[valid] = acc
     return out
+
+
+def _one_row(bounds: np.ndarray) -> np.ndarray:
+    """``bounds`` (rows of box bounds), or its first row where every row is it (a broadcast)."""
+    return bounds[:1] if bounds.strides[0] == 0 else bounds
 
 
 def c_values(layout: Layout) -> np.ndarray:

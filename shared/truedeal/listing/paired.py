@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -73,7 +74,7 @@ class VectorWeights:
 
     used: np.ndarray  # (n_used,) flat feature vectors
     w: np.ndarray  # (n_cols, n_used) int64
-    pos: np.ndarray  # (zsize,) int64
+    zsize: int
 
     @classmethod
     def of(cls, rows: list[tuple[np.ndarray, np.ndarray]], zsize: int) -> VectorWeights:
@@ -84,19 +85,29 @@ class VectorWeights:
         for k, (v, x) in enumerate(rows):
             np.add.at(w[k], np.searchsorted(every, v), x)
         keep = w.any(axis=0)
-        pos = np.full(zsize, -1, np.int64)
-        pos[every[keep]] = np.arange(int(keep.sum()))
-        return cls(every[keep], np.ascontiguousarray(w[:, keep]), pos)
+        return cls(every[keep], np.ascontiguousarray(w[:, keep]), zsize)
+
+    @cached_property
+    def pos(self) -> np.ndarray:
+        """``(zsize,)``: the place of each flat index in ``used`` (-1: no
+        column reaches it), as the compiled sampler reads it.  Made when
+        first read: a plan makes a hundred of these over feature spaces of
+        millions, and most never reach a sampler."""
+        pos = np.full(self.zsize, -1, np.int64)
+        pos[self.used] = np.arange(len(self.used))
+        return pos
 
     def __getitem__(self, key: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """The weights at (columns, flat vectors), 0 where a vector is not kept."""
         col, flat = key
-        at = self.pos[flat]
-        return np.where(at >= 0, self.w[col, np.maximum(at, 0)], 0)
+        if not len(self.used):
+            return np.zeros(np.broadcast_shapes(np.shape(col), np.shape(flat)), np.int64)
+        at = np.minimum(np.searchsorted(self.used, flat), len(self.used) - 1)
+        return np.where(self.used[at] == flat, self.w[col, at], 0)
 
     def dense(self) -> np.ndarray:
         """``(n_cols, zsize)``, as the factored listing's case count reads it."""
-        out = np.zeros((len(self.w), len(self.pos)), np.int64)
+        out = np.zeros((len(self.w), self.zsize), np.int64)
         out[:, self.used] = self.w
         return out
 

@@ -112,6 +112,8 @@ def test_distinct_rows_are_numpys_distinct_rows():
         assert len(first) == len(np.unique(table, axis=0))
         assert np.array_equal(table[first][row_of], table)
         assert np.array_equal(row_of[first], np.arange(len(first)))
+    row_of, first = _distinct_rows(list(np.zeros((0, 70), np.int8).T))  # no cells (a spec nothing fits)
+    assert len(row_of) == len(first) == 0
 
 
 @pytest.mark.parametrize("name", ["49_four_seats.dlr", "32_jacoby_2nt.dlr", "64_leveled_1nt_opener.dlr",

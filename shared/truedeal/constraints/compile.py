@@ -282,8 +282,8 @@ def _distinct_rows(leaves: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     ids = keys[0]
     for key in keys[1:]:
         ids = np.unique(ids, return_inverse=True)[1].reshape(-1)
-        rank = np.unique(key, return_inverse=True)[1].reshape(-1)
-        ids = ids * (int(rank.max()) + 1) + rank
+        distinct, rank = np.unique(key, return_inverse=True)
+        ids = ids * len(distinct) + rank.reshape(-1)  # (no rows: no distinct keys, and nothing to fold)
     _, first, row_of = np.unique(ids, return_index=True, return_inverse=True)
     return row_of.reshape(-1), first
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections import Counter
-from math import comb
+from math import comb, factorial
 
 import numpy as np
 import pytest
@@ -373,3 +373,32 @@ def test_an_either_or_of_three_seats_counts_what_brute_force_gives():
     predeal, fits = _some_fits(three)
     plan = Plan.build(_program(three, predeal))
     assert plan.union is not None and len(plan.union.plans) == 3 and plan.deals_total == len(fits)
+
+
+
+def _long_spades_in_each(seats: tuple[int, ...], least: int) -> int:
+    """Deals where each of ``seats`` holds ``least`` spades or more (closed
+    form: the seats take their spades and other cards in turn, the others
+    share what is left)."""
+    def ways(i: int, spades: int, others: int) -> int:
+        if i == len(seats):
+            return factorial(spades + others) // factorial(13) ** (4 - len(seats))
+        return sum(comb(spades, a) * comb(others, 13 - a) * ways(i + 1, spades - a, others - 13 + a) for a in range(least, 14))
+
+    return ways(0, 13, 39)
+
+
+@pytest.mark.parametrize("least", [6, 7])
+def test_a_long_suit_in_any_seat_counts_by_inclusion_exclusion(least):
+    """Its parts less the earlier branches list four patterned seats (too
+    wide): the count falls back to inclusion-exclusion, exact, where it was
+    an estimate by rejection.  Three seats cannot hold 6+ spades each, nor
+    two seats 7+."""
+    from truedeal.constraints.dealer import load_program
+
+    seats = (N, E, S, W)
+    plan = Plan.build(load_program(" || ".join(f"spades({name}) >= {least}" for name in ("north", "east", "south", "west"))))
+    pairs = sum(_long_spades_in_each(pair, least) for pair in itertools.combinations(seats, 2))
+    assert plan.exact and plan.union is not None
+    assert plan.deals_total == 4 * _long_spades_in_each((N,), least) - pairs
+    assert (pairs > 0) == (least == 6)

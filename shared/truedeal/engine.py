@@ -674,11 +674,40 @@ def _union_deals(plans: list[Plan], branches: list, part: Callable[[list], Plan]
     the plan of their conjunction): by inclusion-exclusion for two, and for
     more by disjoint parts, each branch less the earlier ones: k - 1 more
     listings where inclusion-exclusion makes 2**k - 1 - k (the library's 1NT
-    with 5M and 6m, unions of three inside unions: 83 s -> 50 s)."""
+    with 5M and 6m, unions of three inside unions: 83 s -> 50 s).  A part
+    that is too wide (a long suit in any of four seats: its last part lists
+    four patterned seats) falls back to inclusion-exclusion, whose parts are
+    plain conjunctions."""
     if len(branches) <= 2:
         return sum(p.deals_total for p in plans) - (part(branches).deals_total if len(branches) == 2 else 0)
-    return plans[0].deals_total + sum(part([b, ir.Not(ir.Or(tuple(branches[:i])))]).deals_total
-                                      for i, b in enumerate(branches) if i)
+    try:
+        return plans[0].deals_total + sum(part([b, ir.Not(ir.Or(tuple(branches[:i])))]).deals_total
+                                          for i, b in enumerate(branches) if i)
+    except TooWide:
+        if len(branches) > MAX_INCLUSION_EXCLUSION:
+            raise
+        return _inclusion_exclusion(plans, branches, part)
+
+
+#: Branches an either/or may have for its count by inclusion-exclusion: up to 2**k - 1 listings.
+MAX_INCLUSION_EXCLUSION = 6
+
+
+def _inclusion_exclusion(plans: list[Plan], branches: list, part: Callable[[list], Plan]) -> int:
+    """The deals of the union of ``branches`` by inclusion-exclusion.  A set
+    of branches that no deal fits together is not listed past: no larger set
+    is listed that holds it (branches that exclude one another, such as a
+    7-card suit in each seat, need only their pairs)."""
+    empty = [frozenset({i}) for i, p in enumerate(plans) if not p.deals_total]
+    total = sum(p.deals_total for p in plans)
+    for size in range(2, len(branches) + 1):
+        for subset in itertools.combinations(range(len(branches)), size):
+            if any(e <= set(subset) for e in empty):
+                continue
+            deals = part([branches[i] for i in subset]).deals_total
+            empty += [frozenset(subset)] if not deals else []
+            total += (-1) ** (size + 1) * deals
+    return total
 
 
 def _batches(chunks: Iterable[tuple[int, int]], together: int = CHUNKS_TOGETHER) -> Iterator[list[tuple[int, int]]]:

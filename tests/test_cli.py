@@ -1094,7 +1094,7 @@ def test_help_lists_the_language_topics_and_falls_back_to_a_commands_help():
 def _rows(text: str, heading: str) -> list[str]:
     """The names a table of the help lists under ``heading``, up to a blank line."""
     table = text[text.index(heading + "\n") + len(heading) + 1:].split("\n\n")[0]
-    return [name for m in re.finditer(r"^  ([a-z_]+(?:, [a-z_]+)*)(?: {2,}|$)", table, re.M) for name in m[1].split(", ")]
+    return [name for m in re.finditer(r"^  ([a-z_0-9]+(?:, [a-z_0-9]+)*)(?: {2,}|$)", table, re.M) for name in m[1].split(", ")]
 
 
 def test_help_names_every_field_the_spec_accepts_each_with_an_example():

@@ -58,6 +58,18 @@ def test_controls_law_of_one_hand_from_aces_and_kings():
     assert distribution_of(Spec(), "controls(west)", sample=False).counts == expected
 
 
+@pytest.mark.parametrize(("field", "top", "least"), [("top2", 2, 3), ("top3", 3, 5), ("top5", 5, 7)])
+def test_whole_hand_top_n_in_json_and_in_a_script_is_the_honour_law(field, top, least):
+    """JSON's whole-hand ``topN`` and the script's ``topN(north)``: how many
+    of the 4N top cards the hand holds."""
+    expected = sum(n for v, n in _honour_law(13, [1] * (4 * top)).items() if v >= least) * OTHER_HANDS
+    from truedeal.engine import Plan
+
+    by_json = Plan.build(load_spec({"north": {field: [least, 4 * top]}}))
+    by_script = Plan.build(load_constraints(f"{field}(north) >= {least}"))
+    assert by_json.exact and by_json.deals_total == by_script.deals_total == expected
+
+
 def _suit_losers(length: int, akq: tuple[bool, bool, bool]) -> int:
     """The documented definition (docs/dealer-scripts.md), written out again here."""
     a, k, q = akq

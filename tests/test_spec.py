@@ -25,7 +25,7 @@ EXAMPLE = {
 
 ALL_SHAPES = [p for p in product(range(14), repeat=4) if sum(p) == 13]
 
-FIELDS = "(fields are hcp, spades, hearts, diamonds, clubs, shape, controls, losers, points, holds, any_of, not)"
+FIELDS = "(fields are hcp, spades, hearts, diamonds, clubs, shape, controls, losers, top2, top3, top4, top5, points, holds, any_of, not)"
 
 
 def mask_set(mask: np.ndarray) -> set[tuple[int, ...]]:
@@ -133,6 +133,8 @@ def test_literal_duplicate_key_in_json():
         ({"north": [1, 2]}, "north: expected an object"),
         ({"North": {}}, "unknown key 'North'"),
         ({"nesw": {}}, "unknown key 'nesw'"),
+        ({"north": {"holds": ["SA", "AS"]}}, "north.holds: card SA is given twice"),
+        ({"north": {"holds": ["SA", "HK"]}, "s": {"holds": ["HK"]}}, "card HK is held by north and by south"),
     ],
 )
 def test_error_messages(spec, expected):

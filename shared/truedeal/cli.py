@@ -187,7 +187,8 @@ def cli() -> None:
       diamonds, clubs   length, hcp, controls, losers, points, top2..top5
       shape             dealer shapes: "5xxx", "any 4333 + any 5332",
                         "any 5xxx - 5xxx" (+ or, - but not, x any)
-      controls, losers, points, holds, any_of, not: see truedeal help spec
+      controls, losers, top2..top5, points, holds, any_of, not:
+                        see truedeal help spec
     Besides the seats: condition (a dealer-script condition), any_of, script.
 
     \b

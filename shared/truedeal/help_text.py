@@ -43,6 +43,11 @@ Fields of a seat:
     {"north": {"controls": [5, 12]}}
   losers     dealer's losing-trick count (by suit: 0 to 3), 0..12
     {"north": {"losers": [0, 4]}}
+  top2, top3, top4, top5
+             how many of the top 2..5 cards of each suit, over the hand
+             (0..8, 0..12, 0..16, 0..20)
+    {"north": {"top2": [2, 8], "top3": [3, 12]}}
+    {"west": {"top4": [0, 2], "top5": [0, 3]}}
   points     a scale of your own, ace first, and the range of its total;
              in a suit's object, the total of that suit
     {"north": {"points": {"scale": [6, 4, 2, 1], "range": [20, 40]}}}

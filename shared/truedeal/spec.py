@@ -63,7 +63,8 @@ from .shapes import ShapeError, normalize_shape, parse_shape
 __all__ = ["SpecError", "SeatSpec", "Spec", "SeatConstraint", "load_spec", "FIELD_NAMES"]
 
 #: Seat fields, in canonical order.
-FIELD_NAMES: tuple[str, ...] = ("hcp", *SUIT_NAMES, "shape", "controls", "losers", "points", "holds", "any_of", "not")
+FIELD_NAMES: tuple[str, ...] = ("hcp", *SUIT_NAMES, "shape", "controls", "losers", "top2", "top3", "top4", "top5", "points",
+                                "holds", "any_of", "not")
 #: The fields of the first JSON language, which need nothing but patterns and HCP.
 SIMPLE_FIELDS: tuple[str, ...] = ("hcp", *SUIT_NAMES, "shape")
 #: Fields of a suit given as an object, e.g. ``"spades": {"length": [5, 6], "top3": [2, 3]}``.
@@ -193,11 +194,14 @@ if TYPE_CHECKING:  # to a type checker, each is the (min, max) tuple that its va
     Upto5: TypeAlias = tuple[int, int]
     Upto10: TypeAlias = tuple[int, int]
     Upto12: TypeAlias = tuple[int, int]
+    Upto8: TypeAlias = tuple[int, int]
+    Upto16: TypeAlias = tuple[int, int]
+    Upto20: TypeAlias = tuple[int, int]
 else:
     HcpRange = _range_type(0, MAX_HCP)
     SuitRange = _range_type(0, 13)
     PointRange = _range_type(0, 10**6)
-    Upto2, Upto3, Upto4, Upto5, Upto10, Upto12 = (_range_type(0, n) for n in (2, 3, 4, 5, 10, 12))
+    Upto2, Upto3, Upto4, Upto5, Upto8, Upto10, Upto12, Upto16, Upto20 = (_range_type(0, n) for n in (2, 3, 4, 5, 8, 10, 12, 16, 20))
 
 
 class PointsSpec(BaseModel):
@@ -266,7 +270,10 @@ def _cards_value(value: Any) -> tuple[str, ...]:
         value = value.replace(",", " ").split()
     if not isinstance(value, (list, tuple)):
         raise _fail(f"expected a list of cards, got {_json_type(value)} {_show(value)}")
-    cards = tuple(sorted({_card_text(v) for v in value}, key=lambda c: ("SHDC".index(c[0]), _RANK_CHARS.index(c[1]))))
+    given = [_card_text(v) for v in value]
+    if twice := next((c for i, c in enumerate(given) if c in given[:i]), None):
+        raise _fail(f"card {twice} is given twice")
+    cards = tuple(sorted(given, key=lambda c: ("SHDC".index(c[0]), _RANK_CHARS.index(c[1]))))
     if len(cards) > 13:
         raise _fail(f"a hand holds 13 cards, {len(cards)} given")
     return cards
@@ -324,6 +331,10 @@ class SeatSpec(BaseModel):
     )
     controls: Upto12 | None = Field(default=None, description="Controls (A=2, K=1), 0..12.")
     losers: Upto12 | None = Field(default=None, description="Losers, dealer's count per suit, 0..12.")
+    top2: Upto8 | None = Field(default=None, description="How many aces and kings, 0..8 (dealer's top2 over the hand).")
+    top3: Upto12 | None = Field(default=None, description="How many of the A K Q of each suit, 0..12.")
+    top4: Upto16 | None = Field(default=None, description="How many of the A K Q J of each suit, 0..16.")
+    top5: Upto20 | None = Field(default=None, description="How many of the A K Q J T of each suit, 0..20.")
     points: PointsSpec | None = Field(default=None, description="A point scale of your own and its range.")
     holds: Cards | None = Field(default=None, description="Cards the seat holds (predealt), e.g. [\"SA\", \"SK\"].")
     any_of: list[SeatSpec] | None = Field(default=None, min_length=1, description="Either/or: the hand fits at least one of these.")
@@ -493,6 +504,17 @@ class Spec(BaseModel):
                 continue
             out[seat] = value
         return out
+
+    @model_validator(mode="after")
+    def _check_held_once(self) -> Spec:
+        """A card that two seats hold is a mistake (as a card predealt twice in a script)."""
+        owner: dict[str, str] = {}
+        for i, seat in self.seats():
+            for c in seat.holds or ():
+                if c in owner:
+                    raise _fail(f"card {c} is held by {owner[c]} and by {SEAT_NAMES[i]}")
+                owner[c] = SEAT_NAMES[i]
+        return self
 
     def seats(self) -> list[tuple[int, SeatSpec]]:
         """``(seat index, SeatSpec)`` for the constrained seats, in order N E S W."""

@@ -87,10 +87,9 @@ def seat_condition(seat: int, s, predeal: dict[int, list[int]] | None) -> ir.Con
             items += _range(_feat(seat, (k,), ir.weights(*v.points.scale)), v.points.range)
     if s.shape is not None:
         items.append(_shape(seat, s.shape))
-    if s.controls is not None:
-        items += _range(_feat(seat, ir.ALL_SUITS, ir.CONTROLS), s.controls)
-    if s.losers is not None:
-        items += _range(_feat(seat, ir.ALL_SUITS, ir.LOSERS), s.losers)
+    for field in ("controls", "losers", "top2", "top3", "top4", "top5"):  # whole-hand sums of the suit functions
+        if (r := getattr(s, field)) is not None:
+            items += _range(_feat(seat, ir.ALL_SUITS, _SUIT_FNS[field]), r)
     if s.points is not None:
         items += _range(_feat(seat, ir.ALL_SUITS, ir.weights(*s.points.scale)), s.points.range)
     if s.holds is not None:

@@ -85,7 +85,8 @@ Statements:
   NAME = EXPR          a variable, a number or a condition, used after it
   predeal SEAT CARDS   cards given to a seat: predeal north SAK, HQJ2
   produce N            how many deals truedeal generate writes without -n
-  generate N           dealer's number of deals to try: accepted, not used
+  generate N           dealer's number of deals to try; as nothing is thrown
+                       away, the deals written without -n when no produce
   dealer SEAT          the dealer of every board written (--dealer overrides)
   vulnerable V         none, NS, EW or all on every board (--vulnerability
                        overrides)

@@ -240,7 +240,7 @@ class ExprParser:
     def word(self, table: dict, what: str, choices: str) -> int:
         tok = self.tok
         if tok.kind != "ident" or tok.text not in table:
-            raise self.error(tok, f"bad {what} {describe(tok)} ({what}s are {choices})")
+            raise self.error(tok, f"bad {what} {describe(tok)} (one of {choices})")
         self.advance()
         return table[tok.text]
 

@@ -255,6 +255,8 @@ def test_unknown_job_id(store, group, rclient):
         ([STRONG_NT, "-n", "5", "--first-board", "9" * 4300], "first board"),
         ([STRONG_NT, "-n", "5", "--seed", "\udcff\udcfe"], "seed must be text"),
         ([IMPOSSIBLE, "-n", "5"], "no deal satisfies this spec"),
+        ([STRONG_NT], "-n: give the number of deals"),
+        (["produce 0\nhcp(north) >= 12"], "at least 1"),
     ],
 )
 def test_submit_rejects_bad_input(group, rclient, args, message):

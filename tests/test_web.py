@@ -502,6 +502,17 @@ def test_a_jobs_dealer_and_vulnerability_come_from_its_script_or_its_request(wor
     assert [(r["dealer"], r["vulnerable"]) for r in rows] == [("N", "All"), ("E", "All"), ("S", "All"), ("W", "All")]
 
 
+def test_a_jobs_count_defaults_to_its_scripts_produce_else_generate(worker, client):
+    """As the CLI's -n: a script's produce, else its generate; a spec naming
+    neither still needs a count."""
+    for words, n in (("produce 3\ngenerate 9\n", 3), ("generate 2\n", 2)):
+        loc, status = _submit(client, constraints={"script": words + WEST_DEALS}, seed="produce")
+        assert status["count"] == n and wait_job(client, loc)["state"] == "done"
+        assert len(client.get(loc + "/deals?format=numbers").get_data(as_text=True).split()) == n
+    problem = assert_problem(client.post("/api/jobs", json={"constraints": {"script": WEST_DEALS}}), 422)
+    assert problem["errors"][0]["pointer"] == "/count"
+
+
 @pytest.mark.parametrize("field, value, needle", [("dealer", "x", "not a seat"),
                                                   ("vulnerability", "red", "not a vulnerability")])
 def test_a_bad_dealer_or_vulnerability_points_at_its_field(client, field, value, needle):

@@ -310,16 +310,17 @@ def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str |
 
 
 def _default_count(program) -> int:
-    """-n's default: the script's produce, else its generate (the deals dealer
-    tries; truedeal throws none away, so all of them are produced), else 1."""
-    for word in ("produce", "generate"):
-        count = None if program is None else getattr(program, word)
-        if count is not None:
-            try:
-                return _check_count(count)
-            except UserError as exc:
-                raise UserError(f"the script's {word} {count}: {exc}") from None
-    return 1
+    """-n's default: the script's produce, else its generate
+    (:func:`~truedeal.constraints.load.deals_wanted`), else 1."""
+    from .constraints.load import deals_wanted
+
+    wanted = None if program is None else deals_wanted(program)
+    if wanted is None:
+        return 1
+    try:
+        return _check_count(wanted[1])
+    except UserError as exc:
+        raise UserError(f"the script's {wanted[0]} {wanted[1]}: {exc}") from None
 
 
 def _writer(program, fmt: str | None, first_board: int, rotation: Rotation, seed: str | None):

@@ -83,9 +83,18 @@ def open_dispatcher():
 # --------------------------------------------------------------------------- submit
 
 
+def _script_count(parsed) -> int | None:
+    """A script's own count of deals (its produce, else its generate), or None."""
+    from truedeal.constraints.load import deals_wanted
+
+    wanted = deals_wanted(parsed)
+    return None if wanted is None else wanted[1]
+
+
 @click.command(name="submit")
 @click.argument("spec")
-@click.option("-n", "--count", "n", type=int, required=True, help="Number of deals.")
+@click.option("-n", "--count", "n", type=int, default=None,
+              help="Number of deals; default: a script's produce, else its generate.")
 @click.option("--seed", default=None, help="Reproducible stream (default: a random seed, stored with the job).")
 @click.option("--stream", type=click.Choice(STREAMS), default=DEFAULT_STREAM, show_default=True,
               help="Seeded stream version, as `truedeal generate --stream`.")
@@ -96,7 +105,7 @@ def open_dispatcher():
               help="Dealer of every board, or rotate by board number; default: a script's dealer, else rotate.")
 @click.option("--vulnerability", default=None, metavar="none|ns|ew|all|rotate",
               help="Vulnerability of every board, or rotate by board number; default: a script's, else rotate.")
-def submit_command(spec: str, n: int, seed: str | None, stream: str, fmt: str, first_board: int,
+def submit_command(spec: str, n: int | None, seed: str | None, stream: str, fmt: str, first_board: int,
                    dealer: str | None, vulnerability: str | None) -> None:
     """Queue a job of N deals satisfying SPEC and print its id.
 
@@ -116,6 +125,8 @@ def submit_command(spec: str, n: int, seed: str | None, stream: str, fmt: str, f
             rotation = rotation_of(parsed, dealer, vulnerability)
         except RotationError as exc:
             raise JobCommandError(f"--{exc.field}: {exc}") from None
+        if n is None and (n := _script_count(parsed)) is None:
+            raise JobCommandError("-n: give the number of deals (the spec names none: no produce or generate)")
         store = open_store()
         # a bad count, seed or board gets its one line before a child process counts the spec
         check_submission(n, seed, fmt, first_board, store.settings.max_deals, stream)

@@ -23,7 +23,7 @@ from flask import Blueprint, Response, current_app, request
 from pydantic import ValidationError
 
 import truedeal_jobs as jobs_mod
-from truedeal.constraints.load import rotation_of
+from truedeal.constraints.load import deals_wanted, rotation_of
 from truedeal.engine import MAX_DEALS
 from truedeal.formats import WRITERS, Rotation
 from truedeal.formats.rotation import RotationError
@@ -374,6 +374,8 @@ def submit_job() -> Response:
         raise Problem(422, "constraints: field required (the spec)", kind="invalid-request", title="Invalid request",
                       errors=[{"detail": "field required", "pointer": "/constraints"}])
     spec = parse_spec(body["constraints"], "/constraints")
+    if "count" not in body and (wanted := deals_wanted(spec)) is not None:
+        body = {**body, "count": wanted[1]}  # a script's produce, else its generate, as the CLI's -n
     st = state()
     limit = st.config.max_job_deals
     n = body.get("count")

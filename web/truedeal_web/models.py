@@ -84,7 +84,8 @@ class JobRequest(BaseModel):
     constraints: Spec
     count: int = Field(
         strict=True, ge=1, le=MAX_DEALS,
-        description="Number of deals. Above the server's configured maximum the answer is 413.",
+        description=("Number of deals; a script's produce (else its generate) when not given. Above the server's "
+                     "configured maximum the answer is 413."),
     )
     seed: StrictStr | StrictInt | None = Field(
         None,

@@ -97,3 +97,19 @@ def rotation_of(constraints: Constraints, dealer: str | None = None, vulnerabili
     else:
         script = STANDARD
     return Rotation.from_words(dealer, vulnerability, script)
+
+
+def deals_wanted(constraints: Constraints) -> tuple[str, int] | None:
+    """A dealer script's own count of deals, as ``(word, n)``: its ``produce``,
+    else its ``generate`` (the deals dealer tries; truedeal throws none away,
+    so all of them are produced); None for a spec without a script or a
+    script without either."""
+    if isinstance(constraints, ir.Program):
+        program = constraints
+    elif constraints.script is not None:
+        from .dealer import parse_program
+
+        program = parse_program(constraints.script)
+    else:
+        return None
+    return next(((word, n) for word in ("produce", "generate") if (n := getattr(program, word)) is not None), None)

@@ -90,3 +90,12 @@ def test_a_relaxed_plan_says_what_it_rejects_and_its_deals_fit():
     assert 0 < plan.acceptance < 1
     owners = next(plan.deals(2_000, seed="relaxation"))
     assert evaluate_cond(owners, program.condition).all()
+
+
+def test_the_method_names_the_comparisons_that_go_to_rejection():
+    """A part no listing holds is named as the script writes it, not as "e.g. tricks, rnd"."""
+    from truedeal.constraints.dealer import load_program
+    from truedeal.engine import Plan
+
+    plan = Plan.build(load_program("lucky = rnd(3) == 1 || rnd(5) > 2\ncondition hcp(north) >= 15 && lucky && rnd(3) == 1"))
+    assert plan.summary().method == "exact listing, rejection for the parts no listing can hold (rnd(3) == 1; rnd(5) > 2)"

@@ -805,7 +805,10 @@ def exact_source(spec: Spec | ir.Program) -> Compiled | list[SeatConstraint] | N
 
 def _relaxed_parts(comp: Compiled, relaxation: Relaxation) -> tuple[str, ...]:
     if relaxation.none and not comp.exact:
-        return ("the parts no listing can hold (e.g. tricks, rnd)",)
+        from .constraints.describe import opaque_parts
+
+        parts = opaque_parts(comp.rejection) if comp.rejection is not None else ""
+        return (f"the parts no listing can hold ({parts or 'tricks, rnd'})",)
     return relaxation.describe()
 
 

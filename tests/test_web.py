@@ -707,6 +707,8 @@ def test_failed_job_deals_are_410_with_the_reason(app, client):
     ("/api/count", {"north": {"hcp": [17, 15]}}, "/north/hcp"),
     ("/api/count", {"south": {"shape": "44x"}}, "/south/shape"),
     ("/api/jobs", {"constraints": {"north": {"hcp": [17, 15]}}, "count": 1}, "/constraints/north/hcp"),
+    ("/api/jobs", {"constraints": {"norht": {"hcp": 12}}, "count": 1}, "/constraints/norht"),
+    ("/api/count", {"a/b": {}}, "/a~1b"),
 ])
 def test_invalid_spec_points_at_the_field(client, path, body, pointer):
     problem = assert_problem(client.post(path, json=body), 422, "invalid-spec")

@@ -143,6 +143,8 @@ def spec_pointer(message: str) -> str:
     ``"north.hcp: range [17, 15] is reversed"`` -> ``"/north/hcp"``; ``""``
     when the line names no field."""
     head, sep, _ = message.partition(":")
+    if unknown := re.match(r"unknown key '([^']*)'", message):  # the key itself is what is wrong
+        return "/" + unknown[1].replace("~", "~0").replace("/", "~1")
     if not sep or not re.fullmatch(r"[A-Za-z_][\w]*(\.[\w]+)*", head.strip()):
         return ""
     return "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in head.strip().split("."))

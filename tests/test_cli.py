@@ -351,7 +351,9 @@ def test_explain_says_what_goes_to_rejection(tmp_path):
     info = json.loads(ok("explain", str(script), "--json"))
     assert info["exact"] is False and "rejection" in info["method"]
     assert 0 < info["acceptance"] < 1 and info["deals"].startswith("about ")
-    assert "hcp(north)" in info["condition"]
+    assert "hcp(north)" in info["condition"] and info["method"].endswith("(rnd(10) > 3)")
+    counted = json.loads(ok("count", str(script), "--json"))  # the cases of the listing the draws come from
+    assert info["cases"] is None and info["listed cases"] == counted["rejection"]["listed_cases"] > 0
 
 
 def test_explain_writes_rnd_as_the_script_does():

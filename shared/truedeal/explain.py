@@ -54,6 +54,8 @@ def explanation(plan: Plan) -> dict[str, Any]:
         out["forms"] = [f"none: the condition is evaluated once per row of {SEAT_NAMES[listed.listing.seat]}'s hand"]
     if not plan.exact:
         out["acceptance"] = plan.acceptance
+    if info.rejection is not None:  # as count's "listed": the cases of the listing rejection draws from
+        out["listed cases"] = info.rejection.listed_cases
     return out
 
 

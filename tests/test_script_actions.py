@@ -330,3 +330,21 @@ def test_many_deals_stream_in_chunks_and_pages_spill_to_disk(monkeypatch):
     rows = pages.split("\n\n")
     assert rows[-1] == "\f" and len(rows) == n // 4 + 1
     assert [h for row in rows[:-1] for h in column_hands(row.split("\n")[1:], 4)] == [d["S"] for d in deals]
+
+
+
+def test_answers_report_each_exact_count_for_a_progress_bar():
+    """``truedeal answer`` shows a bar of exact counts on a terminal: each
+    law's counts step it, the average's and the frequency's."""
+    from truedeal.analysis.actions import answer_script
+    from truedeal.constraints.dealer import load_program
+
+    def steps(actions: str) -> int:
+        done: list[int] = []
+        answer_script(load_program("condition hcp(north) >= 20\n" + actions), on_count=lambda: done.append(1))
+        return len(done)
+
+    alone = steps("")
+    average = steps('action average "n" hcp(north)\n')
+    both = steps('action average "n" hcp(north), frequency "s" (spades(north), 0, 13)\n')
+    assert alone == 1 and average > alone + 10 and both > average + 5

@@ -14,6 +14,7 @@ deals (``truedeal generate``) and are listed as skipped.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -26,6 +27,9 @@ from .distribution import Distribution
 from .general import Query, _and, as_program, engine_counter, numeric_law
 from .laws import distribution_of
 from .sampled import DEFAULT_SEED, default_samples
+
+#: Called before each exact count (a progress bar's step), or None.
+OnCount = Callable[[], None] | None
 
 
 @dataclass
@@ -53,9 +57,11 @@ def _labels(lo: int, hi: int) -> list:
     return ["low", *range(lo, hi + 1), "high"]
 
 
-def average(program: ir.Program, action: ir.Action, samples: int | None, seed: str) -> Answer:
-    """``average``: the exact mean (fraction and decimal) and standard deviation."""
-    dist = distribution_of(program, Query(action.label or "average", num=_num(action.expr)), samples=samples, seed=seed)
+def average(program: ir.Program, action: ir.Action, samples: int | None, seed: str, on_count: OnCount = None) -> Answer:
+    """``average``: the exact mean (fraction and decimal) and standard deviation
+    (``on_count`` is called before each exact count, e.g. to show progress)."""
+    dist = distribution_of(program, Query(action.label or "average", num=_num(action.expr)), samples=samples, seed=seed,
+                           on_count=on_count)
     if isinstance(dist, Distribution):
         mean, variance = dist.mean, dist.variance  # None when no deal fits
         body = {"deals": dist.total, "mean_exact": None if mean is None else _frac(mean),
@@ -83,11 +89,12 @@ def _rows_1d(counts: dict, total, lo: int, hi: int, exact: bool) -> list[dict]:
     return rows
 
 
-def frequency(program: ir.Program, action: ir.Action, samples: int | None, seed: str) -> Answer:
+def frequency(program: ir.Program, action: ir.Action, samples: int | None, seed: str, on_count: OnCount = None) -> Answer:
     """``frequency``: exact deals per value (1-D) or per pair (2-D), low/high edges included."""
     lo, hi = action.bounds[:2]
     if action.expr2 is None:
-        dist = distribution_of(program, Query(action.label or "frequency", num=_num(action.expr)), samples=samples, seed=seed)
+        dist = distribution_of(program, Query(action.label or "frequency", num=_num(action.expr)), samples=samples, seed=seed,
+                               on_count=on_count)
         exact = isinstance(dist, Distribution)
         total = dist.total if isinstance(dist, Distribution) else dist.n
         body = {"bounds": [lo, hi], "deals" if exact else "samples": total,
@@ -95,7 +102,7 @@ def frequency(program: ir.Program, action: ir.Action, samples: int | None, seed:
         if not exact:
             body["method"] = dist.to_json()["method"]
         return Answer("frequency", action.label, exact, body)
-    return _frequency_2d(program, action, samples, seed)
+    return _frequency_2d(program, action, samples, seed, on_count)
 
 
 def _num(x) -> ir.Num:
@@ -103,11 +110,11 @@ def _num(x) -> ir.Num:
     return as_num(x)
 
 
-def _frequency_2d(program: ir.Program, action: ir.Action, samples: int | None, seed: str) -> Answer:
+def _frequency_2d(program: ir.Program, action: ir.Action, samples: int | None, seed: str, on_count: OnCount) -> Answer:
     lo, hi, lo2, hi2 = action.bounds
     x, y = _num(action.expr), _num(action.expr2)
     try:
-        table, total = _exact_2d(program, x, y, lo, hi)
+        table, total = _exact_2d(program, x, y, lo, hi, on_count)
         exact = True
         method = None
     except NotExact as exc:
@@ -133,10 +140,10 @@ def _frequency_2d(program: ir.Program, action: ir.Action, samples: int | None, s
     return Answer("frequency", action.label, exact, body)
 
 
-def _exact_2d(program: ir.Program, x: ir.Num, y: ir.Num, lo: int, hi: int) -> tuple[dict, int]:
+def _exact_2d(program: ir.Program, x: ir.Num, y: ir.Num, lo: int, hi: int, on_count: OnCount = None) -> tuple[dict, int]:
     """(x, y) -> exact deals: the law of ``x``, then ``y``'s law within each of
     x's buckets (below ``lo``, each value, above ``hi``)."""
-    count = engine_counter(program)
+    count = engine_counter(program, on_count)
     total = count(program.condition)
     if not total:
         return {}, 0
@@ -185,19 +192,20 @@ class ScriptAnswers:
         return {"deals": self.deals, "actions": [a.to_json() for a in self.answers], "skipped": self.skipped}
 
 
-def answer_script(constraints, samples: int | None = None, seed: str = DEFAULT_SEED) -> ScriptAnswers:
-    """Answer the ``average`` and ``frequency`` actions of a script (a Program)."""
+def answer_script(constraints, samples: int | None = None, seed: str = DEFAULT_SEED, on_count: OnCount = None) -> ScriptAnswers:
+    """Answer the ``average`` and ``frequency`` actions of a script (a Program);
+    ``on_count`` is called before each exact count."""
     program = as_program(constraints)
     try:
-        deals = engine_counter(program)(_and(program.condition))  # as each law counts it: then counted once
+        deals = engine_counter(program, on_count)(_and(program.condition))  # as each law counts it: then counted once
     except NotExact:
         deals = None
     answers, skipped = [], []
     for action in program.actions:
         if action.kind == "average":
-            answers.append(average(program, action, samples, seed))
+            answers.append(average(program, action, samples, seed, on_count))
         elif action.kind == "frequency":
-            answers.append(frequency(program, action, samples, seed))
+            answers.append(frequency(program, action, samples, seed, on_count))
         else:
             skipped.append(action.style or action.kind)
     return ScriptAnswers(deals, answers, skipped)

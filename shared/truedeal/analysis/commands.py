@@ -239,10 +239,14 @@ def answer_command(script: str, as_json: bool, samples: int | None, seed: str) -
     program = _constraints(script)
     if not isinstance(program, ir.Program):
         program = program.program()
+    bar = _count_bar()
     try:
-        result = answer_script(program, samples, seed)
+        result = answer_script(program, samples, seed, on_count=None if bar is None else lambda: bar.update(1))
     except (UnsupportedFeature, NotExact, ValueError) as exc:
         raise UserError(str(exc)) from None
+    finally:
+        if bar is not None:
+            bar.close()
     if as_json:
         click.echo(json.dumps(result.to_json()))
         return

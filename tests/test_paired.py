@@ -15,7 +15,7 @@ import pytest
 from scipy.stats import chisquare
 
 from truedeal import kernel
-from truedeal.arrays import unique_rows
+from truedeal.arrays import unique_inverse, unique_rows
 from truedeal.cards import HCP_OF_RANK
 from truedeal.constraints.compile import compile_program
 from truedeal.constraints.evaluate import satisfies as fits
@@ -525,3 +525,16 @@ def test_unique_rows_sorts_as_numpy():
     wide = rng.integers(0, 2**40, size=(200, 3))  # past one packed int64: numpy's own unique
     assert (wide[unique_rows(wide)[1]] == np.unique(wide, axis=0)).all()
     assert [len(a) for a in unique_rows(np.zeros((0, 3), np.int64))] == [0, 0]
+    table = rng.integers(0, 3, size=(500, 2))  # the first row of each: numpy's return_index
+    assert (unique_rows(table)[1] == np.unique(table, axis=0, return_index=True)[1]).all()
+
+
+@pytest.mark.parametrize("span", [0, 3, 1000, 2**40])  # a table of marks, or numpy's sort past 4 keys a value
+def test_unique_inverse_is_numpys(span):
+    rng = np.random.default_rng(span)
+    for dtype in (np.int64, np.int32, np.uint16):
+        for n in (0, 1, 7, 5000):
+            keys = rng.integers(0, min(span, np.iinfo(dtype).max) + 1, size=n).astype(dtype) - (dtype is np.int64) * span // 2
+            values, inverse = unique_inverse(keys)
+            expected, expected_inverse = np.unique(keys, return_inverse=True)
+            assert values.dtype == expected.dtype and (values == expected).all() and (inverse == expected_inverse).all()

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .arrays import unique_inverse
 from .fill import _roles, fill_deals
 from .kernel import sampler as _compiled
 from .listing import Listing, prefix_sums
@@ -122,7 +123,7 @@ class Sampler:
         self.entries = WideCategorical(listing.e_weight)  # level 0
         # Level 1: summed-area tables of the (D,C) pair tables, to choose the
         # diamonds+clubs features one HCP coordinate at a time.
-        dc_pairs, dc_index = np.unique(listing.cell_pairs[:, 1], return_inverse=True)
+        dc_pairs, dc_index = unique_inverse(listing.cell_pairs[:, 1])
         self.cell_dc = dc_index.reshape(-1)
         self.dc_prefix = np.stack([prefix_sums(listing.pair_tables[p], lay) for p in dc_pairs])
         # Accepted boxes of the form space, per cell signature.

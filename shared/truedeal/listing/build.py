@@ -7,7 +7,7 @@ from operator import mul
 
 import numpy as np
 
-from ..arrays import distinct
+from ..arrays import distinct, unique_inverse
 from .cells import checked_cells, pair_keys, suit_columns
 from .layout import MAX_ENTRIES, Layout, TooWide
 from .model import Listing
@@ -50,7 +50,7 @@ def listing_tables(layout: Layout, cells: np.ndarray, columns: list, cell_cols: 
     if not len(cells) or not len(columns):  # no pattern tuple fits: nothing to list
         empty = np.zeros((0, layout.zsize), np.int64)
         return Listing(layout, cells, columns, cell_cols, options, g, [], empty, np.zeros((0, 2), np.int64), c_values(layout))
-    keys, pair_inv = np.unique(pair_keys(cell_cols, len(columns)).reshape(-1), return_inverse=True)
+    keys, pair_inv = unique_inverse(pair_keys(cell_cols, len(columns)))
     pairs = [(int(k) // len(columns), int(k) % len(columns)) for k in keys]
     tables = pair_tables(g, pairs, layout)
     cell_pairs = pair_inv.reshape(2, len(cells)).T

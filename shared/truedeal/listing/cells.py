@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from ..arrays import distinct
+from ..arrays import distinct, unique_inverse
 from ..patterns import PATTERN_BY_SHD, PATTERNS
 from .layout import MAX_CELLS, MAX_FEATURE_CELLS, Layout, TooWide, make_layout
 from .options import suit_profile
@@ -163,7 +163,7 @@ def slice_of_cells(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, n_c
         return np.zeros(0, np.int64)
     sig, _ = layout.comp.cell_signatures(cells)
     dc = pair_keys(cell_cols, n_columns)[1]
-    _, group = np.unique(dc * (int(sig.max()) + 1) + sig, return_inverse=True)
+    _, group = unique_inverse(dc * (int(sig.max()) + 1) + sig)
     group = group.reshape(-1)
     sizes = np.bincount(group)
     before = np.cumsum(sizes) - sizes

@@ -32,7 +32,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..arrays import unique_rows
+from ..arrays import unique_inverse, unique_rows
 from ..constraints.compile import Compiled, unclamped
 from . import rank_pool
 from .cells import enumerate_cells, suit_columns
@@ -305,10 +305,10 @@ def frame_of(layout: Layout, cells: np.ndarray, cell_cols: np.ndarray, g: Vector
     # A pair's table does not depend on the order of its columns.
     n = len(g.w)
     sh, dc = _unordered(cell_cols[:, :2], n), _unordered(cell_cols[:, 2:], n)
-    pairs, which = np.unique(np.concatenate([sh, dc]), return_inverse=True)
+    pairs, which = unique_inverse(np.concatenate([sh, dc]))
     cell_sh, cell_dc = which[: len(cells)], which[len(cells) :]
     sig, sig_keys = layout.comp.cell_signatures(cells)
-    group_key, cell_q = np.unique(cell_sh * len(sig_keys) + sig, return_inverse=True)
+    group_key, cell_q = unique_inverse(cell_sh * len(sig_keys) + sig)
     rows = _SharedRows.of(cell_q.reshape(-1), cell_dc, group_key % len(sig_keys), len(sig_keys))
     n_rows = len(rows.v_rep) + len(rows.y_v)
     _check_size(len(z_flat), len(pairs), n_rows, np.dtype(np.uint32))  # too large even narrow: no table is built
@@ -438,7 +438,7 @@ class _SharedRows:
         seen: dict[bytes, int] = {}
         v_of = np.array([seen.setdefault(dc[a:b].tobytes(), len(seen)) for a, b in zip(start[:-1], start[1:])], np.int64)
         v_rep = np.unique(v_of, return_index=True)[1].astype(np.int64)
-        keys, y_of = np.unique(v_of * n_sig + group_sig, return_inverse=True)
+        keys, y_of = unique_inverse(v_of * n_sig + group_sig)
         return cls(v_rep, v_of, keys // n_sig, keys % n_sig, y_of.reshape(-1).astype(np.int64))
 
 

@@ -135,6 +135,8 @@ def test_literal_duplicate_key_in_json():
         ({"nesw": {}}, "unknown key 'nesw'"),
         ({"north": {"holds": ["SA", "AS"]}}, "north.holds: card SA is given twice"),
         ({"north": {"holds": ["SA", "HK"]}, "s": {"holds": ["HK"]}}, "card HK is held by north and by south"),
+        ({"north": {"holds": ["SA"]}, "script": "predeal south SA\nhcp(north) > 10"},
+         "card SA is held by north and by south (the script's predeal)"),
     ],
 )
 def test_error_messages(spec, expected):

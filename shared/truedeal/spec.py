@@ -509,11 +509,16 @@ class Spec(BaseModel):
     def _check_held_once(self) -> Spec:
         """A card that two seats hold is a mistake (as a card predealt twice in a script)."""
         owner: dict[str, str] = {}
-        for i, seat in self.seats():
-            for c in seat.holds or ():
-                if c in owner:
-                    raise _fail(f"card {c} is held by {owner[c]} and by {SEAT_NAMES[i]}")
-                owner[c] = SEAT_NAMES[i]
+        held = [(SEAT_NAMES[i], c) for i, seat in self.seats() for c in seat.holds or ()]
+        if self.script is not None:
+            from .constraints.dealer import parse_program
+
+            held += [(f"{SEAT_NAMES[i]} (the script's predeal)", "SHDC"[c % 4] + _RANK_CHARS[c // 4])
+                     for i, cards in parse_program(self.script).predeal for c in cards]
+        for seat, c in held:
+            if c in owner:
+                raise _fail(f"card {c} is held by {owner[c]} and by {seat}")
+            owner[c] = seat
         return self
 
     def seats(self) -> list[tuple[int, SeatSpec]]:

@@ -82,35 +82,12 @@ def cond(c) -> str:
 
 def opaque_parts(c: ir.Cond, most: int = 3) -> str:
     """The comparisons of ``c`` that read a function only a real deal answers
-    (``tricks``, ``score``, ``rnd``...), in the script's words: at most
-    ``most`` of them, then how many more."""
-    found: dict[str, None] = {}
-    seen: set[int] = set()
-    todo: list = [c]
-    while todo:
-        x = todo.pop()
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if isinstance(x, (ir.And, ir.Or)):
-            todo.extend(reversed(x.items))
-        elif isinstance(x, ir.Not):
-            todo.append(x.item)
-        elif isinstance(x, ir.Compare) and (_reads_opaque(x.left) or _reads_opaque(x.right)):
-            found[cond(x)] = None
-    parts = list(found)
+    (``tricks``, ``score``, ``rnd``...), in the script's words and in its
+    order: at most ``most`` of them, then how many more."""
+    parts = list(dict.fromkeys(cond(x) for x in ir.nodes(c)
+                               if isinstance(x, ir.Compare) and ir.opaque_names(x) - {"relaxed"}))
     more = f" and {len(parts) - most} more" if len(parts) > most else ""
     return "; ".join(parts[:most]) + more
-
-
-def _reads_opaque(x) -> bool:
-    if isinstance(x, ir.OpaqueNum):
-        return x.name != "relaxed"
-    if isinstance(x, ir.IfElse):
-        return _reads_opaque(x.then) or _reads_opaque(x.other) or bool(opaque_parts(x.cond))
-    if isinstance(x, ir.Arith):
-        return _reads_opaque(x.left) or _reads_opaque(x.right)
-    return False
 
 
 def _wrap(c, kinds) -> str:

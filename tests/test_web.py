@@ -323,7 +323,7 @@ def test_openapi_document_is_valid_and_complete(app, client):
     assert set(schemas["Spec"]["properties"]) == {"north", "east", "south", "west", "condition", "script", "any_of"}
     assert schemas["Spec"]["additionalProperties"] is False
     assert set(schemas["SeatSpec"]["properties"]) == set(FIELD_NAMES)
-    assert set(schemas["JobRequest"]["required"]) == {"constraints", "count"}
+    assert set(schemas["JobRequest"]["required"]) == {"constraints"}  # count: a script's produce when not given
     assert schemas["JobRequest"]["properties"]["constraints"] == {"$ref": "#/components/schemas/Spec"}
     own = Spec.model_json_schema()["$defs"]["Spec"]  # recursive through any_of, so defined under $defs
     assert own["properties"]["north"]["anyOf"][0] == {"$ref": "#/$defs/SeatSpec"}

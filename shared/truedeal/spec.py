@@ -270,9 +270,11 @@ def _cards_value(value: Any) -> tuple[str, ...]:
         value = value.replace(",", " ").split()
     if not isinstance(value, (list, tuple)):
         raise _fail(f"expected a list of cards, got {_json_type(value)} {_show(value)}")
-    given = [_card_text(v) for v in value]
-    if twice := next((c for i, c in enumerate(given) if c in given[:i]), None):
-        raise _fail(f"card {twice} is given twice")
+    given: dict[str, None] = {}
+    for card in map(_card_text, value):
+        if card in given:
+            raise _fail(f"card {card} is given twice")
+        given[card] = None
     cards = tuple(sorted(given, key=lambda c: ("SHDC".index(c[0]), _RANK_CHARS.index(c[1]))))
     if len(cards) > 13:
         raise _fail(f"a hand holds 13 cards, {len(cards)} given")

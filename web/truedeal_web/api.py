@@ -388,6 +388,9 @@ def submit_job() -> Response:
         req = JobRequest.model_validate({**body, "constraints": spec})
     except ValidationError as e:
         raise _pydantic_problem(e) from None
+    if req.count is None:
+        raise Problem(422, "count: field required (the spec names no produce or generate)", kind="invalid-request",
+                      title="Invalid request", errors=[{"detail": "field required", "pointer": "/count"}])
     rotation = _job_rotation(spec, req)
     backend = _jobs()
     # Refuse at once what the workers would only fail later -- when the count

@@ -82,10 +82,10 @@ class JobRequest(BaseModel):
     )
 
     constraints: Spec
-    count: int = Field(
-        strict=True, ge=1, le=MAX_DEALS,
-        description=("Number of deals; a script's produce (else its generate) when not given. Above the server's "
-                     "configured maximum the answer is 413."),
+    count: int | None = Field(
+        None, strict=True, ge=1, le=MAX_DEALS,
+        description=("Number of deals; when not given, the script's produce, else its generate (a spec naming "
+                     "neither needs it). Above the server's configured maximum the answer is 413."),
     )
     seed: StrictStr | StrictInt | None = Field(
         None,

@@ -156,6 +156,15 @@ def _job_keys(rclient) -> int:
 # --------------------------------------------------------------------------- end to end
 
 
+def test_submit_without_n_deals_the_scripts_produce(store, workers, group, rclient, tmp_path):
+    script = tmp_path / "three.dlr"
+    script.write_text("produce 3\ngenerate 100\ncondition hcp(north) >= 12\n")
+    res = _invoke(group, ["submit", str(script), "--seed", "produce"])
+    assert res.exit_code == 0, res.output
+    s = _wait(store, res.stdout.strip(), timeout=60)
+    assert s["state"] == "done" and s["progress"]["drawing"]["deals_total"] == 3, s
+
+
 def test_submit_to_done_matches_generate(store, workers, group, rclient):
     n, seed = 10_000, "club night"
     res = _invoke(group, ["submit", str(EXAMPLES / "strong-nt.json"), "-n", str(n), "--seed", seed])

@@ -54,6 +54,9 @@ SPECS = {
     "N 4+ controls and at most 7 losers": {"north": {"controls": [4, 12], "losers": [0, 7]}},
     "N holds SA SK predealt, S 0-5": {"north": {"holds": ["SA", "SK"]}, "south": {"hcp": [0, 5]}},
     "1NT opener in North or in South": {"any_of": [{"north": {"hcp": [15, 17], "shape": BAL}}, {"south": {"hcp": [15, 17], "shape": BAL}}]},
+    "1NT opener in North, East or South (inclusion-exclusion)": {
+        "any_of": [{seat: {"hcp": [15, 17], "shape": BAL}} for seat in ("north", "east", "south")]},
+    "7+ spades in any seat (inclusion-exclusion)": {"any_of": [{seat: {"spades": [7, 13]}} for seat in ("north", "east", "south", "west")]},
     "1NT (15-17 bal) and three HCP ranges (E 8-12, S 6-10, W 5-12)": {
         "north": {"hcp": [15, 17], "shape": BAL}, "east": {"hcp": [8, 12]}, "south": {"hcp": [6, 10]}, "west": {"hcp": [5, 12]}},
     "1NT, partner 8-9 with 5+ hearts, E 8-12, W 5-12 (rank pool)": {

@@ -223,6 +223,8 @@ class Plan:
                     return by_patterns
             if listing is None and relaxation.none and (hand := cls._build_one_hand(spec, program, comp, t0)):
                 return hand
+            if listing is None and relaxation.none:
+                listing = _honours_by_suit(comp, wide)
             if listing is None:
                 failed.append(relaxation)
                 continue
@@ -781,6 +783,21 @@ def _one_listing(comp: Compiled, progress, wide: list[TooWide]) -> Listing | Non
     except TooWide as exc:
         wide.append(exc)
         return _other_listing(comp)
+
+
+def _honours_by_suit(comp: Compiled, wide: list[TooWide]):
+    """The listing suit by suit (:mod:`truedeal.honours_by_suit`) of seats
+    that read honours and no lengths, tried last: only plans that would
+    otherwise relax some seats take it.  None where it does not apply."""
+    from . import honours_by_suit
+
+    if not honours_by_suit.applicable(comp):
+        return None
+    try:
+        return honours_by_suit.HonoursBySuitListing(comp)
+    except TooWide as exc:
+        wide.append(exc)
+        return None
 
 
 def _listed_odds(program: ir.Program) -> float | None:

@@ -1,0 +1,182 @@
+"""An exact listing suit by suit, for seats that read honours and no lengths.
+
+"North 15-17, South 8-9, and neither opponent holds two of the top four in
+any suit": four seats read their honours, and the opponents read them suit
+by suit.  Both other listings of seats without patterns are past their
+reach: by rank counts (:mod:`truedeal.rank_counts`) the four aces are alike
+only when every feature weighs them alike, and the factored listing carries
+every seat's honour counts per suit pair (1.26e9 feature states here).
+
+Here a DP over the suits carries, after each suit, every form's value
+(capped as the compiler sized it: clamped, or dropped past its cap) and how
+many tracked cards each constrained seat holds.  A suit's **step** gives each
+of its tracked cards to a constrained seat, or to the unconstrained seats
+when there are some.  The spot cards fill each constrained hand to 13 at the
+end (:func:`~truedeal.rank_counts.spot_ways`), so a final state's weight,
+its ways times its spot ways, is exact.
+
+A draw picks a final state in proportion to its weight, then walks back
+suit by suit: among the (state, step) pairs that lead to the state it holds,
+one in proportion to the ways into that state.  Each sequence of steps that
+ends in the final state is then equally likely; the tracked cards go as the
+steps say and the spot cards uniformly, so every deal that fits is equally
+likely.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from math import prod
+
+import numpy as np
+
+from .arrays import unique_rows
+from .cards import card
+from .constraints.compile import Compiled, evaluate3
+from .fill import deal_open
+from .listing.layout import TooWide
+from .randomness import Rng
+from .rank_counts import _OPEN, _Layout, spot_ways
+
+#: Numbers in one step's table (states x a suit's ways to place its tracked
+#: cards x the state's length, int32): 48M is 192 MB; past it, too wide.
+MAX_STEP_NUMBERS = 48_000_000
+
+
+def applicable(comp: Compiled) -> bool:
+    """No patterns, no predealt cards, every feature a non-negative point
+    scale of one seat (HCP, controls, top-N, cards held; whole hand or some
+    suits), and ways per suit whose product fits an int64."""
+    if comp.patterned or comp.shapes or comp.forced or comp.dead or comp.filters or not comp.exact or not comp.rank_seats:
+        return False
+    if any(t.fn.kind != "weights" or t.coef <= 0 or min(t.fn.weights) < 0 for f in comp.forms for t in f.terms):
+        return False
+    parts = len(comp.rank_seats) + bool(comp.free)
+    return prod(parts ** len(t) for t in comp.tracked) < 1 << 62
+
+
+@dataclass
+class _Step:
+    """One suit's ways to place its tracked cards: ``part[i, j]`` takes the
+    j-th tracked card (a constrained seat's index, or the unconstrained
+    seats' after them), adding ``add[i]`` to the state."""
+
+    cards: np.ndarray  # (t,) the suit's tracked cards
+    part: np.ndarray  # (m, t)
+    add: np.ndarray  # (m, forms + seats)
+
+
+@dataclass
+class _Level:
+    """The (previous state, step) pairs into each state after one suit,
+    grouped by that state, with the running sum of the previous states' ways."""
+
+    prev: np.ndarray
+    step: np.ndarray
+    cum: np.ndarray  # running sum of ways over the pairs, in group order
+    start: np.ndarray  # (states,) the running sum before each state's group
+    ways: np.ndarray  # (states,) the ways into each state: its group's sum
+
+
+class HonoursBySuitListing:
+    """The exact listing of a :class:`Compiled` that :func:`applicable` accepts."""
+
+    def __init__(self, comp: Compiled) -> None:
+        self.comp = comp
+        self.seats = comp.rank_seats
+        self.layout = _Layout(comp.free)
+        parts = len(self.seats) + bool(comp.free)
+        self.steps = [_step(comp, k, parts) for k in range(4)]
+        states, ways = np.zeros((1, len(comp.forms) + len(self.seats)), np.int32), np.ones(1, np.int64)
+        self.levels: list[_Level] = []
+        for step in self.steps:
+            states, ways, level = _advance(comp, states, ways, step)
+            self.levels.append(level)
+        self.ways = ways
+        counts = states[:, len(comp.forms):]
+        fits = self._fits(states) & (counts <= 13).all(axis=1)
+        spots = 52 - sum(len(s.cards) for s in self.steps)
+        need = np.insert(13 - counts, 0, spots, axis=1)
+        weights = [w * g if f else 0 for w, g, f in zip(ways.tolist(), spot_ways(need, bool(comp.free)), fits.tolist())]
+        self.final = np.flatnonzero(np.array([w > 0 for w in weights], bool))
+        self.e_weight = [weights[i] for i in self.final.tolist()]
+        self.counts = counts[self.final]
+        self.total = sum(self.e_weight)
+        self.cases = int(ways[self.final].sum())  # placements of the tracked cards
+        self.cells = np.zeros((1, 0), np.int64)
+
+    @property
+    def deals(self) -> int:
+        return self.total * self.layout.free_ways()
+
+    def _fits(self, states: np.ndarray) -> np.ndarray:
+        leaves = {("atom", i): atom.holds(states[:, atom.form] if atom.form is not None else 0, 0).astype(np.int8)
+                  for i, atom in enumerate(self.comp.atoms)}
+        return evaluate3(self.comp.tree, leaves, len(states)) == 1
+
+    def make_sampler(self) -> HonoursBySuitSampler:
+        return HonoursBySuitSampler(self)
+
+
+def _step(comp: Compiled, suit: int, parts: int) -> _Step:
+    ranks = comp.tracked[suit]
+    part = np.array(list(itertools.product(range(parts), repeat=len(ranks))), np.int64).reshape(-1, len(ranks))
+    seats = comp.rank_seats
+    add = np.zeros((len(part), len(comp.forms) + len(seats)), np.int32)
+    for i, row in enumerate(part.tolist()):
+        held = {s: frozenset(r for r, p in zip(ranks, row) if p == j) for j, s in enumerate(seats)}
+        for f, form in enumerate(comp.forms):
+            add[i, f] = sum(t.value(suit, 0, held[t.seat]) for t in form.terms)
+        add[i, len(comp.forms):] = [row.count(j) for j in range(len(seats))]
+    return _Step(np.array([card(r, suit) for r in ranks], np.int64), part, add)
+
+
+def _advance(comp: Compiled, states: np.ndarray, ways: np.ndarray, step: _Step) -> tuple[np.ndarray, np.ndarray, _Level]:
+    """The states after one more suit, their ways, and the pairs into each."""
+    if states.size * len(step.add) > MAX_STEP_NUMBERS:
+        raise TooWide(f"honours by suit: {len(states):,} states x {len(step.add):,} ways in a suit")
+    rows = states[:, None, :] + step.add[None, :, :]
+    ok = (rows[:, :, len(comp.forms):] <= 13).all(axis=2)
+    for f, form in enumerate(comp.forms):
+        if form.clamp:
+            np.minimum(rows[:, :, f], form.dim - 1, out=rows[:, :, f])
+        else:
+            ok &= rows[:, :, f] < form.dim
+    prev, chosen = np.nonzero(ok)
+    after, first = unique_rows(rows[prev, chosen])
+    order = np.argsort(after, kind="stable")
+    cum = np.cumsum(ways[prev[order]])
+    start = np.concatenate([[0], cum])[np.searchsorted(after[order], np.arange(len(first)), "left")]
+    new_ways = np.diff(np.append(start, cum[-1])) if len(cum) else np.zeros(0, np.int64)
+    return rows[prev[first], chosen[first]], new_ways, _Level(prev[order], chosen[order], cum, start, new_ways)
+
+
+class HonoursBySuitSampler:
+    """Uniform deals from a :class:`HonoursBySuitListing`."""
+
+    def __init__(self, listing: HonoursBySuitListing) -> None:
+        from .sampling import WideCategorical
+
+        self.listing = listing
+        self.pick = WideCategorical(listing.e_weight)
+
+    def draw(self, n: int, rng: Rng) -> np.ndarray:
+        L = self.listing
+        picked = self.pick.draw(n, rng)
+        state = L.final[picked]
+        owners = np.full((n, 52), _OPEN, dtype=np.uint8)
+        dest = np.array([*L.seats, _OPEN], np.uint8)  # the unconstrained seats' tracked cards stay open for them
+        for step, level in zip(reversed(L.steps), reversed(L.levels)):
+            at = np.searchsorted(level.cum, level.start[state] + rng.below(level.ways[state]), "right")
+            owners[:, step.cards] = dest[step.part[level.step[at]]]
+            state = level.prev[at]
+        spots = np.setdiff1d(np.arange(52), np.concatenate([s.cards for s in L.steps]))
+        deal_open(owners, rng, spots, 13 - L.counts[picked], np.array(L.seats, np.uint8))
+        free = L.comp.free
+        if len(free) > 1:
+            deal_open(owners, rng, np.arange(52), np.full((n, len(free) - 1), 13, np.int64), np.array(free[:-1], np.uint8))
+        if free:
+            owners[owners == _OPEN] = free[-1]
+        return owners
+

@@ -729,7 +729,8 @@ def test_submitting_lists_nothing(unit_store, monkeypatch):
     str(Path(__file__).parent / "scripts" / "11_levelling_coin.dlr"),  # split by who holds the club deuce
     pytest.param(str(Path(__file__).parent / "scripts" / "66_leveled_2nt_raise.dlr"),  # a split listed one class at a time
                  marks=pytest.mark.memory_mb(1000)),  # two plans of 27 classes, one after the other (about 400 MB each)
-], ids=["either-or", "card-split", "class-split"])
+    str(Path(__file__).parent / "scripts" / "65_calm_opponents_beside_1nt.dlr"),  # honours suit by suit, no patterns
+], ids=["either-or", "card-split", "class-split", "honours-by-suit"])
 def test_a_plan_that_cannot_be_cut_is_built_whole_with_the_same_deals(unit_store, spec):
     st, disp, plans = unit_store, RecordingDispatcher(), jobs.PlanCache()
     expected = b"".join(_expected_bytes(spec, 5000, "whole").values())  # before the job's plan: one plan at a time

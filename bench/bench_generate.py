@@ -62,6 +62,10 @@ SPECS = {
     "1NT, partner 8-9 with 5+ hearts, E 8-12, W 5-12 (rank pool)": {
         "north": {"hcp": [15, 17], "shape": BAL}, "south": {"hcp": [8, 9], "hearts": [5, 13]},
         "east": {"hcp": [8, 12]}, "west": {"hcp": [5, 12]}},
+    "1NT and 8-9 beside two calm opponents (honours suit by suit)": {
+        "condition": "hcp(north) >= 15 && hcp(north) <= 17 && hcp(south) >= 8 && hcp(south) <= 9 && "
+                     + " && ".join(f"top4({seat}, {suit}) < 2" for seat in ("east", "west")
+                                   for suit in ("spades", "hearts", "diamonds", "clubs"))},
     "four HCP-only seats": {"north": {"hcp": [10, 14]}, "east": {"hcp": [5, 12]}, "south": {"hcp": [8, 13]}, "west": {"hcp": [6, 11]}},
     "four seats: 1NT, 5-card suit, 4+ spades, 3+ hearts": {
         "north": {"hcp": [15, 17], "shape": BAL},

@@ -120,3 +120,18 @@ def test_its_counts_equal_the_factored_listing_s(condition):
 ])
 def test_it_applies_only_to_honours_read_without_lengths(condition):
     assert not applicable(compile_program(load_program("condition " + condition)))
+
+
+def test_exact_laws_of_its_features_equal_the_independent_dp_s():
+    """North's HCP in spades, a feature of one suit: each value's count is a
+    listing of its own (a form settled once its suit is placed), and they are
+    the DP's marginal, value by value; so are East's honours."""
+    from truedeal.analysis.laws import distribution_of
+
+    program = load_program(CALM)
+    by_spades, by_east = Counter(), Counter()
+    for (_n, _s, east, spades), deals in _calm_law().items():
+        by_spades[spades] += deals
+        by_east[east] += deals
+    assert distribution_of(program, "hcp(north, spades)", sample=False).counts == dict(by_spades)
+    assert distribution_of(program, "top4(east)", sample=False).counts == dict(by_east)

@@ -94,9 +94,8 @@ class HonoursBySuitListing:
         for step in self.steps:
             states, ways, level = _advance(comp, states, ways, step, settled)
             self.levels.append(level)
-        self.ways = ways
-        counts = states[:, len(comp.forms):]
-        fits = self._fits(states) & (counts <= 13).all(axis=1)
+        counts = states[:, len(comp.forms):]  # at most 13 each: the steps drop more
+        fits = self._fits(states)
         spots = 52 - sum(len(s.cards) for s in self.steps)
         need = np.insert(13 - counts, 0, spots, axis=1)
         weights = [w * g if f else 0 for w, g, f in zip(ways.tolist(), spot_ways(need, bool(comp.free)), fits.tolist())]

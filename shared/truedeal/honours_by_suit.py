@@ -31,7 +31,7 @@ from math import prod
 
 import numpy as np
 
-from .arrays import unique_rows
+from .arrays import unique_inverse
 from .cards import card
 from .constraints.compile import Compiled, evaluate3
 from .fill import deal_open
@@ -39,9 +39,11 @@ from .listing.layout import TooWide
 from .randomness import Rng
 from .rank_counts import _OPEN, _Layout, spot_ways
 
-#: Numbers in one step's table (states x a suit's ways to place its tracked
-#: cards x the state's length, int32): 48M is 192 MB; past it, too wide.
-MAX_STEP_NUMBERS = 48_000_000
+#: Numbers of one step's table made at a time (states x a suit's ways to
+#: place its tracked cards x the state's length, int32): 8M is 32 MB.
+CHUNK_NUMBERS = 8_000_000
+#: (state, way) pairs that one step may keep, 24 bytes each; past it, too wide.
+MAX_STEP_PAIRS = 3_000_000
 
 
 def applicable(comp: Compiled) -> bool:
@@ -90,9 +92,11 @@ class HonoursBySuitListing:
         self.steps = [_step(comp, k, parts) for k in range(4)]
         states, ways = np.zeros((1, len(comp.forms) + len(self.seats)), np.int32), np.ones(1, np.int64)
         self.levels: list[_Level] = []
-        settled = _settled(comp)
+        settled, radix = _settled(comp), np.array([f.dim for f in comp.forms] + [14] * len(self.seats), np.int64)
+        if float(np.prod(radix.astype(float))) >= 2.0**62:
+            raise TooWide(f"honours by suit: {float(np.prod(radix.astype(float))):.3g} states")
         for step in self.steps:
-            states, ways, level = _advance(comp, states, ways, step, settled)
+            states, ways, level = _advance(comp, states, ways, step, settled, radix)
             self.levels.append(level)
         counts = states[:, len(comp.forms):]  # at most 13 each: the steps drop more
         fits = self._fits(states)
@@ -148,12 +152,34 @@ def _settled(comp: Compiled) -> dict[int, np.ndarray]:
     return out
 
 
-def _advance(comp: Compiled, states: np.ndarray, ways: np.ndarray, step: _Step,
-             settled: dict[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray, _Level]:
+def _advance(comp: Compiled, states: np.ndarray, ways: np.ndarray, step: _Step, settled: dict[int, np.ndarray],
+             radix: np.ndarray) -> tuple[np.ndarray, np.ndarray, _Level]:
     """The states after one more suit, their ways, and the pairs into each
-    (``settled``: the stand-ins of forms of one suit, see :func:`_settled`)."""
-    if states.size * len(step.add) > MAX_STEP_NUMBERS:
-        raise TooWide(f"honours by suit: {len(states):,} states x {len(step.add):,} ways in a suit")
+    (``settled``: the stand-ins of forms of one suit, see :func:`_settled`).
+    A state is one number here, its coordinates in ``radix``; the table of
+    states plus ways is made a slice of states at a time."""
+    stride = np.append(np.cumprod(radix[::-1])[::-1][1:], 1)
+    per = max(1, CHUNK_NUMBERS // (len(step.add) * states.shape[1]))
+    keys, prev, chosen = [], [], []
+    for lo in range(0, len(states), per):
+        p, c, rows = _step_rows(comp, states[lo : lo + per], step, settled)
+        keys.append(rows @ stride)
+        prev.append(p + lo)
+        chosen.append(c)
+        if sum(map(len, prev)) > MAX_STEP_PAIRS:
+            raise TooWide(f"honours by suit: more than {MAX_STEP_PAIRS:,} (state, way) pairs in a suit")
+    distinct, after = unique_inverse(np.concatenate(keys))
+    pairs_prev, pairs_step = np.concatenate(prev), np.concatenate(chosen)
+    order = np.argsort(after, kind="stable")
+    cum = np.cumsum(ways[pairs_prev[order]])
+    start = np.concatenate([[0], cum])[np.searchsorted(after[order], np.arange(len(distinct)), "left")]
+    new_ways = np.diff(np.append(start, cum[-1])) if len(cum) else np.zeros(0, np.int64)
+    new_states = (distinct[:, None] // stride % radix).astype(np.int32)
+    return new_states, new_ways, _Level(pairs_prev[order], pairs_step[order], cum, start, new_ways)
+
+
+def _step_rows(comp: Compiled, states: np.ndarray, step: _Step, settled: dict[int, np.ndarray]):
+    """The (state, way) pairs that fit, as indices, and the states they make."""
     rows = states[:, None, :] + step.add[None, :, :]
     ok = (rows[:, :, len(comp.forms):] <= 13).all(axis=2)
     for f, form in enumerate(comp.forms):
@@ -163,13 +189,8 @@ def _advance(comp: Compiled, states: np.ndarray, ways: np.ndarray, step: _Step,
             ok &= rows[:, :, f] < form.dim
     for f, stand_in in settled.items():
         rows[:, :, f] = stand_in[np.minimum(rows[:, :, f], len(stand_in) - 1)]  # past the size: dropped above
-    prev, chosen = np.nonzero(ok)
-    after, first = unique_rows(rows[prev, chosen])
-    order = np.argsort(after, kind="stable")
-    cum = np.cumsum(ways[prev[order]])
-    start = np.concatenate([[0], cum])[np.searchsorted(after[order], np.arange(len(first)), "left")]
-    new_ways = np.diff(np.append(start, cum[-1])) if len(cum) else np.zeros(0, np.int64)
-    return rows[prev[first], chosen[first]], new_ways, _Level(prev[order], chosen[order], cum, start, new_ways)
+    p, c = np.nonzero(ok)
+    return p, c, rows[p, c]
 
 
 class HonoursBySuitSampler:

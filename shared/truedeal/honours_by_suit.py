@@ -37,7 +37,7 @@ from .constraints.compile import Compiled, evaluate3
 from .fill import deal_open
 from .listing.layout import TooWide
 from .randomness import Rng
-from .rank_counts import _OPEN, _Layout, spot_ways
+from .rank_counts import _OPEN, _Layout, deal_free_seats, spot_ways
 
 #: Numbers of one step's table made at a time (states x a suit's ways to
 #: place its tracked cards x the state's length, int32): 8M is 32 MB.
@@ -214,10 +214,6 @@ class HonoursBySuitSampler:
             state = level.prev[at]
         spots = np.setdiff1d(np.arange(52), np.concatenate([s.cards for s in L.steps]))
         deal_open(owners, rng, spots, 13 - L.counts[picked], np.array(L.seats, np.uint8))
-        free = L.comp.free
-        if len(free) > 1:
-            deal_open(owners, rng, np.arange(52), np.full((n, len(free) - 1), 13, np.int64), np.array(free[:-1], np.uint8))
-        if free:
-            owners[owners == _OPEN] = free[-1]
+        deal_free_seats(owners, rng, L.comp.free)
         return owners
 

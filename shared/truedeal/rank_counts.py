@@ -182,6 +182,11 @@ def deal_classes_and_spots(owners: np.ndarray, rng: Rng, classes: tuple[tuple[in
     for i, cards in enumerate(arrays):
         deal_open(owners, rng, cards, counts[:, i], dest)
     deal_open(owners, rng, spots, 13 - counts.sum(axis=1), dest)  # the seats hold only their tracked cards so far
+    deal_free_seats(owners, rng, free)
+
+
+def deal_free_seats(owners: np.ndarray, rng: Rng, free: tuple[int, ...]) -> None:
+    """The open cards left, 13 to each unconstrained seat of ``free`` (uniformly)."""
     if len(free) > 1:
         deal_open(owners, rng, np.arange(52), np.full((len(owners), len(free) - 1), 13, np.int64), np.array(free[:-1], np.uint8))
     if free:

@@ -157,8 +157,9 @@ class _ScriptParser(ExprParser):
             raise self.error(name, f"'{name.text}' is a keyword and cannot be a variable")
         if name.text in FUNCTIONS:
             raise self.error(name, f"'{name.text}' is a function and cannot be a variable")
-        if name.text in self.env:  # dealer refuses a second definition too
-            raise self.error(name, f"variable '{name.text}' is already defined")
+        # dealer refuses a second definition; BBO's dialect accepts it (the
+        # library's Major Suit Fit defines sTP for North, then for South).  Names
+        # are bound as they are parsed, so each use reads the definition above it.
         self.advance()  # '='
         self.env[name.text] = self.expression()
 

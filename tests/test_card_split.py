@@ -19,9 +19,10 @@ from scipy.stats import chisquare
 
 from truedeal import class_split
 from truedeal.cards import HCP_OF_RANK, card
+from truedeal.analysis.laws import distribution_of
 from truedeal.class_split import ClassSplit
 from truedeal.constraints import card_classes, card_owner, ir
-from truedeal.constraints.dealer import load_program
+from truedeal.constraints.dealer import load_program, parse_condition
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
 
@@ -287,3 +288,14 @@ def test_a_script_that_reads_whole_deals_is_not_classed():
     program = ir.Program(condition=ir.Compare("==", ir.OpaqueNum("rnd", (2,)), ir.Linear((), 0)))
     assert not card_classes.classable(program)
     assert card_classes.classable(ir.Program(condition=_hascard(W, C2)))
+
+
+def test_a_split_whose_parts_all_count_zero_is_an_exact_zero():
+    """Every placement listed exactly and none fits: the count is 0, exactly
+    (it went to rejection, and a law whose bisection asked for an empty range
+    of values, such as the library's 1NT opener's HCP, became an estimate)."""
+    program = load_program(SCRIPT)
+    plan = Plan.build(ir.Program(condition=ir.And((program.condition, parse_condition("hcp(north) >= 38")))))
+    assert plan.exact and plan.deals_total == 0 and not plan.possible
+    law = distribution_of(program, "hcp(north) >= 38 ? 0 : 1", sample=False)  # its bisection counts that 0
+    assert law.counts == {1: sum(_deals(o, v) for o in range(4) for v in (12, 13, 14))}

@@ -137,6 +137,10 @@ CONDITIONS = {
     "product across seats": ir.Compare(">=", ir.Arith("*", _f(N, ir.HCP), _f(S, ir.LENGTH, (0,))), _c(30)),
     "division by a number that can be zero": ir.Compare(
         ">=", ir.Arith("/", _c(12), _sum(_f(E, ir.LENGTH, (2,)), _c(-3))), _c(3)),
+    # a constant on the left: the feature enters with a negative coefficient (read as max - hcp), once
+    # bounded too low (3 > hcp(north) was always false)
+    "a constant above a number": ir.Compare(">", _c(3), _f(N, ir.HCP)),
+    "a difference at its extreme": ir.Compare(">=", _sum(_f(N, ir.HCP), ir.Linear(((-1, ir.Feature(S, ir.ALL_SUITS, ir.HCP)),))), _c(-2)),
     "remainder of a negative number": ir.Compare(
         "==", ir.Arith("%", _sum(_f(W, ir.CONTROLS), _c(-5)), _c(3)), _c(-1)),
 }

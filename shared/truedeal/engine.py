@@ -271,7 +271,7 @@ class Plan:
                 plans = cls._list_parts(parts, progress, out_of_pack=len(cards) > card_owner.PLAIN_SPLIT_CARDS)
             except SplitPastBounds:
                 plans = None  # classes list fewer
-            if plans is not None and any(p.deals_total for p in plans):
+            if plans is not None:  # every part exact: their sum is the count, 0 included
                 return cls._of_disjoint(spec, program, plans, t0, split_on=cards)
         return cls._build_classes(spec, program, cards, progress, t0)
 
@@ -287,7 +287,7 @@ class Plan:
             return None
         classes = card_classes.placement_classes(program, cards)
         plans = cls._list_parts([c.program for c in classes], progress, True, done)
-        if plans is None or not any(p.deals_total for p in plans):
+        if plans is None:
             return None
         return cls._of_disjoint(spec, program, plans, t0, split_on=cards, moves=[c.moves for c in classes])
 

@@ -564,9 +564,7 @@ class _Compiler:
     @staticmethod
     def _trivial(terms, length_terms, const, op) -> bool | None:
         """True/False when the atom holds/fails for every hand (e.g. hcp <= 37)."""
-        lo, hi = const, const
-        for t in terms:
-            hi += t.coef * hand_max(t.fn, t.suits)
+        lo, hi = const, const + sum(term_top(t) for t in terms)
         for c, _, _ in length_terms:
             lo, hi = (lo, hi + 13 * c) if c > 0 else (lo + 13 * c, hi)
         values = {ir_compare(op, v, 0) for v in (lo, hi)}
@@ -718,7 +716,14 @@ def _tracked(forms: list[Form], forced: dict) -> tuple[tuple[int, ...], ...]:
 
 def form_top(form: Form) -> int:
     """The largest value a form's sum can take."""
-    return sum(t.coef * hand_max(t.fn, t.suits) if not t.complement else t.coef * local_max(t.fn) * len(t.suits) for t in form.terms)
+    return sum(term_top(t) for t in form.terms)
+
+
+def term_top(t: Term) -> int:
+    """The largest value a term can take.  A complement reads ``max - fn`` per
+    suit: up to ``max`` a suit, past the largest sum of ``fn`` over a hand
+    (-hcp(north) > -3 counted 0 deals when it was bounded by 37, not 40)."""
+    return t.coef * (local_max(t.fn) * len(t.suits) if t.complement else hand_max(t.fn, t.suits))
 
 
 def unclamped(comp: Compiled) -> Compiled:

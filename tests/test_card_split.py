@@ -18,8 +18,8 @@ import numpy as np
 from scipy.stats import chisquare
 
 from truedeal import class_split
-from truedeal.cards import HCP_OF_RANK, card
 from truedeal.analysis.laws import distribution_of
+from truedeal.cards import HCP_OF_RANK, card
 from truedeal.class_split import ClassSplit
 from truedeal.constraints import card_classes, card_owner, ir
 from truedeal.constraints.dealer import load_program, parse_condition

@@ -406,3 +406,26 @@ def test_a_long_suit_in_any_seat_counts_by_inclusion_exclusion(least):
     assert plan.exact and plan.union is not None
     assert plan.deals_total == 4 * _long_spades_in_each((N,), least) - pairs
     assert (pairs > 0) == (least == 6)
+
+
+_SIDES = ["hcp(north)", "hcp(north, spades)", "controls(north)", "losers(north)", "top3(north, hearts)", "spades(north)",
+          "hcp(north) + hcp(south)", "hcp(north) - hcp(south)", "2 * hcp(north)", "pt1(north)", "top5(north)"]
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _comparisons(n: int, seed: int = 7):
+    rng = random.Random(seed)
+    for _ in range(n):
+        yield rng.choice(_SIDES), rng.choice(list(_FLIPPED)), rng.choice([-3, 0, 1, 2, 3, 8, 20, 34, 35, 36, 37, 38])
+
+
+@pytest.mark.parametrize("side,op,const", list(_comparisons(40)))
+def test_a_comparison_counts_alike_whichever_side_its_constant_is_on(side, op, const):
+    """``x op c``, ``c op' x`` and ``0 op' x - c`` are one condition.  The
+    last two read x with a negative coefficient (as max - x), whose bound was
+    once too low: 2 != hcp(north) counted every deal, 3 > hcp(north) none."""
+    from truedeal.constraints.dealer import parse_program
+
+    counts = {Plan.build(parse_program(f"condition {text}")).deals_total
+              for text in (f"{side} {op} {const}", f"{const} {_FLIPPED[op]} {side}", f"0 {_FLIPPED[op]} {side} - {const}")}
+    assert len(counts) == 1

@@ -419,7 +419,7 @@ def _comparisons(n: int, seed: int = 7):
         yield rng.choice(_SIDES), rng.choice(list(_FLIPPED)), rng.choice([-3, 0, 1, 2, 3, 8, 20, 34, 35, 36, 37, 38])
 
 
-@pytest.mark.parametrize("side,op,const", list(_comparisons(40)))
+@pytest.mark.parametrize("side,op,const", [("hcp(north)", "<", 3), ("hcp(north)", "!=", 2), *_comparisons(40)])
 def test_a_comparison_counts_alike_whichever_side_its_constant_is_on(side, op, const):
     """``x op c``, ``c op' x`` and ``0 op' x - c`` are one condition.  The
     last two read x with a negative coefficient (as max - x), whose bound was

@@ -38,7 +38,7 @@ from .constraints.compile import FALSE, TRUE, Compiled, evaluate3
 from .fill import deal_open
 from .patterns import PATTERNS
 from .randomness import Rng
-from .rank_counts import MAX_COMBOS, _compositions, _Layout, combos, deal_ranks_and_spots, form_value, spot_ways
+from .rank_counts import MAX_COMBOS, _compositions, _Layout, combos, deal_ranks_and_spots, form_value, part_room, spot_ways
 
 #: Most hand rows enumerated (pattern x honour masks); past it, not applicable.
 MAX_HAND_ROWS = 5_000_000
@@ -166,7 +166,7 @@ class HandRankCountListing:
         """Every (key, combo) the condition accepts, with its exact weight."""
         t, q = len(self.ranks), len(self.seats)
         a = combos(1 + q + (1 if self.comp.free else 0), t)  # part 0 the hand, then self.seats, then the free seats
-        a = a[(a.sum(axis=1) <= 13).all(axis=1)]
+        a = a[(a.sum(axis=1) <= part_room(1 + q, self.comp.free)).all(axis=1)]
         p_index = a[:, :, 0].astype(np.int64) @ 5 ** np.arange(t)
         lo, hi = np.searchsorted(self.key_p, p_index, "left"), np.searchsorted(self.key_p, p_index, "right")
         combo = np.repeat(np.arange(len(a)), hi - lo)  # each combo once per key of its hand counts

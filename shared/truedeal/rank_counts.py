@@ -145,6 +145,14 @@ def form_value(form, ranks: tuple[int, ...], held: dict[int, np.ndarray]) -> np.
     return out
 
 
+def part_room(seats: int, free: tuple[int, ...]) -> np.ndarray:
+    """The cards each part of a combo may hold: 13 for each of ``seats``
+    seats, then 13 for each free seat, as one last part when there are any
+    (two free seats hold 26: capped at 13, a combo leaving them 14 honours
+    was dropped, and its deals with it)."""
+    return np.array([13] * seats + ([13 * len(free)] if free else []), np.int64)
+
+
 def spot_ways(rows: np.ndarray, free: bool) -> list[int]:
     """Ways to deal ``rows[:, 0]`` spot cards, per row: seat k takes
     ``rows[:, k + 1]``, the unconstrained seats the rest (none may be left

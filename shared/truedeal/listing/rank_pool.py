@@ -311,12 +311,12 @@ class RankPool:
         flat ``h``, its multiplicity (which cards of each class) and its spot
         cards' ways (cached)."""
         if not self._combos:
-            from ..rank_counts import class_combos
+            from ..rank_counts import class_combos, part_room
 
             k = len(self.seats)
             sizes = np.array([len(c.suits) for c in self.classes], np.int64)
             a = class_combos(1 + k + (1 if self.source.free else 0), tuple(sizes.tolist()))
-            a = a[(a.sum(axis=1)[:, 1:] <= 13).all(axis=1)].astype(np.int64)
+            a = a[(a.sum(axis=1)[:, 1:] <= part_room(k, self.source.free)).all(axis=1)].astype(np.int64)
             h = a[:, :, 0] @ strides_of(self.dims)
             mult = (_FACT[sizes - a[:, :, 0]] // _FACT[a[:, :, 1:]].prod(axis=2)).prod(axis=1)
             listed = len(self.source.patterned)

@@ -26,7 +26,7 @@ import click
 from . import __version__
 from .cards import D
 from .choices import DEFAULT_STREAM, FORMATS, MAX_DEALS, STREAMS
-from .errors import Impossible, SpecError
+from .errors import Impossible, SpecError, TooLargeToDeal
 from .odds import odds_of_summary, percent_text
 
 if TYPE_CHECKING:
@@ -505,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:  # usage errors
         click.echo(f"truedeal: error: {exc.format_message()}", err=True)
         return 2
-    except (UserError, SpecError, Impossible) as exc:
+    except (UserError, SpecError, Impossible, TooLargeToDeal) as exc:
         click.echo(f"truedeal: error: {exc}", err=True)
         return 2
     except (OutputClosed, BrokenPipeError):  # e.g. `truedeal generate ... | head`

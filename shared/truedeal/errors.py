@@ -17,5 +17,10 @@ class Impossible(ValueError):
     """No deal satisfies the spec."""
 
 
+class TooLargeToDeal(ValueError):
+    """A plan that counts exactly but whose draws would need more memory than
+    its bound (the count stands; the message says how much, in one line)."""
+
+
 class SetError(ValueError):
     """A bad tournament set file: one line that names the problem."""

@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import itertools
 from itertools import accumulate
+from math import prod
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .arrays import unique_inverse
+from .errors import TooLargeToDeal
 from .fill import _roles, fill_deals
 from .kernel import sampler as _compiled
 from .listing import Listing, prefix_sums
@@ -111,6 +113,24 @@ class _RowVectors(dict):
         return out
 
 
+#: Most bytes of the (D,C) pair tables' summed-area tables a sampler may
+#: hold.  The library's 1NT with a six-card minor opposite (a split by South's
+#: patterns, counted exactly in 28 s and 1.8 GB) asked for thousands of them,
+#: 9 MB each, and was killed by the kernel at 24 GB.
+MAX_PREFIX_BYTES = 2_000_000_000
+
+
+def _check_prefix_bytes(n_tables: int, lay: Layout) -> None:
+    """Raise :class:`TooLargeToDeal` when ``n_tables`` summed-area tables over
+    ``lay``'s feature space would pass :data:`MAX_PREFIX_BYTES`."""
+    entries = prod(d + (i < lay.n_box) for i, d in enumerate(lay.dims))  # a zero slice before each form axis
+    size = 8 * n_tables * entries
+    if size > MAX_PREFIX_BYTES:
+        raise TooLargeToDeal(
+            f"this plan counts exactly but cannot deal: {n_tables:,} tables of {entries:,} entries would take "
+            f"{size / 1e9:.1f} GB (the bound is {MAX_PREFIX_BYTES / 1e9:.1f} GB); 'truedeal count' gives the exact count")
+
+
 class Sampler:
     """Draws uniform deals from one listing.  Build once, draw many times."""
 
@@ -125,6 +145,7 @@ class Sampler:
         # diamonds+clubs features one HCP coordinate at a time.
         dc_pairs, dc_index = unique_inverse(listing.cell_pairs[:, 1])
         self.cell_dc = dc_index.reshape(-1)
+        _check_prefix_bytes(len(dc_pairs), lay)
         self.dc_prefix = np.stack([prefix_sums(listing.pair_tables[p], lay) for p in dc_pairs])
         # Accepted boxes of the form space, per cell signature.
         self.sig_boxes = [(np.array([b[0] for b in boxes], np.int64).reshape(len(boxes), lay.n_box),

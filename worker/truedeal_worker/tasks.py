@@ -21,6 +21,7 @@ from kombu.exceptions import OperationalError
 
 import truedeal_jobs as jobs
 import truedeal_jobs.runner  # noqa: F401  (loaded before the pool forks, not at each child's first task)
+from truedeal.errors import TooLargeToDeal
 from truedeal_jobs import sets
 
 from . import app as app_module  # its ENCODE_BEHIND is set at worker start
@@ -99,6 +100,9 @@ def _guard(job_id: str, what: str, fn: Callable[[_Context], str]) -> str:
         outcome = "missing"
     except MemoryError:
         ctx.store.fail(job_id, f"the worker ran out of memory in {what}; narrow the constraints", ctx.dispatcher)
+        outcome = "failed"
+    except TooLargeToDeal as exc:  # the user's spec, not the worker: its one line as it is
+        ctx.store.fail(job_id, str(exc), ctx.dispatcher)
         outcome = "failed"
     except Exception as exc:
         logger.exception("%s of job %s failed", what, job_id)

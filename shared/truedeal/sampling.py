@@ -115,7 +115,7 @@ class _RowVectors(dict):
 
 #: Most bytes of the (D,C) pair tables' summed-area tables a sampler may
 #: hold.  The library's 1NT with a six-card minor opposite (a split by South's
-#: patterns, counted exactly in 28 s and 1.8 GB) asked for thousands of them,
+#: patterns, counted exactly in 28 s and 1.8 GB) asked for 1,194 of them,
 #: 9 MB each, and was killed by the kernel at 24 GB.
 MAX_PREFIX_BYTES = 2_000_000_000
 

@@ -135,3 +135,13 @@ def test_exact_laws_of_its_features_equal_the_independent_dp_s():
         by_east[east] += deals
     assert distribution_of(program, "hcp(north, spades)", sample=False).counts == dict(by_spades)
     assert distribution_of(program, "top4(east)", sample=False).counts == dict(by_east)
+
+
+def test_a_suit_that_leaves_no_state_lists_no_deal():
+    """The four seats share at most 5 HCP: no state survives the spades (a
+    random four-seat spec's negation crashed here: an empty list of states)."""
+    from truedeal.constraints.dealer import parse_program
+
+    comp = compile_program(parse_program("condition hcp(north) <= 1 && hcp(south) <= 1 && hcp(east) <= 1 && hcp(west) <= 2"))
+    assert applicable(comp)
+    assert HonoursBySuitListing(comp).total == 0

@@ -168,8 +168,9 @@ def _advance(comp: Compiled, states: np.ndarray, ways: np.ndarray, step: _Step, 
         chosen.append(c)
         if sum(map(len, prev)) > MAX_STEP_PAIRS:
             raise TooWide(f"honours by suit: more than {MAX_STEP_PAIRS:,} (state, way) pairs in a suit")
-    distinct, after = unique_inverse(np.concatenate(keys))
-    pairs_prev, pairs_step = np.concatenate(prev), np.concatenate(chosen)
+    none = [np.zeros(0, np.int64)]  # no state left (no deal fits): every list empty
+    distinct, after = unique_inverse(np.concatenate(keys or none))
+    pairs_prev, pairs_step = np.concatenate(prev or none), np.concatenate(chosen or none)
     order = np.argsort(after, kind="stable")
     cum = np.cumsum(ways[pairs_prev[order]])
     start = np.concatenate([[0], cum])[np.searchsorted(after[order], np.arange(len(distinct)), "left")]

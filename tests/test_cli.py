@@ -1165,3 +1165,10 @@ def test_a_plan_too_large_to_deal_says_so_in_one_line_and_its_count_stands(monke
     assert dealt.err.count("\n") == 1 and "counts exactly but cannot deal" in dealt.err and "GB" in dealt.err
     again = json.loads(run("count", "--json", spec).out)  # counting needs no sampler
     assert again["deals"] == json.loads(counted.out)["deals"] > 0
+    # a plan by rejection measures its acceptance by dealing: past the bound it takes a
+    # narrower relaxation, whose pilot can deal
+    script = "condition hcp(north) >= 15 && hcp(south) >= 8 && rnd(2) == 0"
+    pilot = run("count", script)
+    assert pilot.returncode == 0 and "rejection for the honour conditions of north, south" in pilot.out
+    monkeypatch.undo()
+    assert "rejection for the honour conditions" not in run("count", script).out

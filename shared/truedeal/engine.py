@@ -41,7 +41,7 @@ from .constraints.compile import Compiled, compile_program, with_filters
 from .constraints.dds import needs_double_dummy
 from .dealnumber import decode_batch, encode_batch
 from .either_or import cross_seat_branches, pattern_branches
-from .errors import Impossible
+from .errors import Impossible, TooLargeToDeal
 from .evaluate import satisfies
 from .every_deal import deal_numbers
 from .listing import Listing, TooWide, build_listing, count_cases
@@ -231,7 +231,11 @@ class Plan:
             plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
             plan.relaxed = _relaxed_parts(comp, relaxation)
             if not plan.exact:
-                plan._measure_acceptance(f"{wide[0] if wide else 'not exact'}; rejection")
+                try:
+                    plan._measure_acceptance(f"{wide[0] if wide else 'not exact'}; rejection")
+                except TooLargeToDeal:  # its pilot cannot deal: a narrower relaxation may
+                    failed.append(relaxation)
+                    continue
             plan.build_seconds = time.perf_counter() - t0
             return plan
         raise wide[0] if wide else TooWide("no listing fits")

@@ -303,10 +303,10 @@ def test_average_and_frequency_get_one_note_on_stderr(tmp_path):
     assert not run("generate", str(path), "--seed", SEED).stderr
 
 
-def test_an_action_truedeal_cannot_evaluate_is_one_line_with_its_place():
-    p = run("generate", script("printoneline, printes cccc(north), \\n"), "--seed", SEED)
+def test_an_action_with_an_unknown_function_is_one_line_with_its_place():
+    p = run("generate", script("printoneline, printes c4(north), \\n"), "--seed", SEED)
     assert p.returncode == 2 and not p.stdout and p.err.count("\n") == 1
-    assert f"line {CONDITION.count(chr(10)) + 2}, column 30: cccc() is dealer's Kaplan-Rubens" in p.err
+    assert f"line {CONDITION.count(chr(10)) + 2}, column 30: unknown function 'c4'" in p.err
 
 
 def test_rnd_in_a_printed_expression_follows_the_seed():

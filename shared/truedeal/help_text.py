@@ -117,7 +117,8 @@ Functions (SEAT: north east south west; SUIT: spades hearts diamonds clubs):
                                  listing holds them, they are checked by
                                  rejection
   cccc(SEAT), quality(SEAT, SUIT)
-                                 refused (dealer's Kaplan-Rubens values)
+                                 dealer's Kaplan-Rubens values, in
+                                 hundredths (an opening is about 1200)
 
 Operators, loosest first, each a level of its own as in dealer (not as in C:
 use parentheses): ?:  || or  && and  ==  !=  <  <=  >  >=  +  -  *  /  %,

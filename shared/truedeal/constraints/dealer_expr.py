@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..cards import SEAT_NAMES
 from ..patterns import PATTERNS
-from . import fold, ir
+from . import fold, ir, kaplan_rubens
 from .dealer_lex import ScriptError, Token
 
 SEATS = {name: i for i, name in enumerate(SEAT_NAMES)}
@@ -54,10 +54,8 @@ SCALE_OF = {
 }  # fmt: skip
 LOCAL_FNS = {"controls": ir.CONTROLS, "control": ir.CONTROLS, "losers": ir.LOSERS, "loser": ir.LOSERS}
 OPAQUE = {"tricks": "tricks", "trick": "tricks", "score": "score", "imps": "imps", "imp": "imps", "rnd": "rnd"}
-#: dealer's functions that truedeal refuses, with why (a script that uses one gets its line and column).
-UNSUPPORTED = {"cccc": "dealer's Kaplan-Rubens hand evaluation", "quality": "dealer's Kaplan-Rubens suit quality"}
-FUNCTIONS = (frozenset(SCALE_OF) | frozenset(LOCAL_FNS) | frozenset(SUITS) | frozenset(OPAQUE) | frozenset(UNSUPPORTED)
-             | {"shape", "hascard"})
+FUNCTIONS = (frozenset(SCALE_OF) | frozenset(LOCAL_FNS) | frozenset(SUITS) | frozenset(OPAQUE)
+             | {"shape", "hascard", "cccc", "quality"})
 
 #: Deepest nesting of parentheses and prefix operators (Python's stack is the limit).
 MAX_DEPTH = 40
@@ -222,8 +220,12 @@ class ExprParser:
             value = self.hascard()
         elif name in OPAQUE:
             value = self.opaque(OPAQUE[name])
-        elif name in UNSUPPORTED:
-            raise self.error(name_tok, f"{name}() is {UNSUPPORTED[name]}, which truedeal does not evaluate")
+        elif name == "cccc":
+            value = kaplan_rubens.cccc(self.seat())
+        elif name == "quality":
+            seat = self.seat()
+            self.comma()
+            value = kaplan_rubens.quality(seat, self.suit())
         else:
             raise self.error(name_tok, f"unknown function '{name}'")
         self.expect(")", f" to close '{name}('")

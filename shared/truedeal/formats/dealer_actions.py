@@ -85,8 +85,7 @@ def dealer_actions(batches: Iterable[Batch], first_board: int = 1, *, actions: S
     """The text of ``actions`` (print actions) run on every deal of ``batches``.
 
     The actions are checked at once (before any output): ValueError with
-    one line for an unknown style (the parser refuses functions truedeal
-    cannot evaluate, ``cccc`` and ``quality``).  ``rng`` serves ``rnd()``.  Batches
+    one line for an unknown style.  ``rng`` serves ``rnd()``.  Batches
     need their cards (owners); numbers, when given, go into printpbn's games.
     """
     _check_board(first_board)

@@ -67,6 +67,43 @@ def test_forms_that_are_not_filters(text):
     assert not with_filters(_comp(text)).filters
 
 
+#: A weak two in spades: six cards, two of the top three (a floor), 5-10 HCP.
+WEAK_TWO = "spades(north) == 6 && top3(north, spades) >= 2 && hcp(north) >= 5 && hcp(north) <= 10"
+#: A good heart suit (quality, a floor in hundredths) in a hand of limited strength.
+GOOD_HEARTS = "quality(south, hearts) >= 700 && cccc(south) < 1600"
+
+
+@pytest.mark.parametrize("text", [WEAK_TWO, GOOD_HEARTS, WEAK_TWO + " && spades(south) >= 3 && hcp(south) >= 16"])
+def test_a_floor_is_read_as_its_complement_and_becomes_a_filter(text):
+    """Only the values at the clamp or above fit: read as max - form, they
+    are the values up to max - clamp, a filter's; the plain compile is left
+    alone.  (GOOD_HEARTS is too wide to list plainly: tests/test_kaplan_rubens.py
+    checks its filtered count against an independent one.)"""
+    comp = _comp(text)
+    narrow = with_filters(comp)
+    floors = {f for f, form in enumerate(comp.forms) if form.clamp and len(form.terms[0].suits) == 1}
+    assert floors and narrow.filters == floors and not comp.filters
+    assert all(t.complement for f in floors for t in narrow.forms[f].terms)
+    assert not any(t.complement for f in floors for t in comp.forms[f].terms)
+    if text != GOOD_HEARTS:
+        assert build_listing(comp).deals == build_listing(narrow).deals
+
+
+@pytest.mark.parametrize("text", [
+    "(top3(north, spades) >= 2 || hcp(north) >= 12) && shape(north, any 4432)",  # smaller values fit the other branch
+    "top3(north, spades) >= 2 && shape(north, any 4432) || hcp(north) >= 20",  # the same, outside
+    "hcp(north, spades) + hcp(north, hearts) >= 7 && shape(north, any 4432)",  # two suits
+])
+def test_floors_that_are_not_filters(text):
+    assert not with_filters(_comp(text)).filters
+
+
+def test_a_filtered_floor_draws_only_fitting_deals():
+    program = load_program(WEAK_TWO)
+    owners = Sampler(build_listing(with_filters(compile_program(program)))).draw(5_000, chunk_rng("floor", 0))
+    assert evaluate_cond(owners, program.condition).all()
+
+
 def test_filtered_listing_counts_the_deals_of_an_independent_count():
     comp = _comp(ONE_SEAT)
     plain, filtered = build_listing(comp), build_listing(with_filters(comp))

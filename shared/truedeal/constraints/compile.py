@@ -742,8 +742,47 @@ def with_filters(comp: Compiled) -> Compiled:
     coordinate (the "calm opponent" of the practice library: 16x fewer
     feature vectors).  Narrower, but other draws: plans take it only where the
     plain listing is too wide (a seed's deals stay those of the plain listing)."""
+    if comp.pooled or comp.filters:
+        return comp
+    comp = _floors_flipped(comp)
     found = frozenset(f for f in range(len(comp.forms)) if _is_filter(comp, f))
-    return replace(comp, filters=found) if found and not comp.pooled and not comp.filters else comp
+    return replace(comp, filters=found) if found else comp
+
+
+#: A comparison read from the other side: ``x op y`` is ``y mirror(op) x``.
+_MIRROR = {"<": ">", "<=": ">=", "==": "==", "!=": "!=", ">=": "<=", ">": "<"}
+
+
+def _floors_flipped(comp: Compiled) -> Compiled:
+    """``comp`` with each floor read as its complement.  A floor is a clamped
+    form of one suit whose values below the clamp fit nothing
+    (``top3(north, spades) >= 2``, ``quality(south, hearts) >= 700``): read
+    as ``max - form``, only its values up to ``max - clamp`` fit, all alike,
+    and it is a filter like a calm opponent's.  A new ``Compiled``: the
+    plain one is left as it was."""
+    floors = [f for f in range(len(comp.forms)) if _is_floor(comp, f)]
+    if not floors:
+        return comp
+    forms, atoms = list(comp.forms), list(comp.atoms)
+    for f in floors:
+        form = comp.forms[f]
+        top = sum(t.coef * local_max(t.fn) for t in form.terms)  # form + complement == top, suit by suit
+        forms[f] = Form(tuple(replace(t, complement=not t.complement) for t in form.terms), top - form.dim + 2)
+        atoms = [Atom(f, (), -(top + a.const), _MIRROR[a.op]) if a.form == f else a for a in atoms]
+    return replace(comp, forms=forms, atoms=atoms)
+
+
+def _is_floor(comp: Compiled, f: int) -> bool:
+    form = comp.forms[f]
+    suits = {t.suits for t in form.terms}
+    if not form.clamp or form.dim < 2 or len(suits) != 1 or len(next(iter(suits))) != 1:
+        return False
+    mine = {i: a for i, a in enumerate(comp.atoms) if a.form == f}
+    if any(a.lengths for a in mine.values()) or any(t.seat not in comp.patterned for t in form.terms):
+        return False
+    below = np.arange(form.dim - 1)
+    leaves = {("atom", i): a.holds(below, 0).astype(np.int8) for i, a in mine.items()}
+    return bool((evaluate3(comp.tree, leaves, len(below)) == FALSE).all())
 
 
 def _is_filter(comp: Compiled, f: int) -> bool:

@@ -467,7 +467,7 @@ class Plan:
             raise Impossible("no deal satisfies this spec")
         if self._sampler is None:
             make = getattr(self.listing, "make_sampler", None)
-            self._sampler = make() if make else Sampler(self.listing)
+            self._sampler = make() if make else Sampler(self.listing, lazy=self.exact)
         return self._sampler
 
     def _draw(self, n: int, rng: Rng, enough: int | None = None) -> np.ndarray:

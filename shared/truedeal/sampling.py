@@ -120,21 +120,51 @@ class _RowVectors(dict):
 MAX_PREFIX_BYTES = 2_000_000_000
 
 
+def _prefix_bytes(n_tables: int, lay: Layout) -> tuple[int, int]:
+    """Entries of one summed-area table over ``lay``'s feature space, and the bytes of ``n_tables``."""
+    entries = prod(d + (i < lay.n_box) for i, d in enumerate(lay.dims))  # a zero slice before each form axis
+    return entries, 8 * n_tables * entries
+
+
 def _check_prefix_bytes(n_tables: int, lay: Layout) -> None:
     """Raise :class:`TooLargeToDeal` when ``n_tables`` summed-area tables over
     ``lay``'s feature space would pass :data:`MAX_PREFIX_BYTES`."""
-    entries = prod(d + (i < lay.n_box) for i, d in enumerate(lay.dims))  # a zero slice before each form axis
-    size = 8 * n_tables * entries
+    entries, size = _prefix_bytes(n_tables, lay)
     if size > MAX_PREFIX_BYTES:
         raise TooLargeToDeal(
             f"this plan counts exactly but cannot deal: {n_tables:,} tables of {entries:,} entries would take "
             f"{size / 1e9:.1f} GB (the bound is {MAX_PREFIX_BYTES / 1e9:.1f} GB); 'truedeal count' gives the exact count")
 
 
+class _LazyPrefix:
+    """The (D,C) pairs' summed-area tables of a sampler past
+    :data:`MAX_PREFIX_BYTES`, made when a draw needs one and kept, most
+    recently used first, within that bound."""
+
+    def __init__(self, listing: Listing, dc_pairs: np.ndarray) -> None:
+        self.listing, self.dc_pairs = listing, dc_pairs
+        entries, _ = _prefix_bytes(1, listing.layout)
+        self.room = max(1, MAX_PREFIX_BYTES // (8 * entries))
+        self.kept: dict[int, np.ndarray] = {}
+
+    def table(self, which: int) -> np.ndarray:
+        """Pair ``which``'s table, shaped as a stack of one."""
+        t = self.kept.pop(which, None)
+        if t is None:
+            t = prefix_sums(self.listing.pair_tables[self.dc_pairs[which]], self.listing.layout)[None]
+            if len(self.kept) >= self.room:
+                del self.kept[next(iter(self.kept))]  # the least recently used
+        self.kept[which] = t
+        return t
+
+
 class Sampler:
     """Draws uniform deals from one listing.  Build once, draw many times."""
 
-    def __init__(self, listing: Listing) -> None:
+    def __init__(self, listing: Listing, lazy: bool = False) -> None:
+        """``lazy``: past :data:`MAX_PREFIX_BYTES` of level-1 tables, make
+        them as draws need them (:meth:`_level1`) instead of refusing with
+        :class:`TooLargeToDeal`."""
         if listing.total == 0:
             raise ValueError("no deal satisfies this spec")
         self.listing = listing
@@ -145,8 +175,13 @@ class Sampler:
         # diamonds+clubs features one HCP coordinate at a time.
         dc_pairs, dc_index = unique_inverse(listing.cell_pairs[:, 1])
         self.cell_dc = dc_index.reshape(-1)
-        _check_prefix_bytes(len(dc_pairs), lay)
-        self.dc_prefix = np.stack([prefix_sums(listing.pair_tables[p], lay) for p in dc_pairs])
+        self.lazy: _LazyPrefix | None = None
+        if lazy and _prefix_bytes(len(dc_pairs), lay)[1] > MAX_PREFIX_BYTES:
+            self.lazy = _LazyPrefix(listing, dc_pairs)
+            self.dc_prefix = np.zeros((0,), np.int64)
+        else:
+            _check_prefix_bytes(len(dc_pairs), lay)
+            self.dc_prefix = np.stack([prefix_sums(listing.pair_tables[p], lay) for p in dc_pairs])
         # Accepted boxes of the form space, per cell signature.
         self.sig_boxes = [(np.array([b[0] for b in boxes], np.int64).reshape(len(boxes), lay.n_box),
                            np.array([b[1] for b in boxes], np.int64).reshape(len(boxes), lay.n_box))
@@ -192,20 +227,32 @@ class Sampler:
         Its HCP coordinates are drawn one at a time: coordinate d takes value
         x with weight = the sum of the (D,C) table over the rest of the box,
         read from the summed-area table in 2**n_box lookups; the cumulative
-        weights are searched by bisection.
+        weights are searched by bisection.  A lazy sampler draws the entries
+        of one (D,C) pair after another, in the pairs' order, each table made
+        once for them all (the same law; its own order of draws).
         """
+        which = self.cell_dc[self.listing.e_cell[entry]]
+        if self.lazy is None:
+            return self._level1_on(entry, rng, self.dc_prefix, which)
+        out = np.empty(len(entry), np.int64)
+        for w in np.unique(which):
+            rows = np.nonzero(which == w)[0]
+            out[rows] = self._level1_on(entry[rows], rng, self.lazy.table(int(w)), np.zeros(len(rows), np.int64))
+        return out
+
+    def _level1_on(self, entry: np.ndarray, rng: Rng, prefix: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """:meth:`_level1` with the tables ``prefix`` (entry i reads table ``which[i]``)."""
         L, lay = self.listing, self.layout
         nb = lay.n_box
         z1 = lay.vectors(L.e_z1[entry])
         exact = L.c_values[L.e_c[entry]] - z1[:, nb:]
-        which = self.cell_dc[L.e_cell[entry]]
-        box_lo, box_hi = self._boxes(entry, z1, which, exact, rng)
+        box_lo, box_hi = self._boxes(entry, z1, prefix, which, exact, rng)
         lo = np.maximum(box_lo - z1[:, :nb], 0)
         hi = np.minimum(lay.open_top(box_hi) - z1[:, :nb], np.array(lay.dims[:nb], dtype=np.int64) - 1)
         z2 = lo.copy()
         k = _compiled()
         fits = 0 < nb <= _LEVEL1_BOX and exact.shape[1] <= _LEVEL1_EXACT
-        if fits and k is not None and k.level1(rng.bits, self.dc_prefix, np.array(self.dc_prefix.shape, np.int64), nb,
+        if fits and k is not None and k.level1(rng.bits, prefix, np.array(prefix.shape, np.int64), nb,
                                              exact.shape[1], np.ascontiguousarray(which, np.int64), np.ascontiguousarray(lo, np.int64),
                                              np.ascontiguousarray(hi, np.int64), np.ascontiguousarray(exact, np.int64), z2):
             nb = 0  # the coordinates are drawn (the same draws as the loop below)
@@ -217,7 +264,7 @@ class Sampler:
                 """Table sum with coordinate d in [lo_d, upto] (the rest in the box)."""
                 q = qhi.copy()
                 q[:, d] = upto
-                return self._box(which, qlo[:, None, :], q[:, None, :], exact)[:, 0]
+                return self._box(prefix, which, qlo[:, None, :], q[:, None, :], exact)[:, 0]
 
             r = rng.below(cum(hi[:, d]))
             # binary search for the smallest x with cum(x) > r
@@ -231,7 +278,8 @@ class Sampler:
         strides, nb = lay.strides, lay.n_box
         return z2 @ strides[:nb] + exact @ strides[nb:]
 
-    def _boxes(self, entry: np.ndarray, z1: np.ndarray, which: np.ndarray, exact: np.ndarray, rng: Rng):
+    def _boxes(self, entry: np.ndarray, z1: np.ndarray, prefix: np.ndarray, which: np.ndarray, exact: np.ndarray,
+               rng: Rng):
         """The accepted box each draw lands in: the only one, or one drawn in
         proportion to the (D,C) weight it holds (no draw when every row has one box)."""
         if self.cell_box is not None:
@@ -250,15 +298,15 @@ class Sampler:
                 qlo = np.maximum(blo[None, :, :] - z1[rows, None, :nb], 0)
                 qhi = np.minimum(lay.open_top(bhi)[None, :, :] - z1[rows, None, :nb], dims - 1)
                 qhi = np.maximum(qhi, qlo - 1)  # an empty range sums to 0
-                w = self._box(which[rows], qlo, qhi, exact[rows])
+                w = self._box(prefix, which[rows], qlo, qhi, exact[rows])
                 cum = np.cumsum(w, axis=1)
                 r = rng.below(cum[:, -1])
                 pick = (cum <= r[:, None]).sum(axis=1)
             lo[rows], hi[rows] = blo[pick], bhi[pick]
         return lo, hi
 
-    def _box(self, which: np.ndarray, lo: np.ndarray, hi: np.ndarray, exact: np.ndarray) -> np.ndarray:
-        """Sum of (D,C) table ``which[r]`` over the box [lo, hi] (per row r and
+    def _box(self, prefix: np.ndarray, which: np.ndarray, lo: np.ndarray, hi: np.ndarray, exact: np.ndarray) -> np.ndarray:
+        """Sum of (D,C) table ``which[r]`` of ``prefix`` over the box [lo, hi] (per row r and
         column k of lo/hi, shape (n, k, n_box)) at the exact coordinates ``exact[r]``."""
         nb = self.layout.n_box
         t = (which[:, None],)
@@ -269,7 +317,7 @@ class Sampler:
             if any(zero[d] and not c for d, c in enumerate(corner)):
                 continue
             idx = tuple(hi[:, :, d] + 1 if c else lo[:, :, d] for d, c in enumerate(corner))
-            term = self.dc_prefix[t + idx + ex]
+            term = prefix[t + idx + ex]
             acc += term if (nb - sum(corner)) % 2 == 0 else -term
         return acc
 
@@ -312,7 +360,7 @@ class Sampler:
     def _one_call_arguments(self) -> tuple | None:
         L, lay, e, o = self.listing, self.layout, self.entries, self.options
         nb, ne = lay.n_box, len(lay.dims) - lay.n_box
-        if self.cell_box is None or nb > _LEVEL1_BOX or ne > _LEVEL1_EXACT or e.top + 1 >= 1 << 63:
+        if self.cell_box is None or self.lazy or nb > _LEVEL1_BOX or ne > _LEVEL1_EXACT or e.top + 1 >= 1 << 63:
             return None
         i64 = lambda a: np.ascontiguousarray(a, np.int64)  # noqa: E731
         arrays = (i64(e.cum_hi), np.ascontiguousarray(e.cum_lo, np.uint64), i64(e.guide), i64(L.e_cell), i64(L.e_z1),

@@ -217,7 +217,7 @@ def test_box_sums_of_the_numpy_path_against_the_table():
     lo[:, :, 0] = 0  # an axis where every lower bound is 0: its corners are skipped
     hi = np.maximum(lo - 1, rng.integers(0, np.array(dims[:nb]), (n, k, nb)))  # some boxes empty
     exact = rng.integers(0, np.array(dims[nb:], dtype=np.int64), (n, len(dims) - nb))
-    got = sampler._box(which, lo, hi, exact)
+    got = sampler._box(sampler.dc_prefix, which, lo, hi, exact)
     for r in range(n):
         table = plan.listing.pair_tables[dc_pairs[which[r]]].reshape(dims)
         for b in range(k):

@@ -1,22 +1,27 @@
-"""A sampler past :data:`truedeal.sampling.MAX_PREFIX_BYTES` of level-1
-tables makes them as draws need them (``Sampler(listing, lazy=True)``).
+"""Samplers whose level-1 tables pass :data:`truedeal.sampling.MAX_PREFIX_BYTES`.
 
-With one (D,C) pair its draws are the stacked sampler's, byte for byte; with
-many, they follow the exact law of the listing (chi-square against counts of
-the spec cut by North's HCP), and every deal fits."""
+Past the bound padded, the tables are kept unpadded (no zero slice on an
+axis of one value) and the draws are the padded sampler's, byte for byte.
+Past it even so, ``Sampler(listing, lazy=True)`` makes them as draws need
+them: with one (D,C) pair its draws are the stacked sampler's, byte for
+byte; with many, they follow the exact law of the listing (chi-square
+against counts of the spec cut by North's and South's HCP), and every deal fits."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.stats import chisquare
 
 from truedeal import sampling
-from truedeal.constraints.dealer import parse_program
+from truedeal.constraints.dealer import load_program, parse_program
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
 from truedeal.randomness import chunk_rng
 
+SCRIPTS = Path(__file__).parent / "scripts"
 ONE_PAIR = "condition hcp(north) >= 15 && hcp(north) <= 17 && hcp(south) >= 8"
 MANY_PAIRS = ("condition hcp(north) >= {lo} && hcp(north) <= {hi} && shape(north, any 4333 + any 4432 + any 5332)"
               " && hcp(south) >= 8 && hcp(south) <= 9")
@@ -26,10 +31,24 @@ def _listing(text: str):
     return Plan.build(parse_program(text)).listing
 
 
+def test_unpadded_tables_draw_the_padded_samplers_deals(monkeypatch):
+    """tests/scripts/45: a form of one value among five, 105 (D,C) pairs."""
+    listing = Plan.build(load_program(SCRIPTS / "45_singular_names.dlr")).listing
+    padded = sampling.Sampler(listing)
+    assert padded.padded and padded.one_call_args()
+    expected = padded.draw(3000, chunk_rng("unpadded", 0))
+    n_pairs = len(padded.dc_prefix)
+    monkeypatch.setattr(sampling, "MAX_PREFIX_BYTES", sampling._prefix_bytes(n_pairs, listing.layout, False)[1])
+    unpadded = sampling.Sampler(listing)
+    assert not unpadded.padded and unpadded.unpadded and unpadded.dc_prefix.size * 2 == padded.dc_prefix.size
+    assert (unpadded.draw(3000, chunk_rng("unpadded", 0)) == expected).all()
+
+
 def test_with_one_pair_a_lazy_sampler_draws_the_stacked_samplers_deals(monkeypatch):
     listing = _listing(ONE_PAIR)
     stacked = sampling.Sampler(listing).draw(3000, chunk_rng("lazy", 0))
     monkeypatch.setattr(sampling, "MAX_PREFIX_BYTES", 1000)
+    monkeypatch.setattr(sampling, "LAZY_KEPT_BYTES", 1000)
     lazy = sampling.Sampler(listing, lazy=True)
     assert lazy.lazy is not None and lazy.lazy.room == 1
     assert (lazy.draw(3000, chunk_rng("lazy", 0)) == stacked).all()
@@ -46,7 +65,8 @@ def test_a_sampler_past_the_bound_refuses_unless_lazy(monkeypatch):
 
 def test_with_many_pairs_lazy_draws_follow_the_listings_law(monkeypatch):
     listing = _listing(MANY_PAIRS.format(lo=15, hi=17))
-    monkeypatch.setattr(sampling, "MAX_PREFIX_BYTES", 3 * 8 * sampling._prefix_bytes(1, listing.layout)[0])
+    monkeypatch.setattr(sampling, "MAX_PREFIX_BYTES", 1000)
+    monkeypatch.setattr(sampling, "LAZY_KEPT_BYTES", sampling._prefix_bytes(3, listing.layout, False)[1])
     lazy = sampling.Sampler(listing, lazy=True)
     assert lazy.lazy is not None and lazy.lazy.room == 3 and len(lazy.lazy.dc_pairs) > 3
     owners = lazy.draw(6000, chunk_rng("lazy law", 0))

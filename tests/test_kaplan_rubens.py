@@ -221,3 +221,10 @@ def test_the_corpus_script_deals_only_hands_that_fit():
         north, south = hand_suits(row, N), hand_suits(row, S)
         assert cccc(north) >= 1200 and len(north[0]) == 5 and quality(north[0]) >= 500
         assert sum(4 - "AKQJ".index(r) for r in "".join(south) if r in "AKQJ") <= 7 and len(south[0]) <= 2
+
+
+def test_explain_writes_them_as_the_script_does():
+    from truedeal.constraints.describe import cond
+
+    program = parse_program("condition cccc(west) >= 1200 && quality(north, spades) + quality(north, hearts) > 900")
+    assert cond(program.condition) == "cccc(west) >= 1200 && quality(north, spades) + quality(north, hearts) > 900"

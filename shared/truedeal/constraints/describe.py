@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from ..cards import SEAT_NAMES, SUIT_NAMES
-from . import ir
+from . import ir, kaplan_rubens
 
 _NAMED = {ir.HCP: "hcp", ir.CONTROLS: "controls", ir.LOSERS: "losers", ir.LENGTH: "length",
           ir.top(2): "top2", ir.top(3): "top3", ir.top(4): "top4", ir.top(5): "top5"}
 _RANKS = "AKQJT98765432"
+#: Tables of dealer's Kaplan-Rubens values, which hold fifths (:mod:`.kaplan_rubens`).
+_FIFTHS = {kaplan_rubens.QUALITY: "quality", kaplan_rubens.CCCC_BY_SUIT: "cccc_share"}
 
 
 def feature(f: ir.Feature) -> str:
@@ -28,11 +30,17 @@ def feature(f: ir.Feature) -> str:
 
 
 def num(x) -> str:
+    if isinstance(x, ir.IfElse) and isinstance(x.cond, ir.ShapeIn) and x == kaplan_rubens.cccc(x.cond.seat):
+        return f"cccc({SEAT_NAMES[x.cond.seat]})"
     if isinstance(x, ir.Linear):
         parts = []
         for c, f in x.terms:
+            shown = feature(f)
+            if f.fn in _FIFTHS and c % kaplan_rubens.STEP == 0:  # 5 * fifths: the value itself
+                c //= kaplan_rubens.STEP
+                shown = _FIFTHS[f.fn] + feature(ir.Feature(f.seat, f.suits, ir.HCP))[3:]
             sign = "-" if c < 0 else "+"
-            parts.append(f"{sign} {'' if abs(c) == 1 else f'{abs(c)}*'}{feature(f)}")
+            parts.append(f"{sign} {'' if abs(c) == 1 else f'{abs(c)}*'}{shown}")
         if x.const or not parts:
             parts.append(f"{'-' if x.const < 0 else '+'} {abs(x.const)}")
         text = " ".join(parts)

@@ -1172,3 +1172,20 @@ def test_a_plan_past_the_table_bound_deals_and_its_count_stands(monkeypatch):
     assert pilot.returncode == 0 and "rejection for the honour conditions of north, south" in pilot.out
     monkeypatch.undo()
     assert "rejection for the honour conditions" not in run("count", script).out
+
+
+@pytest.mark.memory_mb(800)
+def test_count_exact_lists_coin_classes_harder_or_says_why_not(monkeypatch):
+    """``count --exact`` lets a split by coin-card classes take PATIENT_SCALE
+    times its usual work; a plan that is still not exact is one line, exit 2."""
+    from truedeal import class_split
+
+    leveled = str(ROOT / "tests" / "scripts" / "66_leveled_2nt_raise.dlr")
+    exact = json.loads(run("count", "--json", leveled).out)["deals"]
+    monkeypatch.setattr(class_split, "MAX_CLASS_WORK", 1)
+    assert json.loads(run("count", "--json", leveled).out)["deals"] is None  # estimated: past the bound
+    monkeypatch.setattr(class_split, "PATIENT_SCALE", 10**12)
+    assert json.loads(run("count", "--exact", "--json", leveled).out)["deals"] == exact > 0
+    refused = run("count", "--exact", str(ROOT / "tests" / "scripts" / "52_rnd.dlr"))
+    assert refused.returncode == 2 and not refused.stdout and refused.err.count("\n") == 1
+    assert "no exact plan within the bounds (exact listing, rejection" in refused.err

@@ -31,7 +31,9 @@ again is listed once for all of them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -60,7 +62,24 @@ MAX_KEPT_LISTINGS = 6_000_000
 #: (about 185 bytes a unit: 185 MB); the others are readied again, from
 #: their listings, for each batch of chunks (about 0.6 us a unit).
 MAX_KEPT_SAMPLERS = 1_000_000
+#: How many times their usual work the classes of a patient plan may take
+#: (``truedeal count --exact``): still a deterministic bound, and the kept
+#: listings and samplers keep theirs, so memory stays as it was.
+PATIENT_SCALE = 20
+_work_scale: ContextVar[int] = ContextVar("class_work_scale", default=1)
 _ALL = np.arange(52)
+
+
+@contextmanager
+def patient(scale: int | None = None) -> Iterator[None]:
+    """Within it, :func:`class_split` may take ``scale`` (default
+    :data:`PATIENT_SCALE`) times :data:`MAX_CLASS_WORK` (and the split's
+    bound on boxes)."""
+    token = _work_scale.set(PATIENT_SCALE if scale is None else scale)
+    try:
+        yield
+    finally:
+        _work_scale.reset(token)
 #: Bytes of a chunk's stream that key each class's stream.
 _CLASS_KEY_BYTES = 32
 
@@ -79,13 +98,14 @@ def class_split(program: ir.Program, list_exactly: Callable[[ir.Program], Plan |
     plans: list[Plan | None] = []
     deals, costs = [], []
     work = boxes = kept = 0
+    most_work, most_boxes = MAX_CLASS_WORK * _work_scale.get(), card_owner.MAX_SPLIT_BOXES * _work_scale.get()
     for built, merged in enumerate(classes, 1):
         plan = list_exactly(merged.program)
         if plan is None:
             return None
         cost = listing_work(plan)
         work, boxes = work + cost, boxes + getattr(plan.listing, "grid_points", 0)
-        if work * len(classes) > MAX_CLASS_WORK * built or boxes * len(classes) > card_owner.MAX_SPLIT_BOXES * built:
+        if work * len(classes) > most_work * built or boxes * len(classes) > most_boxes * built:
             return None
         keep = built == 1 or kept + cost <= MAX_KEPT_LISTINGS  # the first always: it shows the layout
         kept += cost if keep else 0

@@ -68,6 +68,8 @@ MAX_KEPT_SAMPLERS = 1_000_000
 PATIENT_SCALE = 20
 _work_scale: ContextVar[int] = ContextVar("class_work_scale", default=1)
 _ALL = np.arange(52)
+#: Bytes of a chunk's stream that key each class's stream.
+_CLASS_KEY_BYTES = 32
 
 
 @contextmanager
@@ -80,8 +82,6 @@ def patient(scale: int | None = None) -> Iterator[None]:
         yield
     finally:
         _work_scale.reset(token)
-#: Bytes of a chunk's stream that key each class's stream.
-_CLASS_KEY_BYTES = 32
 
 
 def class_split(program: ir.Program, list_exactly: Callable[[ir.Program], Plan | None],

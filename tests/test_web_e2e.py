@@ -475,7 +475,8 @@ def test_script_editor_presets_live_odds_errors_and_dealing(browser, server, wor
     d.find_element(By.CSS_SELECTOR, "#script-panel summary").click()
     select = d.find_element(By.ID, "script-preset")
     options = [o for o in select.find_elements(By.TAG_NAME, "option") if o.get_attribute("value")]
-    assert [o.text for o in options] == ["1NT (15-17 balanced)", "Weak two (\u2660)", "Strong 2\u2663", "Flannery 2\u2666"]
+    assert [o.text for o in options] == ["1NT (15-17 balanced)", "Weak two (\u2660)", "Strong 2\u2663", "Flannery 2\u2666",
+                                         "1\u2660 by Kaplan-Rubens"]
     for option in options:
         script = option.get_attribute("data-script")
         option.click()

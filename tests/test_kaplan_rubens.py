@@ -144,17 +144,19 @@ def test_the_features_agree_with_the_card_by_card_values_on_random_deals():
 
 
 @cache
-def cccc_law(least_heart_quality: int = 0) -> dict[int, int]:
+def cccc_law(least_heart_quality: int = 0, spades_held: str = "") -> dict[int, int]:
     """How many 13-card hands have each cccc value (those whose hearts'
-    quality is at least ``least_heart_quality``): each suit's 8,192 holdings
-    tallied by length and share, the four suits convolved (once over all
-    holdings, once over suits of three or more, for the 4333 term)."""
-    tally = np.zeros((2, 14, 600), dtype=np.int64)  # [any suit, hearts], length, share / 5
+    quality is at least ``least_heart_quality`` and whose spades hold
+    ``spades_held``): each suit's 8,192 holdings tallied by length and
+    share, the four suits convolved (once over all holdings, once over suits
+    of three or more, for the 4333 term)."""
+    tally = np.zeros((3, 14, 600), dtype=np.int64)  # [any suit, hearts, spades], length, share / 5
     for mask in range(1 << 13):
         ranks = "".join(r for i, r in enumerate(RANKS) if mask >> i & 1)
         tally[0, len(ranks), suit_part(ranks) // 5] += 1
         tally[1, len(ranks), suit_part(ranks) // 5] += quality(ranks) >= least_heart_quality
-    suits = [tally[0], tally[1], tally[0], tally[0]]
+        tally[2, len(ranks), suit_part(ranks) // 5] += all(r in ranks for r in spades_held)
+    suits = [tally[2], tally[1], tally[0], tally[0]]
     every = _hands(suits)
     square = _hands([np.where(np.arange(14)[:, None] >= 3, t, 0) for t in suits])
     law: dict[int, int] = {}
@@ -209,6 +211,15 @@ def test_a_seats_quality_and_cccc_count_what_the_suit_by_suit_count_gives(least,
     assert plan.summary().exact
     others = factorial(39) // factorial(13) ** 3
     assert plan.summary().deals == others * sum(n for v, n in law.items() if v < below) > 0
+
+
+def test_a_predealt_seats_cccc_counts_what_the_suit_by_suit_count_gives():
+    """North holds the spade ace and king (predealt): its hands hold them, the
+    other seats share the other 39 cards."""
+    law = cccc_law(spades_held="AK")
+    plan = Plan.build(parse_program("predeal north SAK\ncondition cccc(north) >= 1600"))
+    assert plan.summary().exact
+    assert plan.summary().deals == factorial(39) // factorial(13) ** 3 * sum(n for v, n in law.items() if v >= 1600) > 0
 
 
 @pytest.mark.memory_mb(600)

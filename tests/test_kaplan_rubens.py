@@ -5,8 +5,7 @@ The values are pinned to what the classic dealer program prints
 written card by card from its description, not from the tables.  The exact
 count of a seat's ``cccc`` comes from an independent count: every holding of
 every suit enumerated, the four suits convolved.  Drawn deals follow that
-count's law, and the corpus script of two seats, one of them checked by
-rejection, deals only hands that fit.
+count's law, and the corpus script of two seats deals only hands that fit.
 """
 
 from __future__ import annotations
@@ -224,8 +223,8 @@ def test_a_predealt_seats_cccc_counts_what_the_suit_by_suit_count_gives():
 
 @pytest.mark.memory_mb(600)
 def test_the_corpus_script_deals_only_hands_that_fit():
-    """tests/scripts/68 (endplay reads cccc otherwise): two seats, South's by
-    rejection; each deal checked card by card."""
+    """tests/scripts/68 (endplay reads cccc otherwise): two seats, exact with
+    North's spade quality read as a filter; each deal checked card by card."""
     program = load_program(Path(__file__).parent / "scripts" / "68_kaplan_rubens_opening.dlr")
     owners = np.concatenate(list(Plan.build(program).deals(300, seed="c4 corpus")))
     for row in owners:

@@ -238,3 +238,18 @@ def test_explain_writes_them_as_the_script_does():
 
     program = parse_program("condition cccc(west) >= 1200 && quality(north, spades) + quality(north, hearts) > 900")
     assert cond(program.condition) == "cccc(west) >= 1200 && quality(north, spades) + quality(north, hearts) > 900"
+
+
+def test_a_json_spec_says_the_same_with_its_fields():
+    """``cccc`` of a seat and ``quality`` of a suit object are the script's
+    functions: the same plan and count; out of range is one line naming the field."""
+    from truedeal.constraints.load import load_constraints
+    from truedeal.spec import SpecError
+
+    fields = {"north": {"cccc": [1400, 3560], "spades": {"length": [5, 13], "quality": [500, 1300]}}}
+    script = "condition cccc(north) >= 1400 && spades(north) >= 5 && quality(north, spades) >= 500"
+    assert Plan.build(load_constraints(fields)).summary().deals == Plan.build(parse_program(script)).summary().deals > 0
+    with pytest.raises(SpecError, match=r"north\.cccc: 4000 .*out of range \(-50\.\.3560\)"):
+        load_constraints({"north": {"cccc": [1400, 4000]}})
+    with pytest.raises(SpecError, match=r"south\.hearts\.quality: 1400 is out of range \(0\.\.1300\)"):
+        load_constraints({"south": {"hearts": {"quality": 1400}}})

@@ -25,7 +25,8 @@ EXAMPLE = {
 
 ALL_SHAPES = [p for p in product(range(14), repeat=4) if sum(p) == 13]
 
-FIELDS = "(fields are hcp, spades, hearts, diamonds, clubs, shape, controls, losers, top2, top3, top4, top5, points, holds, any_of, not)"
+FIELDS = ("(fields are hcp, spades, hearts, diamonds, clubs, shape, controls, losers, top2, top3, top4, top5, cccc, points, holds,"
+          " any_of, not)")
 
 
 def mask_set(mask: np.ndarray) -> set[tuple[int, ...]]:
@@ -168,7 +169,8 @@ def test_points_of_a_suit_count_as_a_scripts_scale_on_that_suit(seat, script):
 
 def test_an_unknown_field_of_a_suit_or_a_scale_names_the_right_fields():
     assert error_of({"north": {"spades": {"lenght": 5}}}) == (
-        "north.spades.lenght: unknown field (fields of a suit are length, hcp, controls, losers, points, top2, top3, top4, top5)")
+        "north.spades.lenght: unknown field (fields of a suit are length, hcp, controls, losers, points, top2, top3, top4, top5,"
+        " quality)")
     assert error_of({"north": {"points": {"scale": [1], "range": 1, "ranges": 2}}}) == (
         "north.points.ranges: unknown field (fields of points are scale, range)")
 

@@ -184,10 +184,10 @@ def cli() -> None:
     Seats: north, east, south, west (or N, E, S, W). Fields of a seat, all optional:
       hcp               points A=4 K=3 Q=2 J=1: 12 or [12, 14]
       spades, hearts,   suit lengths: 5 or [5, 13]; or an object of the suit's
-      diamonds, clubs   length, hcp, controls, losers, points, top2..top5
+      diamonds, clubs   length, hcp, controls, losers, points, top2..top5, quality
       shape             dealer shapes: "5xxx", "any 4333 + any 5332",
                         "any 5xxx - 5xxx" (+ or, - but not, x any)
-      controls, losers, top2..top5, points, holds, any_of, not:
+      controls, losers, top2..top5, cccc, points, holds, any_of, not:
                         see truedeal help spec
     Besides the seats: condition (a dealer-script condition), any_of, script.
 

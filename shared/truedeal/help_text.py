@@ -30,7 +30,8 @@ Fields of a seat:
   spades, hearts, diamonds, clubs
              the suit's length, 0..13; or an object of ranges for that suit:
              length, hcp, controls, losers, top2..top5 (how many of AK, AKQ,
-             AKQJ, AKQJT the seat holds) and points (below)
+             AKQJ, AKQJT the seat holds), quality (dealer's Kaplan-Rubens
+             suit quality, in hundredths, 0..1300) and points (below)
     {"west": {"spades": [6, 13], "hearts": 0}}
     {"east": {"diamonds": [6, 13], "clubs": 6}}
     {"south": {"hearts": {"length": 6, "top3": [2, 3], "hcp": [4, 8]}}}
@@ -48,6 +49,9 @@ Fields of a seat:
              (0..8, 0..12, 0..16, 0..20)
     {"north": {"top2": [2, 8], "top3": [3, 12]}}
     {"west": {"top4": [0, 2], "top5": [0, 3]}}
+  cccc       dealer's Kaplan-Rubens hand value, in hundredths, -50..3560
+             (an opening is about 1200; see docs/dealer-scripts.md)
+    {"north": {"cccc": [1400, 3560], "spades": {"length": [5, 13], "quality": [500, 1300]}}}
   points     a scale of your own, ace first, and the range of its total;
              in a suit's object, the total of that suit
     {"north": {"points": {"scale": [6, 4, 2, 1], "range": [20, 40]}}}

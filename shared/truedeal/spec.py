@@ -63,12 +63,12 @@ from .shapes import ShapeError, normalize_shape, parse_shape
 __all__ = ["SpecError", "SeatSpec", "Spec", "SeatConstraint", "load_spec", "FIELD_NAMES"]
 
 #: Seat fields, in canonical order.
-FIELD_NAMES: tuple[str, ...] = ("hcp", *SUIT_NAMES, "shape", "controls", "losers", "top2", "top3", "top4", "top5", "points",
-                                "holds", "any_of", "not")
+FIELD_NAMES: tuple[str, ...] = ("hcp", *SUIT_NAMES, "shape", "controls", "losers", "top2", "top3", "top4", "top5", "cccc",
+                                "points", "holds", "any_of", "not")
 #: The fields of the first JSON language, which need nothing but patterns and HCP.
 SIMPLE_FIELDS: tuple[str, ...] = ("hcp", *SUIT_NAMES, "shape")
 #: Fields of a suit given as an object, e.g. ``"spades": {"length": [5, 6], "top3": [2, 3]}``.
-SUIT_FIELDS: tuple[str, ...] = ("length", "hcp", "controls", "losers", "points", "top2", "top3", "top4", "top5")
+SUIT_FIELDS: tuple[str, ...] = ("length", "hcp", "controls", "losers", "points", "top2", "top3", "top4", "top5", "quality")
 #: Spec keys besides the seats.
 SPEC_KEYS: tuple[str, ...] = ("condition", "script", "any_of")
 
@@ -197,11 +197,15 @@ if TYPE_CHECKING:  # to a type checker, each is the (min, max) tuple that its va
     Upto8: TypeAlias = tuple[int, int]
     Upto16: TypeAlias = tuple[int, int]
     Upto20: TypeAlias = tuple[int, int]
+    CcccRange: TypeAlias = tuple[int, int]
+    QualityRange: TypeAlias = tuple[int, int]
 else:
     HcpRange = _range_type(0, MAX_HCP)
     SuitRange = _range_type(0, 13)
     PointRange = _range_type(0, 10**6)
     Upto2, Upto3, Upto4, Upto5, Upto8, Upto10, Upto12, Upto16, Upto20 = (_range_type(0, n) for n in (2, 3, 4, 5, 8, 10, 12, 16, 20))
+    # dealer's Kaplan-Rubens values, in hundredths: a Yarborough 4333 is -50, AKQJ of 13 cards 1300 and 3560
+    CcccRange, QualityRange = _range_type(-50, 3560), _range_type(0, 1300)
 
 
 class PointsSpec(BaseModel):
@@ -234,6 +238,8 @@ class SuitSpec(BaseModel):
     top3: Upto3 | None = Field(default=None, description="How many of A K Q the seat holds.")
     top4: Upto4 | None = Field(default=None, description="How many of A K Q J the seat holds.")
     top5: Upto5 | None = Field(default=None, description="How many of A K Q J T the seat holds.")
+    quality: QualityRange | None = Field(
+        default=None, description="The suit's Kaplan-Rubens quality in hundredths, as dealer's quality(): 0..1300.")
 
     def canonical(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -337,6 +343,8 @@ class SeatSpec(BaseModel):
     top3: Upto12 | None = Field(default=None, description="How many of the A K Q of each suit, 0..12.")
     top4: Upto16 | None = Field(default=None, description="How many of the A K Q J of each suit, 0..16.")
     top5: Upto20 | None = Field(default=None, description="How many of the A K Q J T of each suit, 0..20.")
+    cccc: CcccRange | None = Field(
+        default=None, description="Kaplan-Rubens hand value in hundredths, as dealer's cccc(): -50..3560 (an opening is about 1200).")
     points: PointsSpec | None = Field(default=None, description="A point scale of your own and its range.")
     holds: Cards | None = Field(default=None, description="Cards the seat holds (predealt), e.g. [\"SA\", \"SK\"].")
     any_of: list[SeatSpec] | None = Field(default=None, min_length=1, description="Either/or: the hand fits at least one of these.")

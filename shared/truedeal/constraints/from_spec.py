@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from ..cards import SUIT_NAMES, card
 from ..patterns import PATTERNS
-from . import ir
+from . import ir, kaplan_rubens
 from .compile import rules_program
 
 _RANKS = "AKQJT98765432"
@@ -85,11 +85,15 @@ def seat_condition(seat: int, s, predeal: dict[int, list[int]] | None) -> ir.Con
                 items += _range(_feat(seat, (k,), fn), r)
         if v.points is not None:  # the seat-level points, read on this suit alone
             items += _range(_feat(seat, (k,), ir.weights(*v.points.scale)), v.points.range)
+        if v.quality is not None:
+            items += _range(kaplan_rubens.quality(seat, k), v.quality)
     if s.shape is not None:
         items.append(_shape(seat, s.shape))
     for field in ("controls", "losers", "top2", "top3", "top4", "top5"):  # whole-hand sums of the suit functions
         if (r := getattr(s, field)) is not None:
             items += _range(_feat(seat, ir.ALL_SUITS, _SUIT_FNS[field]), r)
+    if s.cccc is not None:
+        items += _range(kaplan_rubens.cccc(seat), s.cccc)
     if s.points is not None:
         items += _range(_feat(seat, ir.ALL_SUITS, ir.weights(*s.points.scale)), s.points.range)
     if s.holds is not None:
@@ -105,7 +109,7 @@ def _feat(seat: int, suits: tuple[int, ...], fn: ir.LocalFn) -> ir.Linear:
     return ir.Linear(((1, ir.Feature(seat, suits, fn)),))
 
 
-def _range(x: ir.Linear, r: tuple[int, int]) -> list[ir.Cond]:
+def _range(x: ir.Num, r: tuple[int, int]) -> list[ir.Cond]:
     return [ir.Compare(">=", x, ir.Linear((), r[0])), ir.Compare("<=", x, ir.Linear((), r[1]))]
 
 

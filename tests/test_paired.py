@@ -261,6 +261,17 @@ def test_chunks_drawn_together_are_the_chunks_drawn_one_by_one(spec, compiled):
 
 
 @pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
+def test_chunks_past_one_compiled_fill_are_the_chunks_drawn_one_by_one():
+    """Past 32,768 rows the compiled fill takes the chunks a few at a time
+    (whole chunks, a full one straddling the limit): the same deals."""
+    listing = build_paired(_comp(SMALL_FOUR))
+    parts = lambda: [(n, chunk_rng("groups", k)) for k, n in enumerate([4096] * 7 + [37, 4096, 1, 4096])]  # noqa: E731
+    one_by_one = np.concatenate([listing.make_sampler().draw(n, rng) for n, rng in parts()])
+    together = listing.make_sampler().draw_chunks(parts())
+    assert together.shape == (7 * 4096 + 37 + 2 * 4096 + 1, 52) and (together == one_by_one).all()
+
+
+@pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
 def test_compiled_steps_refuse_bits_parts_that_do_not_cover_the_rows():
     sampler = build_paired(_comp(SMALL_FOUR)).make_sampler()
     q = np.zeros(10, np.int64)

@@ -686,12 +686,116 @@ static inline void row_line(Line *L, const int64_t *stride, int nb, int ne, int6
     line_of(L, stride, nb, base, qlo, qhi, d);
 }
 
+#define L1_LANES 8
+/* Tables up to this many bytes are searched a row at a time. */
+#define L1_NEAR ((size_t)1 << 20)
+
+/* Ask for line(at)'s corners ahead of line_at: a row's reads of a table
+ * past the caches then wait together with the other lanes' reads. */
+static inline void line_prefetch(const int64_t *prefix, const Line *L, int64_t at) {
+    if (at == 0) return;
+    const int64_t *p = prefix + L->top + at * L->step;
+    for (int j = 0; j < L->count; j++) __builtin_prefetch(p + L->off[j], 0, 1);
+}
+
+/* Coordinate 0's bound of rows r0 .. r0 + cnt - 1 (the table's sum over each
+ * row's box) into bnd, and line(lo_0) into base. */
+static void first_bounds(const int64_t *prefix, Line *L, const int64_t *stride, int nb, int ne, size_t r0, size_t cnt,
+                         const int64_t *which, const int64_t *exact, const int64_t *lo, const int64_t *hi, int64_t *z2,
+                         int64_t *base, int64_t *bnd) {
+    for (size_t k = 0; k < cnt; k++) {
+        size_t r = r0 + k;
+        row_line(&L[k], stride, nb, ne, which[r], exact + r * ne, lo + r * nb, hi + r * nb, z2 + r * nb, 0);
+        line_prefetch(prefix, &L[k], lo[r * nb]);
+        line_prefetch(prefix, &L[k], hi[r * nb] + 1);
+    }
+    for (size_t k = 0; k < cnt; k++) {
+        size_t r = r0 + k;
+        base[r] = line_at(prefix, &L[k], lo[r * nb]);
+        bnd[r] = line_at(prefix, &L[k], hi[r * nb] + 1) - base[r];
+    }
+}
+
+/* A bisection of coordinate d for one row: the answer is in [a, b], whose
+ * ends' lines are at_a = line(a) and at_b = line(b + 1); at_lo = line(lo_d). */
+typedef struct {
+    int64_t a, b, at_lo, at_a, at_b;
+} Bisect;
+
+/* Row r's bisection before its first step (its line L set). */
+static inline Bisect bisect_of(const int64_t *prefix, const Line *L, int d, size_t r, int64_t a, int64_t b,
+                               const int64_t *base, const int64_t *bnd) {
+    int64_t at_lo = d ? line_at(prefix, L, a) : base[r];
+    return (Bisect){a, b, at_lo, at_lo, at_lo + bnd[r]};
+}
+
+/* One halving toward the smallest x with line(x + 1) - line(lo_d) > draw. */
+static inline void halve(const int64_t *prefix, const Line *L, Bisect *B, int64_t draw) {
+    int64_t m = (B->a + B->b) / 2, v = line_at(prefix, L, m + 1);
+    if (v - B->at_lo > draw)
+        B->b = m, B->at_b = v;
+    else
+        B->a = m + 1, B->at_a = v;
+}
+
+/* Coordinate d of rows r0 .. r0 + cnt - 1 (cnt <= L1_LANES), the lanes
+ * bisected in step.  bnd becomes the chosen slice's weight, line(a + 1) -
+ * line(a), both read on the way (a one-value axis reads nothing: its slice
+ * is the whole bound). */
+static void search_lanes(const int64_t *prefix, Line *L, const int64_t *stride, int nb, int ne, int d, size_t r0,
+                         size_t cnt, const int64_t *which, const int64_t *exact, const int64_t *lo, const int64_t *hi,
+                         int64_t *z2, const int64_t *base, int64_t *bnd, const int64_t *draw) {
+    Bisect B[L1_LANES];
+    unsigned active = 0;
+    for (size_t k = 0; k < cnt; k++) {
+        size_t r = r0 + k;
+        if (lo[r * nb + d] == hi[r * nb + d]) continue;
+        active |= 1u << k;
+        row_line(&L[k], stride, nb, ne, which[r], exact + r * ne, lo + r * nb, hi + r * nb, z2 + r * nb, d);
+        if (d) line_prefetch(prefix, &L[k], lo[r * nb + d]);
+    }
+    for (size_t k = 0; k < cnt; k++)
+        if (active >> k & 1) B[k] = bisect_of(prefix, &L[k], d, r0 + k, lo[(r0 + k) * nb + d], hi[(r0 + k) * nb + d], base, bnd);
+    while (active) {
+        for (size_t k = 0; k < cnt; k++)
+            if (active >> k & 1) line_prefetch(prefix, &L[k], (B[k].a + B[k].b) / 2 + 1);
+        for (size_t k = 0; k < cnt; k++) {
+            if (!(active >> k & 1)) continue;
+            halve(prefix, &L[k], &B[k], draw[r0 + k]);
+            if (B[k].a == B[k].b) active &= ~(1u << k);
+        }
+    }
+    for (size_t k = 0; k < cnt; k++) {
+        size_t r = r0 + k;
+        if (lo[r * nb + d] == hi[r * nb + d]) continue;
+        z2[r * nb + d] = B[k].a;
+        bnd[r] = B[k].at_b - B[k].at_a;
+    }
+}
+
+/* search_lanes for row r alone, for a table in the caches (lanes would only
+ * cost their bookkeeping there). */
+static inline void search_row(const int64_t *prefix, Line *L, const int64_t *stride, int nb, int ne, int d, size_t r,
+                              const int64_t *which, const int64_t *exact, const int64_t *lo, const int64_t *hi,
+                              int64_t *z2, const int64_t *base, int64_t *bnd, const int64_t *draw) {
+    if (lo[r * nb + d] == hi[r * nb + d]) return;
+    row_line(L, stride, nb, ne, which[r], exact + r * ne, lo + r * nb, hi + r * nb, z2 + r * nb, d);
+    Bisect B = bisect_of(prefix, L, d, r, lo[r * nb + d], hi[r * nb + d], base, bnd);
+    while (B.a < B.b) halve(prefix, L, &B, draw[r]);
+    z2[r * nb + d] = B.a;
+    bnd[r] = B.at_b - B.at_a;
+}
+
 /* Sampler._level1 after the boxes: coordinate d of z2 takes x in [lo_d, hi_d]
  * with weight the table's sum over the rest of the box (coordinates < d as
  * chosen); one Rng.below call per coordinate for all rows, then the smallest
  * x whose cumulative weight exceeds the draw.  Returns 1 when done, 0 when
  * an index is out of range (nothing read: the caller runs the numpy code),
- * -1 on error. */
+ * -1 on error.
+ *
+ * Coordinate d's bound is the weight of the slice chosen for d - 1, which
+ * its bisection brackets, so only coordinate 0's bounds are read off the
+ * table (the same bounds, the same draws). */
 static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, int nb, int ne, size_t n,
                   const int64_t *which, const int64_t *lo, const int64_t *hi, const int64_t *exact, int64_t *z2) {
     int ndim = 1 + nb + ne;
@@ -705,44 +809,43 @@ static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, i
         for (int e = 0; e < ne; e++)
             if (exact[r * ne + e] < 0 || exact[r * ne + e] >= shape[1 + nb + e]) return 0;
     }
-    int64_t *bnd = grab(S_L1_BND, (n + 1) * 8), *draw = grab(S_L1_DRAW, (n + 1) * 8);
+    /* bnd: each row's bound (then its chosen slice's weight); base: line(lo_0) */
+    int64_t *bnd = grab(S_L1_BND, (2 * n + 1) * 8), *draw = grab(S_L1_DRAW, (n + 1) * 8), *base = bnd ? bnd + n : NULL;
     size_t corners = (size_t)1 << (nb - 1); /* heap, not stack: a thread's stack may be small */
-    Line L = {0, 0, malloc(corners * sizeof *L.off), malloc(corners), 0};
+    int64_t *off = malloc(L1_LANES * corners * sizeof *off);
+    int8_t *sign = malloc(L1_LANES * corners);
+    Line L[L1_LANES];
     int rc = -1;
-    if (!bnd || !draw || !L.off || !L.sign) {
+    if (!bnd || !draw || !off || !sign) {
         PyErr_NoMemory();
         goto out;
     }
+    for (int k = 0; k < L1_LANES; k++) L[k] = (Line){0, 0, off + k * corners, sign + k * corners, 0};
+    size_t table = 8;
+    for (int a = 0; a < ndim; a++) table *= (size_t)shape[a];
+    size_t lanes = table > L1_NEAR ? L1_LANES : 1;
     memcpy(z2, lo, n * nb * sizeof *z2);
+    Py_BEGIN_ALLOW_THREADS
+    for (size_t r0 = 0; r0 < n; r0 += lanes)
+        first_bounds(prefix, L, stride, nb, ne, r0, n - r0 < lanes ? n - r0 : lanes, which, exact, lo, hi, z2, base, bnd);
+    Py_END_ALLOW_THREADS
     for (int d = 0; d < nb; d++) {
-        Py_BEGIN_ALLOW_THREADS
-        for (size_t r = 0; r < n; r++) {
-            row_line(&L, stride, nb, ne, which[r], exact + r * ne, lo + r * nb, hi + r * nb, z2 + r * nb, d);
-            bnd[r] = line_at(prefix, &L, hi[r * nb + d] + 1) - line_at(prefix, &L, lo[r * nb + d]);
-        }
-        Py_END_ALLOW_THREADS
         if (below(bits, bnd, draw, n) < 0) goto out;
         Py_BEGIN_ALLOW_THREADS
-        for (size_t r = 0; r < n; r++) {
-            row_line(&L, stride, nb, ne, which[r], exact + r * ne, lo + r * nb, hi + r * nb, z2 + r * nb, d);
-            int64_t a = lo[r * nb + d], b = hi[r * nb + d], fixed = -line_at(prefix, &L, a);
-            while (a < b) { /* the smallest x with cum(x) > draw */
-                int64_t m = (a + b) / 2;
-                if (line_at(prefix, &L, m + 1) + fixed > draw[r])
-                    b = m;
-                else
-                    a = m + 1;
-            }
-            z2[r * nb + d] = a;
-        }
+        if (lanes == 1)
+            for (size_t r = 0; r < n; r++) search_row(prefix, L, stride, nb, ne, d, r, which, exact, lo, hi, z2, base, bnd, draw);
+        else
+            for (size_t r0 = 0; r0 < n; r0 += lanes)
+                search_lanes(prefix, L, stride, nb, ne, d, r0, n - r0 < lanes ? n - r0 : lanes, which, exact, lo, hi, z2,
+                             base, bnd, draw);
         Py_END_ALLOW_THREADS
     }
     rc = 1;
 out:
     drop(S_L1_BND, bnd);
     drop(S_L1_DRAW, draw);
-    free(L.off);
-    free(L.sign);
+    free(off);
+    free(sign);
     return rc;
 }
 
@@ -1115,6 +1218,39 @@ out:
     return rc;
 }
 
+/* Rows options_fill takes together when its bits come in chunks: 8 chunks of 4,096. */
+#define FILL_ROWS 32768
+
+/* options_fill over consecutive chunks at a time, up to FILL_ROWS rows (a
+ * chunk never split).  Each chunk's bytes are read in the same order as in
+ * one call (its options suit by suit, then its fill), since each has its own
+ * bits; the scratch stays within its slot instead of fresh pages that the
+ * kernel zeroes at every call (64 chunks: 80 MB a call). */
+static int options_fill_chunks(PyObject *bits, const Options *O, const Roles *L, const int64_t *cell, const int64_t *x,
+                               size_t n, uint8_t *owners) {
+    if (!PyTuple_Check(bits) || n <= FILL_ROWS) return options_fill(bits, O, L, cell, x, n, owners);
+    Py_ssize_t parts = PyTuple_GET_SIZE(bits), k = 0;
+    size_t row = 0;
+    while (k < parts) {
+        Py_ssize_t j = k;
+        size_t rows = 0;
+        for (; j < parts; j++) {
+            PyObject *src;
+            Py_ssize_t got = part_of(bits, j, n - row - rows, &src);
+            if (got < 0) return -1;
+            if (j > k && rows + (size_t)got > FILL_ROWS) break;
+            rows += (size_t)got;
+        }
+        PyObject *some = PyTuple_GetSlice(bits, k, j);
+        int rc = some ? options_fill(some, O, L, cell + row, x + row * 4, rows, owners + row * NCARDS) : -1;
+        Py_XDECREF(some);
+        if (rc < 0) return -1;
+        row += rows;
+        k = j;
+    }
+    return row == n ? 0 : (PyErr_SetString(PyExc_ValueError, "options_fill: the bits parts do not cover the rows"), -1);
+}
+
 /* ------------------------------------------------------------ one call */
 
 /* The listing's arrays that Sampler.draw reads, in the order of the tuple
@@ -1141,6 +1277,9 @@ static int split_rows(PyObject *bits, const Tables *T, const int64_t *pair, cons
     size_t n_pairs = T->len[A_PAIR_TABLES] / T->zsize, n_split = T->len[A_SPLIT_KEY];
     for (size_t i = 0; i < n; i++) {
         if (pair[i] < 0 || (size_t)pair[i] >= n_pairs || z[i] < 0 || (size_t)z[i] >= T->zsize) goto bad;
+        size_t ahead = i + AHEAD < n ? i + AHEAD : i; /* random rows of tables past the caches */
+        if ((size_t)pair[ahead] < n_pairs && (size_t)z[ahead] < T->zsize)
+            __builtin_prefetch(I64(T, A_PAIR_TABLES) + pair[ahead] * (int64_t)T->zsize + z[ahead], 0, 0);
         key[i] = pair[i] * (int64_t)T->zsize + z[i];
         tot[i] = I64(T, A_PAIR_TABLES)[key[i]];
     }
@@ -1213,6 +1352,11 @@ static int draw_rows(PyObject *bits, const Tables *T, const Roles *L, int64_t to
     wide_search(I64(T, A_CUM_HI), T->p[A_CUM_LO], T->len[A_CUM_HI], I64(T, A_GUIDE), T->len[A_GUIDE], gshift, hi_w, lo_w,
                 n, entry);
     for (size_t i = 0; i < n && !malformed; i++) { /* level 1's rows */
+        if (i + AHEAD < n && (size_t)entry[i + AHEAD] < T->len[A_E_CELL]) { /* random rows of tables past the caches */
+            __builtin_prefetch(I64(T, A_E_CELL) + entry[i + AHEAD], 0, 0);
+            __builtin_prefetch(I64(T, A_E_Z1) + entry[i + AHEAD], 0, 0);
+            __builtin_prefetch(I64(T, A_E_C) + entry[i + AHEAD], 0, 0);
+        }
         malformed = (size_t)entry[i] >= T->len[A_E_CELL] ||
                     level1_row(T, entry[i], z1 + i * T->ndims, exact + i * ne, which + i, lo + i * nb, hi + i * nb) < 0;
         cell[i] = malformed ? 0 : I64(T, A_E_CELL)[entry[i]];
@@ -1370,7 +1514,7 @@ static PyObject *s_options_fill(PyObject *self, PyObject *args) {
             (O.n_start && O.n_start != len[O_G] + 1) || (size_t)cb.len != 8 * n || (size_t)xb.len != 32 * n)
             rc = (PyErr_SetString(PyExc_ValueError, "options_fill: malformed arrays"), -1);
     }
-    if (!rc) rc = options_fill(bits, &O, &L, cb.buf, xb.buf, n, ob.buf);
+    if (!rc) rc = options_fill_chunks(bits, &O, &L, cb.buf, xb.buf, n, ob.buf);
     if (got_roles)
         for (int j = 0; j < N_ROLES; j++) PyBuffer_Release(&rviews[j]);
     for (int j = 0; j < got; j++) PyBuffer_Release(&views[j]);

@@ -577,6 +577,7 @@ def test_deals_stream_in_constant_memory(worker, client):
 schemathesis = pytest.importorskip("schemathesis")
 from hypothesis import HealthCheck, settings  # noqa: E402
 from schemathesis.checks import not_a_server_error  # noqa: E402
+from schemathesis.core.errors import UnsupportedSchema  # noqa: E402
 from schemathesis.specs.openapi.checks import (  # noqa: E402
     content_type_conformance,
     response_schema_conformance,
@@ -613,6 +614,11 @@ def fuzz_env():
     delete_prefix(_FUZZ_NS.prefix)
 
 
+# Schemathesis' negative mode sometimes draws a negation of the recursive Spec schema that it cannot
+# build, and raises UnsupportedSchema ("a `not` whose complement is not spelled out") out of its own
+# generator, before any request (schemathesis#4753; seen in 1 run of 3 of POST /api/count with 4.32.5).
+# That operation's run then ends as an expected failure; a server error, or any other failure, fails.
+@pytest.mark.xfail(raises=UnsupportedSchema, strict=False, reason="schemathesis#4753: its negative generator raises")
 @fuzz_schema.parametrize()
 @settings(max_examples=int(os.environ.get("TRUEDEAL_FUZZ_EXAMPLES", "40")), deadline=None, suppress_health_check=list(HealthCheck))
 def test_fuzz_api_no_server_error(fuzz_env, case):

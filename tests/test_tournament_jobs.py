@@ -231,11 +231,9 @@ def test_cli_submits_a_set_to_the_workers_and_fetches_its_files(rclient, expecte
         early = cli("fetch-set", set_id, "--out", str(tmp_path / "early"))
         assert early.returncode in (0, 2)  # 2 with one line while it is dealt or solved
         committed = _committed_set(cli, setfile, tmp_path / "committed")
-        for waiting in (set_id, committed):
-            deadline = time.monotonic() + 600
-            while json.loads(cli("status", waiting, "--json").stdout)["state"] != "done":
-                assert time.monotonic() < deadline, worker.log.read_text()[-2000:]
-                time.sleep(1)
+        for waiting in (set_id, committed):  # waited for in Redis: a `truedeal status` a second cost a core a third
+            assert _wait(rclient, waiting)[0]["state"] == "done", worker.log.read_text()[-2000:]
+            assert json.loads(cli("status", waiting, "--json").stdout)["state"] == "done"
     finally:
         worker.stop()
     folder = tmp_path / "committed"

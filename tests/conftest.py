@@ -45,18 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "memory_mb(n): this test's own memory bound, for a spec whose stated budget is larger")
 
 
-#: The modules that take longest (pytest --junitxml on a slow 2-core machine, 2026-11-28: 157 s down to
-#: 27 s), run first: ``-n 2 --dist loadfile`` hands out modules in collection order, and one of them
-#: started last, beside an idle process, was the suite's tail (test_web_e2e and test_tournament_jobs sort last).
-LONGEST_FIRST = ("test_jobs.py", "test_tournament_jobs.py", "test_script_deals.py", "test_scripts_vs_endplay.py",
-                 "test_web.py", "test_paired.py", "test_constraints_exact.py", "test_negation_partitions.py",
-                 "test_web_e2e.py", "test_serve.py", "test_ir_evaluate.py", "test_jobs_redis_restart.py",
-                 "test_card_split.py", "test_kernel_sampler.py", "test_rank_pool.py", "test_cli.py", "test_routing.py")
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a module's tests keep their order
     for item in items:
         name = item.path.name
         if name in REDIS_MODULES:

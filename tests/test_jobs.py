@@ -498,8 +498,7 @@ def test_job_logic_idempotent_and_checked(unit_store):
 
 
 def test_chunk_runs_cover_every_chunk_once_in_consecutive_runs():
-    from truedeal_jobs.dispatch import chunk_runs
-    from truedeal_jobs.models import LONGEST_RUN
+    from truedeal_jobs.models import LONGEST_RUN, chunk_runs
 
     def covered(runs):
         return [first + k for first, count in runs for k in range(count)]
@@ -638,6 +637,30 @@ def test_watchdog_requeues_then_gives_up(unit_store):
     rep = jobs.watchdog_scan(st, disp)
     assert rep.failed == [job.id]
     assert "no progress" in st.get(job.id).error
+    st.delete(job.id)
+
+
+def test_the_watchdog_resends_whole_runs_a_batch_of_tasks_at_a_time(rclient):
+    """TRUEDEAL_WATCHDOG_BATCH counts tasks: a round re-sends the first
+    ``batch`` runs of missing chunks (each as long as the job's draw tasks),
+    or of a routed job's pieces, so the runs a dead worker held come back
+    in one stale period, not a few chunks a period."""
+    settings = jobs.JobSettings(prefix=UNIT_PREFIX, stale_after=0.2, requeue_batch=3)
+    st, disp, plans = jobs.JobStore(jobs.connect(REDIS_URL), settings), RecordingDispatcher(), jobs.PlanCache()
+    job = jobs.submit(st, disp, STRONG_NT, 128 * CHUNK_DEALS, seed="runs")
+    assert _enumerate(st, disp, plans, job) == "ok" and st.get(job.id).run == 4
+    assert jobs.run_chunk(st, disp, job.id, 5, plans) == "ok"
+    disp.calls.clear()
+    time.sleep(0.25)
+    want = [0, 1, 2, 3, 4, 6, 7, 8, 9]  # runs 0-3, 4 (chunk 5 is in), 6-9
+    assert jobs.watchdog_scan(st, disp).requeued[job.id] == [f"c:{i}" for i in want]
+    assert [c[2] for c in disp.calls if c[0] == "c"] == want and disp.longest[-1] == 4
+    st.delete(job.id)
+    st = jobs.JobStore(jobs.connect(REDIS_URL), replace(settings, partitions=2, requeue_batch=1))
+    job = jobs.submit(st, disp, NT_INVITE, 3 * CHUNK_DEALS, seed="runs", stream="v3")
+    assert _enumerate(st, disp, plans, job) == "ok" and st.get(job.id).routed
+    time.sleep(0.25)
+    assert jobs.watchdog_scan(st, disp).requeued[job.id] == ["c:0", "c:1", "c:2"]  # partition 0's run, not 1's
     st.delete(job.id)
 
 
@@ -953,7 +976,7 @@ def test_a_routed_job_survives_a_killed_worker_with_the_cli_s_bytes(store, dispa
     the watchdog re-sends its partition's missing pieces, another worker
     builds that partition's shards, and the job ends with the CLI's bytes,
     nothing missing or twice."""
-    n, seed = 585 * CHUNK_DEALS, "routed kill -9"  # seconds of draws: a chunk is stored once all 8 partitions drew it
+    n, seed = 200 * CHUNK_DEALS, "routed kill -9"  # a second of draws: the kill lands as the first pieces are stored
     victim = Worker("routed-victim", _env(), tmp_path, concurrency=2)
     try:
         victim.wait_ready()

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from celery import Celery
 
-from .models import FAST_LANE, run_length
+from .models import FAST_LANE, chunk_runs
 from .settings import DispatchSettings
 
 #: Task names (stable: they are what queued messages refer to).
@@ -143,21 +143,6 @@ class CeleryDispatcher:
                 return sum(_waiting(conn, q) for q in (self.queue, slow_queue(self.queue)))
         except Exception:
             return None
-
-
-def chunk_runs(indices: Sequence[int], longest: int | None = None) -> list[tuple[int, int]]:
-    """``indices`` as runs ``(first, count)`` of consecutive chunks, one draw
-    task each, of up to ``longest`` chunks (default: :func:`run_length` of
-    ``len(indices)``); a few chunks, e.g. the watchdog's re-sends, go one by one."""
-    longest = longest or run_length(len(indices))
-    runs: list[tuple[int, int]] = []
-    for i in sorted({int(i) for i in indices}):
-        first, count = runs[-1] if runs else (-2, 0)
-        if i == first + count and count < longest:
-            runs[-1] = (first, count + 1)
-        else:
-            runs.append((i, 1))
-    return runs
 
 
 def _waiting(conn, queue: str) -> int:

@@ -100,6 +100,21 @@ def run_length(chunks: int, chunk_seconds: float = 0.0, budget: float = 450.0) -
     return max(1, min(LONGEST_RUN, chunks // 32, by_time))
 
 
+def chunk_runs(indices: Sequence[int], longest: int | None = None) -> list[tuple[int, int]]:
+    """``indices`` as runs ``(first, count)`` of consecutive chunks, one draw
+    task each, of up to ``longest`` chunks (default: :func:`run_length` of
+    ``len(indices)``), in ascending order; a few chunks go one by one."""
+    longest = longest or run_length(len(indices))
+    runs: list[tuple[int, int]] = []
+    for i in sorted({int(i) for i in indices}):
+        first, count = runs[-1] if runs else (-2, 0)
+        if i == first + count and count < longest:
+            runs[-1] = (first, count + 1)
+        else:
+            runs.append((i, 1))
+    return runs
+
+
 @dataclass
 class Job:
     """One job record, as read from Redis (read-only snapshot)."""

@@ -9,7 +9,7 @@ import itertools
 import json
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -28,7 +28,7 @@ from truedeal.spec import Spec, load_spec
 from truedeal.summary import CountSummary, ListingSizes
 
 from . import routed
-from .models import DRAWING, ENUMERATING, FAST_LANE, QUEUED, Dispatcher, Job, JobNotFound, Partial, run_length
+from .models import DRAWING, ENUMERATING, FAST_LANE, QUEUED, Dispatcher, Job, JobNotFound, Partial, chunk_runs, run_length
 from .settings import JobSettings
 from .store import JobStore
 
@@ -574,9 +574,10 @@ def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = N
     may be lost, and the job must not wait ``stale_after`` for it.
 
     For such a job (at most once per ``stale_after``, under the lock
-    ``job:{id}:watchdog``): the lowest ``requeue_batch`` missing partitions
-    (or the reduce step, when none is missing) while enumerating, the lowest
-    missing chunks (or the final move to done) while drawing.  Consecutive
+    ``job:{id}:watchdog``): ``requeue_batch`` tasks' worth of its lowest
+    missing work -- partitions (or the reduce step, when none is missing)
+    while enumerating; runs of the job's run length of chunks, or of
+    :data:`routed.ROUTED_RUN` pieces (or the final move to done) while drawing.  Consecutive
     rounds without progress are counted while the task queue is empty; past
     ``max_requeues`` the job fails with a reason.  Safe to run concurrently
     and repeatedly: queued work is idempotent.
@@ -619,7 +620,7 @@ def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = N
             store.record_requeue(job_id, rounds, now)
         items: list[str] = []
         if job.state in (QUEUED, ENUMERATING):
-            items = _requeue(store, job_id, "p", job.parts, set(store.partials(job_id)), st.requeue_batch,
+            items = _requeue(store, job_id, "p", job.parts, set(store.partials(job_id)), st.requeue_batch, 1,
                              functools.partial(dispatcher.enumerate_partitions, lane=job.lane))
             if not items:  # every partition is in: the reduce went missing
                 dispatcher.reduce(job_id, lane=job.lane)
@@ -630,8 +631,9 @@ def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = N
                 store.finish(job_id)
                 items = ["finish"]
         elif job.state == DRAWING:
-            items = _requeue(store, job_id, "c", job.chunks, store.done_chunks(job_id), st.requeue_batch,
-                             functools.partial(dispatcher.draw_chunks, lane=job.lane, longest=job.run))
+            run = job.run or 1
+            items = _requeue(store, job_id, "c", job.chunks, store.done_chunks(job_id), st.requeue_batch, run,
+                             functools.partial(dispatcher.draw_chunks, lane=job.lane, longest=run))
             if not items:  # every chunk is in: finishing went missing
                 store.finish(job_id)
                 items = ["finish"]
@@ -639,11 +641,12 @@ def watchdog_scan(store: JobStore, dispatcher: Dispatcher, now: float | None = N
     return report
 
 
-def _requeue(store: JobStore, job_id: str, tag: str, total: int, have: set[int], batch: int,
+def _requeue(store: JobStore, job_id: str, tag: str, total: int, have: set[int], batch: int, run: int,
              send: Callable[[str, list[int]], list[str]]) -> list[str]:
-    """Re-queue the first ``batch`` of items 0..total-1 missing from ``have``
-    (partitions ``p:k`` or chunks ``c:i``); returns their labels ([] if none)."""
-    missing = list(itertools.islice((i for i in range(total) if i not in have), batch))
+    """Re-queue the first ``batch`` tasks' worth of items 0..total-1 missing
+    from ``have`` (partitions ``p:k``, or chunks ``c:i`` in runs of up to
+    ``run``); returns their labels ([] if none)."""
+    missing = _first_runs((i for i in range(total) if i not in have), run, batch)
     if not missing:
         return []
     ids = send(job_id, missing)
@@ -651,9 +654,19 @@ def _requeue(store: JobStore, job_id: str, tag: str, total: int, have: set[int],
     return [f"{tag}:{i}" for i in missing]
 
 
+def _first_runs(items: Iterable[int], run: int, most: int) -> list[int]:
+    """The ascending ``items`` of their first ``most`` runs of up to ``run`` consecutive items.
+
+    The watchdog counts its re-sends in tasks, not items: a dead worker loses
+    whole runs, and re-sending them a few items a round would cost a stale
+    period per few items."""
+    runs = chunk_runs(list(itertools.islice(items, most * run)), run)[:most]
+    return [i for first, count in runs for i in range(first, first + count)]
+
+
 def _requeue_pieces(store: JobStore, dispatcher: Dispatcher, job: Job, batch: int) -> list[str]:
-    """Re-queue the first ``batch`` missing pieces of a routed job's chunks
-    (a chunk whose pieces are all in is put together here); returns their labels."""
+    """Re-queue the first ``batch`` runs of missing pieces of a routed job's
+    chunks (a chunk whose pieces are all in is put together here); returns their labels."""
     done = store.done_chunks(job.id)
     missing: dict[int, list[int]] = {}
     for lo in range(0, job.chunks, 1000):
@@ -663,11 +676,12 @@ def _requeue_pieces(store: JobStore, dispatcher: Dispatcher, job: Job, batch: in
                 _assemble(store, job, i)
             for k in sorted(set(range(job.parts)) - have):
                 missing.setdefault(k, []).append(i)
-        if sum(map(len, missing.values())) >= batch:
+        if sum(map(len, missing.values())) >= batch * routed.ROUTED_RUN:
             break
     labels: list[str] = []
     for k in sorted(missing):
-        take = missing[k][: max(0, batch - len(labels))]
+        take = _first_runs(missing[k], routed.ROUTED_RUN, batch)
+        batch -= len(chunk_runs(take, routed.ROUTED_RUN))
         if take:
             labels += _queue_draws(store, dispatcher, job, routed.partition_items(job, k, take))
     return labels

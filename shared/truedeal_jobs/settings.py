@@ -121,8 +121,9 @@ class JobSettings:
     ``max_requeues``  consecutive watchdog rounds without progress (counted
                       only while the task queue is empty) before the job fails
                       (``TRUEDEAL_WATCHDOG_MAX_REQUEUES``, default 10).
-    ``requeue_batch`` most partitions or chunks re-queued per job and round,
-                      lowest indices first (``TRUEDEAL_WATCHDOG_BATCH``, 64).
+    ``requeue_batch`` most tasks re-queued per job and round (a partition, or
+                      a run of chunks as long as the job's draw tasks), lowest
+                      indices first (``TRUEDEAL_WATCHDOG_BATCH``, 64).
     ``plan_cache``    plans kept per process (``TRUEDEAL_PLAN_CACHE``, 4).
     ``plan_cache_mb`` a process holding more than this many MB keeps only the
                       plan in use (``TRUEDEAL_PLAN_CACHE_MB``, 512).

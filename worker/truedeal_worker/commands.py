@@ -34,6 +34,8 @@ def worker_command(concurrency: int | None, loglevel: str, lanes: str, slow_work
         follow_parent()  # the slow lane of a split worker ends with it
     with command_errors():
         open_store()  # fail with one line now rather than retry forever
+    from celery.signals import worker_shutting_down
+
     from .app import app
 
     name = "truedeal-slow" if lanes == "slow" else "truedeal"
@@ -45,6 +47,7 @@ def worker_command(concurrency: int | None, loglevel: str, lanes: str, slow_work
     if lanes == "split":
         fast = concurrency or os.cpu_count() or 1
         slow = SlowLane(slow_workers or max(1, fast // 2), loglevel)
+        worker_shutting_down.connect(slow.begin_stop, weak=False)
     try:
         app.worker_main(argv=argv)
     finally:

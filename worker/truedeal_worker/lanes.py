@@ -61,12 +61,16 @@ class SlowLane:
                 logger.warning("the slow lane's worker exited (code %s); starting it again", self.proc.returncode)
                 self.proc = self._start()
 
+    def begin_stop(self, **_signal_kw: object) -> None:
+        """Start its warm shutdown (SIGTERM) and return; connected to Celery's
+        ``worker_shutting_down``, so both lanes stop at once, not one after the other."""
+        self._stopping.set()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+
     def stop(self, grace: float = 60.0) -> None:
         """Warm shutdown (its running tasks finish), then a kill."""
-        self._stopping.set()
-        if self.proc.poll() is not None:
-            return
-        self.proc.terminate()
+        self.begin_stop()
         try:
             self.proc.wait(grace)
         except subprocess.TimeoutExpired:

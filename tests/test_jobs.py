@@ -854,10 +854,11 @@ def test_a_rare_job_past_the_task_limit_fails_at_its_reduce(rclient):
         st.delete(job.id)
 
 
-def test_a_double_dummy_job_past_the_task_limit_fails_at_its_reduce(rclient):
+def test_a_double_dummy_job_past_the_task_limit_fails_at_its_reduce(rclient, monkeypatch):
     """A script whose chunk would outlast the workers' task limit fails at
     once with the estimate (not after max_attempts killed tasks); a job small
     enough for one task runs."""
+    monkeypatch.setattr("truedeal.engine.DD_PILOT_DRAWS", 64)  # test_script_deals runs the real pilot
     program = load_constraints(str(Path(__file__).parent / "scripts" / "50_tricks_dd.dlr"))
     st = jobs.JobStore(jobs.connect(REDIS_URL), jobs.JobSettings(prefix=UNIT_PREFIX, task_seconds=60))
     disp, plans = RecordingDispatcher(), jobs.PlanCache()

@@ -69,11 +69,13 @@ def _drawn(n: int, seed: int = 2026) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("predeal,condition", FOUND + _drawn(20))
 def test_a_condition_and_its_negation_count_every_deal_once(predeal, condition):
-    try:
-        yes = Plan.build(parse_program(f"{predeal}condition {condition}"))
-        no = Plan.build(parse_program(f"{predeal}condition !({condition})"))
-    except TooWide:
-        pytest.skip("too wide to list exactly")
-    if not (yes.exact and no.exact):
-        pytest.skip("a side is dealt by rejection: its count is an estimate")
+    sides = []
+    for text in (condition, f"!({condition})"):  # one side at a time: a side dealt by rejection ends the case
+        try:
+            sides.append(Plan.build(parse_program(f"{predeal}condition {text}")))
+        except TooWide:
+            pytest.skip("too wide to list exactly")
+        if not sides[-1].exact:
+            pytest.skip("a side is dealt by rejection: its count is an estimate")
+    yes, no = sides
     assert yes.deals_total + no.deals_total == (ONE_CARD_PREDEALT if predeal else ALL_DEALS)

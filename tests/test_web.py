@@ -653,7 +653,7 @@ _SLOW_CALLS = {
 
 @pytest.fixture()
 def slow_client(make_app):
-    """A client of an app with a 1 s count limit, and the sentinel in place for
+    """A client of an app with a 0.3 s count limit, and the sentinel in place for
     one test (the other tests build plans in this process for their expected values)."""
     import truedeal.analysis.conditioning as conditioning
     import truedeal.engine as engine
@@ -671,7 +671,7 @@ def slow_client(make_app):
         return guarded
 
     engine.build_listing, engine._other_listing, conditioning.build_listing = map(sentinel, saved)
-    client = make_app(count_timeout=1.0, count_memory_mb=700).test_client()
+    client = make_app(count_timeout=0.3, count_memory_mb=700).test_client()
     try:
         yield client, builds
     finally:

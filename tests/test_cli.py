@@ -892,6 +892,43 @@ def test_console_script_leaves_quickly_with_its_whole_output():
     assert head.stderr is not None and head.stderr.read() == b""
 
 
+def test_output_is_whole_when_the_process_is_stopped_and_continued_mid_write():
+    """Ctrl-Z then ``fg`` (SIGSTOP, SIGCONT) every few ms while generate
+    writes into a slowly read pipe cuts its writes short: every byte still
+    arrives, in order.  (CPython's buffered writer dropped the rest of a
+    cut-short write: 0.6 MB of 1.5 MB arrived.)"""
+    import signal
+    import threading
+    import time
+
+    args = ["generate", "{}", "-n", "3000", "--seed", "stopped", "--format", "pbn"]
+    proc = subprocess.Popen([sys.executable, "-m", "truedeal.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    done = threading.Event()
+
+    def stop_and_continue() -> None:
+        while not done.is_set() and proc.poll() is None:
+            os.kill(proc.pid, signal.SIGSTOP)
+            time.sleep(0.001)
+            os.kill(proc.pid, signal.SIGCONT)
+            time.sleep(0.003)
+
+    poker = threading.Thread(target=stop_and_continue)
+    poker.start()
+    got = []
+    try:
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read(4096):
+            got.append(chunk)
+            time.sleep(0.0005)  # a slow reader: the pipe fills, and writes block
+    finally:
+        done.set()
+        poker.join()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.wait(timeout=60) == 0
+    assert b"".join(got).decode() == ok(*args)
+
+
 # The project's conformance script (outside this repository, so it skipped for
 # every user) checks the four tables of the 2008 study (deals and cases), the
 # 7Z68 decode vectors of 0 and D-1, and exit 2 for `decode D`, `decode x` and

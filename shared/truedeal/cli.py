@@ -28,6 +28,7 @@ from .cards import D
 from .choices import DEFAULT_STREAM, FORMATS, MAX_DEALS, STREAMS
 from .errors import Impossible, SpecError, TooLargeToDeal
 from .odds import odds_of_summary, percent_text
+from .output import write_all
 
 if TYPE_CHECKING:
     import importlib.metadata
@@ -90,11 +91,8 @@ def check_seed(seed: str | None) -> None:
 
 
 def _write(chunks: Iterable[str]) -> None:
-    out = sys.stdout
     try:
-        for text in chunks:
-            out.write(text)
-        out.flush()
+        write_all(chunks, sys.stdout)
     except BrokenPipeError:
         raise OutputClosed() from None
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+from truedeal.output import write_all
 from truedeal.spec import Spec
 from truedeal.summary import CountSummary
 
@@ -62,7 +63,7 @@ def main() -> None:
         reply = {"kind": "too_wide", "value": " ".join(str(exc).split())}
     except Exception as exc:  # reported; the caller lets the workers decide
         reply = {"kind": "error", "value": f"{type(exc).__name__}: {exc}"}
-    sys.stdout.write(json.dumps(reply) + "\n")
+    write_all([json.dumps(reply) + "\n"], sys.stdout)
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ import signal
 import sys
 from typing import Any
 
+from truedeal.output import write_bytes
 from truedeal.resources import resident_bytes
 
 
@@ -85,9 +86,8 @@ def main() -> None:
     from truedeal.engine import TooWide
     from truedeal.spec import SpecError
 
-    out = sys.stdout.buffer
-    out.write(b'{"kind": "ready"}\n')
-    out.flush()
+    out = sys.stdout.fileno()  # written by write_bytes: a reply is whole even if the helper is stopped mid-write
+    write_bytes(out, b'{"kind": "ready"}\n')
     for line in sys.stdin.buffer:
         line = line.strip()
         if not line:
@@ -106,8 +106,7 @@ def main() -> None:
         except Exception as exc:  # reported to the web process, which logs it
             reply = {"kind": "error", "value": f"{type(exc).__name__}: {' '.join(str(exc).split())}"}
         reply["rss"] = resident_bytes()
-        out.write(json.dumps(reply).encode() + b"\n")
-        out.flush()
+        write_bytes(out, json.dumps(reply).encode() + b"\n")
 
 
 if __name__ == "__main__":

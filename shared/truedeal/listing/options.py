@@ -91,8 +91,19 @@ def _form_values(layout: Layout, suit: int, lengths: dict[int, int], masks: np.n
 def _term_values(term: Term, suit: int, length: int, tracked: tuple[int, ...]) -> np.ndarray:
     """``term``'s value on each honour mask over ``tracked`` (see :func:`_held`)
     with ``length`` cards: made once, where every suit column of every
-    listing of a plan asked for it again (a library script: 2,000,000 calls)."""
-    out = np.array([term.value(suit, length, h) for h in _held(tracked)], dtype=np.int64)
+    listing of a plan asked for it again (a library script: 2,000,000 calls).
+
+    The term reads only the ranks of ``tracked`` that its function reads
+    (``fn.ranks``): it is evaluated on their masks, and every mask over
+    ``tracked`` reads its own projection onto them (with predealt cards
+    tracked, 32 evaluations instead of 8,192)."""
+    read = [j for j, rank in enumerate(tracked) if rank in term.fn.ranks]
+    small = np.array([term.value(suit, length, h) for h in _held(tuple(tracked[j] for j in read))], dtype=np.int64)
+    masks = np.arange(1 << len(tracked), dtype=np.int64)
+    projection = np.zeros_like(masks)
+    for i, j in enumerate(read):
+        projection |= (masks >> j & 1) << i
+    out = small[projection]
     out.setflags(write=False)
     return out
 

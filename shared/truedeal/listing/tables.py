@@ -191,7 +191,11 @@ def completions(t1s: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):
     if not n_exact:
         return which, nz, z1, np.zeros((len(nz), 0), np.int64)
     k = len(layout.dims) - n_exact
-    present = np.unique(layout.vectors(np.nonzero(t2)[0])[:, k:], axis=0)
+    # the exact coordinates' flat index is the flat index modulo their size (row-major); unique on
+    # those ints is unique on the rows (in the same order), where unique(axis=0) took 17% of a predealt build
+    exact_dims = layout.dims[k:]
+    flat = np.unique(np.nonzero(t2)[0] % int(np.prod(exact_dims)))
+    present = np.stack(np.unravel_index(flat, exact_dims), axis=1).astype(np.int64).reshape(len(flat), n_exact)
     i = np.repeat(np.arange(len(nz)), len(present))
     totals = z1[i, k:] + np.tile(present, (len(nz), 1))
     ok = (totals < np.array(layout.dims[k:])).all(axis=1)

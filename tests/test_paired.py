@@ -82,7 +82,7 @@ def _suit_by_suit(spec: dict) -> int:
     states: dict[tuple, int] = {((), (), (), (), 0, 0, 0, 0): 1}
     for suit in range(4):
         lengths = [sorted({p[suit] for p in a}) for a in allowed]
-        moves = defaultdict(int)  # (column, points) -> ways
+        moves: dict[tuple, dict[tuple, int]] = defaultdict(lambda: defaultdict(int))  # column -> points -> ways
         for col in itertools.product(*lengths):
             if sum(col) != 13:
                 continue
@@ -93,14 +93,17 @@ def _suit_by_suit(spec: dict) -> int:
                     spots[seat] -= 1
                     points[seat] += HCP_OF_RANK[rank]
                 if min(spots) >= 0:
-                    moves[(col, tuple(points))] += factorial(9) // np.prod([factorial(x) for x in spots])
+                    moves[col][tuple(points)] += factorial(9) // int(np.prod([factorial(x) for x in spots]))
         nxt: dict[tuple, int] = defaultdict(int)
         for st, w in states.items():
-            for (col, points), ways in moves.items():
+            for col, by_points in moves.items():
                 new = tuple(st[s] + (col[s],) for s in range(4))
-                hcps = tuple(st[4 + s] + points[s] for s in range(4))
-                if all(new[s] in prefixes[s] and hcps[s] <= rules[s]["hcp"][1] for s in range(4)):
-                    nxt[new + hcps] += w * int(ways)
+                if not all(new[s] in prefixes[s] for s in range(4)):
+                    continue
+                for points, ways in by_points.items():
+                    hcps = tuple(st[4 + s] + points[s] for s in range(4))
+                    if all(hcps[s] <= rules[s]["hcp"][1] for s in range(4)):
+                        nxt[new + hcps] += w * ways
         states = nxt
     return sum(w for st, w in states.items()
                if all(st[s] in allowed[s] and rules[s]["hcp"][0] <= st[4 + s] <= rules[s]["hcp"][1] for s in range(4)))

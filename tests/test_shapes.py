@@ -255,7 +255,7 @@ def render(parts, rnd_ws: list[str]) -> str:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(expressions, st.lists(st.sampled_from(["", " ", "  ", "\t"]), min_size=1, max_size=3))
 def test_matches_brute_force(parts, ws):
     parts = [("+", *parts[0][1:])] + parts[1:]

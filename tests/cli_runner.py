@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,12 +36,13 @@ class Ran:
         return self.stderr.decode()
 
 
-def run(*args: object, stdin: str | bytes | None = None, cwd: Path = ROOT) -> Ran:
-    """Run ``truedeal ARGS`` in this process; the working folder is ``cwd``."""
+def run(*args: object, stdin: str | bytes | None = None, cwd: Path = ROOT, env: Mapping[str, str] | None = None) -> Ran:
+    """Run ``truedeal ARGS`` in this process; the working folder is ``cwd``,
+    and ``env`` is set in the environment while it runs."""
     before = os.getcwd()
     os.chdir(cwd)
     try:
-        with CliRunner().isolation(input=stdin) as (out, err, _mixed):
+        with CliRunner().isolation(input=stdin, env=env) as (out, err, _mixed):
             code = main([str(a) for a in args])
             sys.stdout.flush()
             sys.stderr.flush()

@@ -3,7 +3,9 @@ and the limits that keep a build within memory."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from math import factorial, prod
 from typing import Any
 
@@ -135,12 +137,22 @@ class Layout:
     def has_pool(self) -> bool:
         return bool(self.pooled)
 
-    def pool_factor(self, c_pooled: tuple[int, ...], c_pat: int) -> int:
+    @cached_property
+    def _pool_base(self) -> tuple[int, int, tuple[int, ...]]:
+        """What :meth:`pool_factor` reads of the predeal and the pack, read
+        once (it is asked for every pool total of a listing: 5,000 a build):
+        the patterned seats' predealt cards, the cards left to the pooled
+        seats besides the patterned seats' tracked ones, and each pooled
+        seat's predealt cards."""
+        spots = N_CARDS - self.dead() - self.n_tracked - 13 * len(self.patterned)
+        return self.forced_patterned(), spots, tuple(self.forced(s) for s in self.pooled)
+
+    def pool_factor(self, c_pooled: Sequence[int], c_pat: int) -> int:
         """G: ways to give the pooled seats their spot cards, or 0 if impossible."""
-        n_pat = len(self.patterned)
-        c_pat += self.forced_patterned()
-        s_rem = N_CARDS - self.dead() - self.n_tracked - 13 * n_pat + c_pat
-        c_pooled = tuple(c + self.forced(s) for c, s in zip(c_pooled, self.pooled))
+        forced_pat, spots, forced_pooled = self._pool_base
+        c_pat += forced_pat
+        s_rem = spots + c_pat
+        c_pooled = tuple(c + f for c, f in zip(c_pooled, forced_pooled))
         t = [13 - c for c in c_pooled]
         u = s_rem - sum(t)
         c_free = self.n_tracked - c_pat - sum(c_pooled)

@@ -178,7 +178,7 @@ def pool_factors(layout: Layout, c_values: np.ndarray) -> list[int]:
     """G for each row of :func:`_c_values` (1 everywhere without a pool)."""
     if not layout.has_pool:
         return [1] * len(c_values)
-    return [layout.pool_factor(tuple(int(x) for x in c[:-1]), int(c[-1])) for c in c_values]
+    return [layout.pool_factor(c[:-1], c[-1]) for c in c_values.tolist()]
 
 
 def completions(t1s: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):

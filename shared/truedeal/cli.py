@@ -28,7 +28,7 @@ from .cards import D
 from .choices import DEFAULT_STREAM, FORMATS, MAX_DEALS, STREAMS
 from .errors import Impossible, SpecError, TooLargeToDeal
 from .odds import odds_of_summary, percent_text
-from .output import write_all
+from .output import whole_stdout
 
 if TYPE_CHECKING:
     import importlib.metadata
@@ -91,8 +91,11 @@ def check_seed(seed: str | None) -> None:
 
 
 def _write(chunks: Iterable[str]) -> None:
+    out = sys.stdout
     try:
-        write_all(chunks, sys.stdout)
+        for text in chunks:
+            out.write(text)
+        out.flush()
     except BrokenPipeError:
         raise OutputClosed() from None
 
@@ -547,6 +550,7 @@ def run() -> NoReturn:
     standard streams, runs the exit handlers and leaves by ``os._exit``:
     the teardown that a normal exit adds, every module's objects freed one
     by one, is 30-40 ms, a tenth of ``generate -n 1``'s wall time."""
+    whole_stdout()  # every byte of the output, even when a stop and continue cuts a write short
     code = main()
     if sys.argv[1:2] and sys.argv[1] in QUICK_EXIT and threading.active_count() == 1:
         for stream in (sys.stdout, sys.stderr):

@@ -24,7 +24,6 @@ import click
 import truedeal_jobs as jobs
 from truedeal.choices import DEFAULT_STREAM, FORMATS, STREAMS
 from truedeal.errors import SpecError
-from truedeal.output import write_all
 
 # Redis, kombu, the spec's models and the writers are imported when a command
 # runs: `truedeal --help` and `truedeal status --help` load none of them.  But
@@ -242,7 +241,10 @@ def fetch_command(job_id: str, fmt: str | None, offset: int, limit: int | None) 
         batches = store.iter_deals(job_id, offset, limit)  # checks the job is done
         fmt = fmt or job.options.get("format", "pbn")
         first = int(job.options.get("first_board", 1)) + offset
-        write_all(WRITERS[fmt](batches, first_board=first, rotation=job.rotation), sys.stdout)
+        out = sys.stdout
+        for text in WRITERS[fmt](batches, first_board=first, rotation=job.rotation):
+            out.write(text)
+        out.flush()
 
 
 # --------------------------------------------------------------------------- cancel

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-from truedeal.output import write_all
+from truedeal.output import whole_stdout
 from truedeal.spec import Spec
 from truedeal.summary import CountSummary
 
@@ -54,6 +54,7 @@ def precheck(spec: Spec, timeout: float = PRECHECK_SECONDS) -> Precheck:
 
 
 def main() -> None:
+    whole_stdout()  # the reply is whole even if this process is stopped mid-write
     from truedeal.engine import Plan, TooWide
     from truedeal.spec import load_spec
 
@@ -63,7 +64,7 @@ def main() -> None:
         reply = {"kind": "too_wide", "value": " ".join(str(exc).split())}
     except Exception as exc:  # reported; the caller lets the workers decide
         reply = {"kind": "error", "value": f"{type(exc).__name__}: {exc}"}
-    write_all([json.dumps(reply) + "\n"], sys.stdout)
+    sys.stdout.write(json.dumps(reply) + "\n")
 
 
 if __name__ == "__main__":

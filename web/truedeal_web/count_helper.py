@@ -28,7 +28,7 @@ import signal
 import sys
 from typing import Any
 
-from truedeal.output import write_bytes
+from truedeal.output import whole_stdout
 from truedeal.resources import resident_bytes
 
 
@@ -86,8 +86,10 @@ def main() -> None:
     from truedeal.engine import TooWide
     from truedeal.spec import SpecError
 
-    out = sys.stdout.fileno()  # written by write_bytes: a reply is whole even if the helper is stopped mid-write
-    write_bytes(out, b'{"kind": "ready"}\n')
+    whole_stdout()  # a reply is whole even if the helper is stopped mid-write
+    out = sys.stdout.buffer
+    out.write(b'{"kind": "ready"}\n')
+    out.flush()
     for line in sys.stdin.buffer:
         line = line.strip()
         if not line:
@@ -106,7 +108,8 @@ def main() -> None:
         except Exception as exc:  # reported to the web process, which logs it
             reply = {"kind": "error", "value": f"{type(exc).__name__}: {' '.join(str(exc).split())}"}
         reply["rss"] = resident_bytes()
-        write_bytes(out, json.dumps(reply).encode() + b"\n")
+        out.write(json.dumps(reply).encode() + b"\n")
+        out.flush()
 
 
 if __name__ == "__main__":

@@ -646,7 +646,7 @@ def _requeue(store: JobStore, job_id: str, tag: str, total: int, have: set[int],
     """Re-queue the first ``batch`` tasks' worth of items 0..total-1 missing
     from ``have`` (partitions ``p:k``, or chunks ``c:i`` in runs of up to
     ``run``); returns their labels ([] if none)."""
-    missing = _first_runs((i for i in range(total) if i not in have), run, batch)
+    missing = _run_items(_first_runs((i for i in range(total) if i not in have), run, batch))
     if not missing:
         return []
     ids = send(job_id, missing)
@@ -654,13 +654,16 @@ def _requeue(store: JobStore, job_id: str, tag: str, total: int, have: set[int],
     return [f"{tag}:{i}" for i in missing]
 
 
-def _first_runs(items: Iterable[int], run: int, most: int) -> list[int]:
-    """The ascending ``items`` of their first ``most`` runs of up to ``run`` consecutive items.
+def _first_runs(items: Iterable[int], run: int, most: int) -> list[tuple[int, int]]:
+    """The first ``most`` runs ``(first, count)`` of up to ``run`` consecutive ascending ``items``.
 
     The watchdog counts its re-sends in tasks, not items: a dead worker loses
     whole runs, and re-sending them a few items a round would cost a stale
     period per few items."""
-    runs = chunk_runs(list(itertools.islice(items, most * run)), run)[:most]
+    return chunk_runs(list(itertools.islice(items, most * run)), run)[:most]
+
+
+def _run_items(runs: list[tuple[int, int]]) -> list[int]:
     return [i for first, count in runs for i in range(first, first + count)]
 
 
@@ -680,8 +683,8 @@ def _requeue_pieces(store: JobStore, dispatcher: Dispatcher, job: Job, batch: in
             break
     labels: list[str] = []
     for k in sorted(missing):
-        take = _first_runs(missing[k], routed.ROUTED_RUN, batch)
-        batch -= len(chunk_runs(take, routed.ROUTED_RUN))
-        if take:
-            labels += _queue_draws(store, dispatcher, job, routed.partition_items(job, k, take))
+        runs = _first_runs(missing[k], routed.ROUTED_RUN, batch)
+        batch -= len(runs)
+        if runs:
+            labels += _queue_draws(store, dispatcher, job, routed.partition_items(job, k, _run_items(runs)))
     return labels

@@ -48,6 +48,7 @@ import psutil
 import redis
 
 import truedeal_jobs as jobs
+from truedeal_serve.embedded_redis import persistence_args
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -70,8 +71,9 @@ class RedisServer:
         self.sock = folder / "redis.sock"
         self.url = f"unix://{self.sock}?db=0"
         args = [redis_binary(), "--port", "0", "--unixsocket", str(self.sock), "--dir", str(folder),
-                "--save", "", "--daemonize", "no", "--logfile", str(folder / "redis.log")]
-        args += ["--appendonly", "no"] if aof == "no" else ["--appendonly", "yes", "--appendfsync", aof]
+                "--daemonize", "no", "--logfile", str(folder / "redis.log")]
+        # the persistence `truedeal serve` and docker-compose.yml give Redis, or none at all
+        args += ["--appendonly", "no", "--save", ""] if aof == "no" else persistence_args(aof)
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.client = redis.Redis(unix_socket_path=str(self.sock), socket_timeout=30)
         for _ in range(400):
@@ -91,6 +93,14 @@ class RedisServer:
     def cpu_seconds(self) -> float:
         t = psutil.Process(self.proc.pid).cpu_times()
         return t.user + t.system
+
+    def fork_seconds(self) -> float:
+        """CPU of Redis's ended children (its AOF rewrites), which the main process's time leaves out."""
+        t = psutil.Process(self.proc.pid).cpu_times()
+        return t.children_user + t.children_system
+
+    def forks(self) -> int:
+        return int(self.client.info("stats")["total_forks"])
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -200,6 +210,7 @@ def wait_done(store: jobs.JobStore, job_id: str, timeout: float = 3600, seen: di
 def run_job(store, dispatcher, server: RedisServer, spec: str, n: int, seed: str, workers: Workers) -> dict:
     used0, aof0 = server.used_memory(), server.aof_size()
     cpu0, rcpu0 = workers.cpu_seconds(), server.cpu_seconds()
+    fork0, forks0 = server.fork_seconds(), server.forks()
     t0, seen = time.perf_counter(), {}
     job = jobs.submit(store, dispatcher, spec, n, seed=seed)
     wait_done(store, job.id, seen=seen)
@@ -207,13 +218,17 @@ def run_job(store, dispatcher, server: RedisServer, spec: str, n: int, seed: str
     drawing = seen["done"] - seen.get("drawing", t0)  # from the merged count to the last chunk
     cpu1, rcpu1 = workers.cpu_seconds(), server.cpu_seconds()
     time.sleep(0.2)  # let the last acks land
+    while server.client.info("persistence")["aof_rewrite_in_progress"]:
+        time.sleep(0.05)  # a rewrite the job started, so that its CPU counts
+    fork1, forks1 = server.fork_seconds(), server.forks()
     used1, aof1 = server.used_memory(), server.aof_size()
     digest = hashlib.sha256()
     for data in store.iter_chunk_bytes(job.id):
         digest.update(data)
     return {"id": job.id, "seconds": took, "rate": n / took, "drawing_rate": n / drawing,
             "redis_bytes": used1 - used0, "aof_bytes": aof1 - aof0,
-            "sha256": digest.hexdigest(), "worker_cpu": cpu1 - cpu0, "redis_cpu": rcpu1 - rcpu0}
+            "sha256": digest.hexdigest(), "worker_cpu": cpu1 - cpu0, "redis_cpu": rcpu1 - rcpu0,
+            "rewrites": forks1 - forks0, "rewrite_cpu": fork1 - fork0}
 
 
 def _draw_timed(plan, seed: str, first: int, count: int, times) -> None:
@@ -340,8 +355,8 @@ def main() -> None:
                 runs[name].append(r)
                 where = " on one CPU" if cpus else ""
                 print(f"job, {k} worker process{'es' if k > 1 else ' '}{where}: {r['seconds']:6.2f} s submit->done "
-                      f"({r['rate']:,.0f} deals/s; worker CPU {r['worker_cpu']:.1f} s, redis CPU {r['redis_cpu']:.1f} s; "
-                      f"load average {r['load']:.2f})")
+                      f"({r['rate']:,.0f} deals/s; worker CPU {r['worker_cpu']:.1f} s, redis CPU {r['redis_cpu']:.1f} s, "
+                      f"{r['rewrites']} AOF rewrites {r['rewrite_cpu']:.1f} s; load average {r['load']:.2f})")
         one, two, pinned = (min(runs[name], key=lambda r: r["seconds"]) for name in configs)
         same = len({r["sha256"] for rs in runs.values() for r in rs}) == 1
         print(f"\nscaling: two worker processes / one = {two['rate'] / one['rate']:.2f}x (best runs; "

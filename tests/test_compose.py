@@ -61,6 +61,8 @@ def test_redis_has_aof_and_a_volume(compose):
     assert argv[0] == "redis-server"
     i = argv.index("--appendonly")
     assert argv[i + 1] == "yes"
+    # the same persistence as `truedeal serve`: the AOF alone, no LZF on deal numbers
+    assert argv[argv.index("--save") + 1] == "" and argv[argv.index("--rdbcompression") + 1] == "no"
     if "--maxmemory-policy" in argv:
         assert argv[argv.index("--maxmemory-policy") + 1] == "noeviction"
     mounts = [str(v) for v in redis.get("volumes", [])]

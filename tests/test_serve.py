@@ -168,6 +168,7 @@ def test_serve_runs_a_job_and_stops_cleanly(tmp_path):
         cfg = {(k.decode() if isinstance(k, bytes) else k): (v.decode() if isinstance(v, bytes) else v)
                for k, v in client.config_get("*").items()}
         assert cfg["appendonly"] == "yes" and cfg["port"] == "0"
+        assert cfg["save"] == "" and cfg["rdbcompression"] == "no"  # the AOF alone; deal numbers do not compress
         assert cfg["maxmemory-policy"] == "noeviction"
 
         # processes: redis-server, the worker's main process and its 2 pool processes

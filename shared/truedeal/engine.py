@@ -45,6 +45,7 @@ from .errors import Impossible, TooLargeToDeal
 from .evaluate import satisfies
 from .every_deal import deal_numbers
 from .listing import Listing, TooWide, build_listing, count_cases
+from .listing.layout import MAX_FEATURE_CELLS
 from .randomness import CHUNK_DEALS, DEFAULT_STREAM, Rng, SeededBits, check_stream, chunk_rng
 from .relaxation import Relaxation, ranked, relax
 from .sampling import Sampler
@@ -225,6 +226,8 @@ class Plan:
                 return hand
             if listing is None and relaxation.none:
                 listing = _honours_by_suit(comp, wide)
+            if listing is None:
+                listing = _pool_filtered(comp, progress, wide, POOL_FILTERED_WIDTH if relaxation.none else MAX_FEATURE_CELLS)
             if listing is None:
                 failed.append(relaxation)
                 continue
@@ -781,6 +784,28 @@ def _any_listing(comp: Compiled, progress, wide: list[TooWide], narrow_first: bo
     return listing if listing is not None else _one_listing(narrow, progress, wide)
 
 
+#: Widest option and pair tables (entries) of :func:`_pool_filtered` for a spec
+#: itself, the last listing tried before rejection: 4x the other listings' bound
+#: (a relaxed spec, and the ranking of relaxations, keep that bound).
+POOL_FILTERED_WIDTH = 4 * MAX_FEATURE_CELLS
+
+
+def _pool_filtered(comp: Compiled, progress, wide: list[TooWide], max_width: int = MAX_FEATURE_CELLS) -> Listing | None:
+    """The factored listing of ``comp`` with its filter forms, its pooled
+    seats' included (calm opponents beside shaped seats), tried after every
+    other listing (so that the plans those make, and their seeded deals,
+    stay as they were); None when ``comp`` has no pooled seat or no filter,
+    or the listing is wider than ``max_width``."""
+    narrow = with_filters(comp, pooled=True)
+    if narrow is comp or not narrow.pooled:
+        return None
+    try:
+        return build_listing(narrow, progress, max_width)
+    except TooWide as exc:
+        wide.append(exc)
+        return None
+
+
 def _one_listing(comp: Compiled, progress, wide: list[TooWide]) -> Listing | None:
     try:
         return build_listing(comp, progress)
@@ -806,7 +831,8 @@ def _honours_by_suit(comp: Compiled, wide: list[TooWide]):
 
 def _listed_odds(program: ir.Program) -> float | None:
     """The probability of ``program``'s listing, None if none fits."""
-    listing = _any_listing(compile_program(program), None, [])
+    comp = compile_program(program)
+    listing = _any_listing(comp, None, []) or _pool_filtered(comp, None, [])
     return None if listing is None else listing.deals / D
 
 

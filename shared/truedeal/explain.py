@@ -88,9 +88,11 @@ def _streams(plan: Plan) -> str:
 
 def _routed(plan: Plan) -> bool:
     """Whether stream v3 routes this plan (:meth:`Plan.build_routed`), from
-    what it is: one exact factored or paired listing within the entry limit."""
+    what it is: one exact factored or paired listing within the entry limit,
+    of the spec itself (v3 cuts that; a listing with filter forms was taken
+    because it was too wide)."""
     return plan.routed or (plan.exact and plan.union is None and isinstance(plan.listing, Listing | PairedListing)
-                           and len(plan.listing.e_weight) <= MAX_ENTRIES)
+                           and len(plan.listing.e_weight) <= MAX_ENTRIES and not plan.listing.layout.comp.filters)
 
 
 def _form(form) -> str:

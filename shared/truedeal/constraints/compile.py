@@ -733,7 +733,7 @@ def unclamped(comp: Compiled) -> Compiled:
     return replace(comp, forms=forms)
 
 
-def with_filters(comp: Compiled) -> Compiled:
+def with_filters(comp: Compiled, pooled: bool = False) -> Compiled:
     """``comp`` with its filter forms marked, or ``comp`` itself when it has
     none.  A filter is a form of one suit, on patterned seats, whose atoms
     hold alike at every value that fits (``top4(east, clubs) < 2``: values 0
@@ -741,8 +741,15 @@ def with_filters(comp: Compiled) -> Compiled:
     of that suit fit, so the listing drops the others and gives the form no
     coordinate (the "calm opponent" of the practice library: 16x fewer
     feature vectors).  Narrower, but other draws: plans take it only where the
-    plain listing is too wide (a seed's deals stay those of the plain listing)."""
-    if comp.pooled or comp.filters:
+    plain listing is too wide (a seed's deals stay those of the plain listing).
+
+    ``pooled``: a pooled seat's forms may be filters too, a calm opponent
+    with no shape beside shaped seats.  Only the factored listing takes
+    those, since it places a pooled seat's honours suit by suit.  The other
+    listings weigh a pooled seat's cards by rank counts or card classes, with
+    no holding of one suit to drop.  Without ``pooled``, a spec with pooled
+    seats has no filters."""
+    if comp.filters or (comp.pooled and not pooled):
         return comp
     comp = _floors_flipped(comp)
     found = frozenset(f for f in range(len(comp.forms)) if _is_filter(comp, f))
@@ -790,7 +797,7 @@ def _is_filter(comp: Compiled, f: int) -> bool:
     suits = {t.suits for t in form.terms}
     if form.clamp or form.dim < 2 or len(suits) != 1 or len(next(iter(suits))) != 1:
         return False
-    if any(t.seat not in comp.patterned for t in form.terms):
+    if any(t.seat not in comp.patterned and t.seat not in comp.rank_seats for t in form.terms):
         return False
     atoms = [a for a in comp.atoms if a.form == f]
     return all(not a.lengths and not any(0 < t < form.dim for t in a.thresholds(0)) for a in atoms)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..arrays import distinct, unique_inverse
 from .cells import checked_cells, pair_keys, suit_columns
-from .layout import MAX_ENTRIES, Layout, TooWide
+from .layout import MAX_ENTRIES, MAX_FEATURE_CELLS, Layout, TooWide
 from .model import Listing
 from .options import suit_options
 from .tables import c_values, level0_rows, pair_tables, pool_factors, prefix_size, prefix_sums
@@ -19,10 +19,11 @@ _PASS_BYTES = 16 << 20
 _PASS_KEYS = 4096
 
 
-def build_listing(spec_like, progress=None) -> Listing:
+def build_listing(spec_like, progress=None, max_width: int = MAX_FEATURE_CELLS) -> Listing:
     """Build the factored listing (exact; raises :class:`TooWide`) of a
-    :class:`~truedeal.constraints.compile.Compiled`, a Program or seat rules."""
-    layout, cells, columns, cell_cols = checked_cells(spec_like)
+    :class:`~truedeal.constraints.compile.Compiled`, a Program or seat rules,
+    whose option and pair tables hold at most ``max_width`` entries each."""
+    layout, cells, columns, cell_cols = checked_cells(spec_like, max_width)
     listing = listing_tables(layout, cells, columns, cell_cols)
     fill_level0(listing, progress)
     return listing

@@ -7,6 +7,7 @@ each suit option replaced by 1 per distinct holding of the HCP seats.
 from __future__ import annotations
 
 from dataclasses import replace
+from operator import mul
 
 import numpy as np
 
@@ -102,10 +103,15 @@ def _count_cases_interval(listing: Listing) -> int:
         vec = np.concatenate([uniq[:, :nb], lo[:, None], hi[:, None], uniq[:, nb : nb + n_h]], axis=1)
         np.add.at(indic[k], vec @ cl.strides, 1)
     total = 0
-    for cols, sig, mult in _column_groups(listing):
+    # by (D,C) pair, so that each pair's table and summed-area table are made once, one at a time
+    summed: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
+    for cols, sig, mult in sorted(_column_groups(listing), key=lambda g: (int(g[0][2]), int(g[0][3]))):
         t1 = pair_table(indic[cols[0]], indic[cols[1]], cl)
-        t2 = pair_table(indic[cols[2]], indic[cols[3]], cl)
-        _, nz, z1, c = completions(t1[None, :], t2, cl, n_h)
+        dc = (int(cols[2]), int(cols[3]))
+        if summed is None or summed[0] != dc:
+            t2 = pair_table(indic[dc[0]], indic[dc[1]], cl)
+            summed = (dc, t2, prefix_sums(t2, cl, pad_single=False))
+        _, nz, z1, c = completions(t1[None, :], summed[1], cl, n_h)
         csum = c.sum(axis=1) + sum(layout.forced(s) for s in layout.pooled)
         # The patterned seats' honour total must land in [c_min, c_max] for the
         # pool to work out: total lo <= c_max and total hi >= c_min.
@@ -114,10 +120,19 @@ def _count_cases_interval(listing: Listing) -> int:
         c_max = n_tr - csum - f_pat
         ok = (c_max >= c_min) & (c <= 13).all(axis=1)
         nz, z1, c, c_min, c_max = nz[ok], z1[ok], c[ok], c_min[ok], c_max[ok]
-        prefix = prefix_sums(t2, cl, pad_single=False)
         for lo, hi in box_arrays(listing.sig_boxes[sig], len(nz)):
             blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), c_min[:, None]], axis=1)
             bhi = np.concatenate([hi, c_max[:, None], np.full((len(nz), 1), n_tr)], axis=1)
-            u = box_sums(prefix, cl, z1, blo, bhi, c, pad_single=False)
-            total += int(mult) * int((t1[nz] * u).sum())
+            u = box_sums(summed[2], cl, z1, blo, bhi, c, pad_single=False)
+            total += int(mult) * _dot(t1[nz], u)
     return total
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> int:
+    """``sum(a * b)`` of nonnegative int64 arrays, exact: in int64 where no
+    partial sum can pass 2**63, else in Python integers."""
+    if not len(a):
+        return 0
+    if int(a.max()) * int(b.max()) * len(a) < 2**63:
+        return int((a * b).sum())
+    return sum(map(mul, a.tolist(), b.tolist()))

@@ -127,24 +127,24 @@ def pair_keys(cell_cols: np.ndarray, n_columns: int) -> np.ndarray:
     return np.stack([cell_cols[:, 0] * n_columns + cell_cols[:, 1], cell_cols[:, 2] * n_columns + cell_cols[:, 3]])
 
 
-def check_width(layout: Layout, n_columns: int, cell_cols: np.ndarray) -> None:
-    """Refuse, before any option is built, tables past :data:`MAX_FEATURE_CELLS`."""
-    if n_columns * layout.zsize > MAX_FEATURE_CELLS:
+def check_width(layout: Layout, n_columns: int, cell_cols: np.ndarray, max_width: int = MAX_FEATURE_CELLS) -> None:
+    """Refuse, before any option is built, tables past ``max_width`` entries."""
+    if n_columns * layout.zsize > max_width:
         raise TooWide(f"feature tables too large ({n_columns:,} suit columns x {layout.zsize:,} feature states)")
     n_pairs = len(distinct(pair_keys(cell_cols, n_columns)))
-    if n_pairs * layout.zsize > MAX_FEATURE_CELLS:
+    if n_pairs * layout.zsize > max_width:
         raise TooWide(f"suit-pair tables too large ({n_pairs:,} pairs x {layout.zsize:,} feature states)")
 
 
-def checked_cells(spec_like) -> tuple[Layout, np.ndarray, list, np.ndarray]:
+def checked_cells(spec_like, max_width: int = MAX_FEATURE_CELLS) -> tuple[Layout, np.ndarray, list, np.ndarray]:
     """The layout, the cells, their suit columns and each cell's column per
     suit, once the whole listing passes the width limits (else TooWide)."""
     layout = make_layout(spec_like)
-    if layout.zsize > MAX_FEATURE_CELLS:  # too wide for any number of columns: refuse before the cells
+    if layout.zsize > max_width:  # too wide for any number of columns: refuse before the cells
         raise TooWide(f"feature tables too large (at least 1 suit column x {layout.zsize:,} feature states)")
     cells = enumerate_cells(layout.comp, layout)
     columns, cell_cols = suit_columns(cells, layout)
-    check_width(layout, len(columns), cell_cols)
+    check_width(layout, len(columns), cell_cols, max_width)
     return layout, cells, columns, cell_cols
 
 

@@ -1,8 +1,7 @@
 """Samplers whose level-1 tables pass :data:`truedeal.sampling.MAX_PREFIX_BYTES`.
 
-Past the bound padded, the tables are kept unpadded (no zero slice on an
-axis of one value) and the draws are the padded sampler's, byte for byte.
-Past it even so, ``Sampler(listing, lazy=True)`` makes them as draws need
+The tables are kept unpadded (no zero slice on an axis of one value), and
+the draws are those of padded tables, byte for byte.  Past the bound even so, ``Sampler(listing, lazy=True)`` makes them as draws need
 them: with one (D,C) pair its draws are the stacked sampler's, byte for
 byte; with many, they follow the exact law of the listing (chi-square
 against counts of the spec cut by North's and South's HCP), and every deal fits."""
@@ -15,10 +14,11 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from truedeal import sampling
+from truedeal import kernel, sampling
 from truedeal.constraints.dealer import load_program, parse_program
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
+from truedeal.listing import prefix_sums
 from truedeal.randomness import chunk_rng
 
 SCRIPTS = Path(__file__).parent / "scripts"
@@ -31,17 +31,37 @@ def _listing(text: str):
     return Plan.build(parse_program(text)).listing
 
 
-def test_unpadded_tables_draw_the_padded_samplers_deals(monkeypatch):
-    """tests/scripts/45: a form of one value among five, 105 (D,C) pairs."""
-    listing = Plan.build(load_program(SCRIPTS / "45_singular_names.dlr")).listing
-    padded = sampling.Sampler(listing)
-    assert padded.padded and padded.one_call_args()
-    expected = padded.draw(3000, chunk_rng("unpadded", 0))
-    n_pairs = len(padded.dc_prefix)
-    monkeypatch.setattr(sampling, "MAX_PREFIX_BYTES", sampling._prefix_bytes(n_pairs, listing.layout, False)[1])
+def _padded_twin(sampler: sampling.Sampler) -> sampling.Sampler:
+    """``sampler`` with level-1 tables padded on every axis (a zero slice in
+    front of an axis of one value too), as samplers kept them before."""
+    twin = sampling.Sampler(sampler.listing)
+    lay = sampler.listing.layout
+    twin.dc_prefix = np.stack([prefix_sums(sampler.listing.pair_tables[p], lay, pad_single=True) for p in np.unique(sampler.listing.cell_pairs[:, 1])])
+    twin.unpadded = ()
+    return twin
+
+
+#: Calm opponents with no shape beside two shaped seats: four filter forms (tests/test_pool_filters.py).
+CALM = ("shape(north, any 4333) && spades(south) >= 5 && top4(east, spades) < 2 && top4(west, spades) < 2"
+        " && top4(east, hearts) < 2 && top4(west, hearts) < 2")
+
+
+@pytest.mark.parametrize("script", [SCRIPTS / "45_singular_names.dlr", CALM])
+def test_unpadded_tables_draw_the_padded_tables_deals(script):
+    """A form of one value among five (tests/scripts/45: 105 (D,C) pairs),
+    and four filter forms: the tables are 2**k times smaller, and the
+    compiled draw (one call) and the numpy steps both deal what the padded
+    tables deal, byte for byte."""
+    listing = Plan.build(load_program(script)).listing
     unpadded = sampling.Sampler(listing)
-    assert not unpadded.padded and unpadded.unpadded and unpadded.dc_prefix.size * 2 == padded.dc_prefix.size
+    padded = _padded_twin(unpadded)
+    k = len(unpadded.unpadded)
+    assert k and unpadded.dc_prefix.size << k == padded.dc_prefix.size
+    assert unpadded.one_call_args() and padded.one_call_args()
+    expected = padded.draw(3000, chunk_rng("unpadded", 0))
     assert (unpadded.draw(3000, chunk_rng("unpadded", 0)) == expected).all()
+    with kernel.numpy_only():
+        assert (unpadded.draw(3000, chunk_rng("unpadded", 0)) == expected).all()
 
 
 def test_with_one_pair_a_lazy_sampler_draws_the_stacked_samplers_deals(monkeypatch):
@@ -66,7 +86,7 @@ def test_a_sampler_past_the_bound_refuses_unless_lazy(monkeypatch):
 def test_with_many_pairs_lazy_draws_follow_the_listings_law(monkeypatch):
     listing = _listing(MANY_PAIRS.format(lo=15, hi=17))
     monkeypatch.setattr(sampling, "MAX_PREFIX_BYTES", 1000)
-    monkeypatch.setattr(sampling, "LAZY_KEPT_BYTES", sampling._prefix_bytes(3, listing.layout, False)[1])
+    monkeypatch.setattr(sampling, "LAZY_KEPT_BYTES", sampling._prefix_bytes(3, listing.layout)[1])
     lazy = sampling.Sampler(listing, lazy=True)
     assert lazy.lazy is not None and lazy.lazy.room == 3 and len(lazy.lazy.dc_pairs) > 3
     owners = lazy.draw(6000, chunk_rng("lazy law", 0))

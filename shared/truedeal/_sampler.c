@@ -802,10 +802,17 @@ static int level1(PyObject *bits, const int64_t *prefix, const int64_t *shape, i
     int64_t stride[1 + L1_BOX + L1_EXACT];
     stride[ndim - 1] = 1;
     for (int a = ndim - 2; a >= 0; a--) stride[a] = stride[a + 1] * shape[a + 1];
+    /* A box axis of one value may come unpadded (shape 1: no zero slice in
+     * front), and its index is then 0 where a padded axis's is 1: a stride of
+     * 0 reads it so in line_of and line_at alike, the same sums. */
+    for (int d = 0; d < nb; d++)
+        if (shape[1 + d] == 1) stride[1 + d] = 0;
     for (size_t r = 0; r < n; r++) {
         if (which[r] < 0 || which[r] >= shape[0]) return 0;
         for (int d = 0; d < nb; d++)
-            if (lo[r * nb + d] < 0 || hi[r * nb + d] + 1 >= shape[1 + d] || lo[r * nb + d] > hi[r * nb + d] + 1) return 0;
+            if (lo[r * nb + d] < 0 || hi[r * nb + d] + (shape[1 + d] > 1) >= shape[1 + d] ||
+                lo[r * nb + d] > hi[r * nb + d] + 1)
+                return 0;
         for (int e = 0; e < ne; e++)
             if (exact[r * ne + e] < 0 || exact[r * ne + e] >= shape[1 + nb + e]) return 0;
     }

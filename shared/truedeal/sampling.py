@@ -123,17 +123,18 @@ MAX_PREFIX_BYTES = 2_000_000_000
 LAZY_KEPT_BYTES = 256_000_000
 
 
-def _prefix_bytes(n_tables: int, lay: Layout, pad_single: bool = True) -> tuple[int, int]:
+def _prefix_bytes(n_tables: int, lay: Layout) -> tuple[int, int]:
     """Entries of one summed-area table over ``lay``'s feature space (see
-    :func:`~truedeal.listing.prefix_sums`), and the bytes of ``n_tables``."""
-    entries = prod(d + (i < lay.n_box and (pad_single or d > 1)) for i, d in enumerate(lay.dims))
+    :func:`~truedeal.listing.prefix_sums`, axes of one value unpadded), and
+    the bytes of ``n_tables``."""
+    entries = prod(d + (i < lay.n_box and d > 1) for i, d in enumerate(lay.dims))
     return entries, 8 * n_tables * entries
 
 
-def _check_prefix_bytes(n_tables: int, lay: Layout, pad_single: bool) -> None:
+def _check_prefix_bytes(n_tables: int, lay: Layout) -> None:
     """Raise :class:`TooLargeToDeal` when ``n_tables`` summed-area tables over
     ``lay``'s feature space would pass :data:`MAX_PREFIX_BYTES`."""
-    entries, size = _prefix_bytes(n_tables, lay, pad_single)
+    entries, size = _prefix_bytes(n_tables, lay)
     if size > MAX_PREFIX_BYTES:
         raise TooLargeToDeal(
             f"this plan counts exactly but cannot deal: {n_tables:,} tables of {entries:,} entries would take "
@@ -147,7 +148,7 @@ class _LazyPrefix:
 
     def __init__(self, listing: Listing, dc_pairs: np.ndarray) -> None:
         self.listing, self.dc_pairs = listing, dc_pairs
-        entries, _ = _prefix_bytes(1, listing.layout, pad_single=False)
+        entries, _ = _prefix_bytes(1, listing.layout)
         self.room = max(1, LAZY_KEPT_BYTES // (8 * entries))
         self.kept: dict[int, np.ndarray] = {}
 
@@ -166,12 +167,12 @@ class Sampler:
     """Draws uniform deals from one listing.  Build once, draw many times."""
 
     def __init__(self, listing: Listing, lazy: bool = False) -> None:
-        """The level-1 tables are padded for the compiled draw when they fit
-        :data:`MAX_PREFIX_BYTES`, else unpadded (an axis of one value adds no
-        zero slice: 8 such axes made one library plan's tables 256 times
-        larger) and drawn by the numpy steps, with the same draws.  Past the
-        bound even so, ``lazy`` makes them as draws need them
-        (:meth:`_level1`); without it, :class:`TooLargeToDeal`."""
+        """The level-1 tables leave an axis of one value unpadded (no zero
+        slice in front: 8 such axes made one library plan's tables 256 times
+        larger, and each filter form is one); the compiled search and the
+        numpy steps read them alike, with the draws padded tables gave.  Past
+        :data:`MAX_PREFIX_BYTES` even so, ``lazy`` makes them as draws need
+        them (:meth:`_level1`); without it, :class:`TooLargeToDeal`."""
         if listing.total == 0:
             raise ValueError("no deal satisfies this spec")
         self.listing = listing
@@ -182,16 +183,15 @@ class Sampler:
         # diamonds+clubs features one HCP coordinate at a time.
         dc_pairs, dc_index = unique_inverse(listing.cell_pairs[:, 1])
         self.cell_dc = dc_index.reshape(-1)
-        self.padded = _prefix_bytes(len(dc_pairs), lay)[1] <= MAX_PREFIX_BYTES
         #: box axes of one value and no zero slice (their only index is 0)
-        self.unpadded = () if self.padded else tuple(d for d in range(lay.n_box) if lay.dims[d] == 1)
+        self.unpadded = tuple(d for d in range(lay.n_box) if lay.dims[d] == 1)
         self.lazy: _LazyPrefix | None = None
-        if lazy and _prefix_bytes(len(dc_pairs), lay, self.padded)[1] > MAX_PREFIX_BYTES:
+        if lazy and _prefix_bytes(len(dc_pairs), lay)[1] > MAX_PREFIX_BYTES:
             self.lazy = _LazyPrefix(listing, dc_pairs)
             self.dc_prefix = np.zeros((0,), np.int64)
         else:
-            _check_prefix_bytes(len(dc_pairs), lay, self.padded)
-            self.dc_prefix = np.stack([prefix_sums(listing.pair_tables[p], lay, self.padded) for p in dc_pairs])
+            _check_prefix_bytes(len(dc_pairs), lay)
+            self.dc_prefix = np.stack([prefix_sums(listing.pair_tables[p], lay, pad_single=False) for p in dc_pairs])
         # Accepted boxes of the form space, per cell signature.
         self.sig_boxes = [(np.array([b[0] for b in boxes], np.int64).reshape(len(boxes), lay.n_box),
                            np.array([b[1] for b in boxes], np.int64).reshape(len(boxes), lay.n_box))
@@ -261,7 +261,7 @@ class Sampler:
         hi = np.minimum(lay.open_top(box_hi) - z1[:, :nb], np.array(lay.dims[:nb], dtype=np.int64) - 1)
         z2 = lo.copy()
         k = _compiled()
-        fits = self.padded and 0 < nb <= _LEVEL1_BOX and exact.shape[1] <= _LEVEL1_EXACT
+        fits = 0 < nb <= _LEVEL1_BOX and exact.shape[1] <= _LEVEL1_EXACT
         if fits and k is not None and k.level1(rng.bits, prefix, np.array(prefix.shape, np.int64), nb,
                                              exact.shape[1], np.ascontiguousarray(which, np.int64), np.ascontiguousarray(lo, np.int64),
                                              np.ascontiguousarray(hi, np.int64), np.ascontiguousarray(exact, np.int64), z2):
@@ -370,7 +370,7 @@ class Sampler:
     def _one_call_arguments(self) -> tuple | None:
         L, lay, e, o = self.listing, self.layout, self.entries, self.options
         nb, ne = lay.n_box, len(lay.dims) - lay.n_box
-        if self.cell_box is None or not self.padded or self.lazy or nb > _LEVEL1_BOX or ne > _LEVEL1_EXACT or e.top + 1 >= 1 << 63:
+        if self.cell_box is None or self.lazy or nb > _LEVEL1_BOX or ne > _LEVEL1_EXACT or e.top + 1 >= 1 << 63:
             return None
         i64 = lambda a: np.ascontiguousarray(a, np.int64)  # noqa: E731
         arrays = (i64(e.cum_hi), np.ascontiguousarray(e.cum_lo, np.uint64), i64(e.guide), i64(L.e_cell), i64(L.e_z1),

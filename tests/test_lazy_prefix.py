@@ -36,7 +36,8 @@ def _padded_twin(sampler: sampling.Sampler) -> sampling.Sampler:
     front of an axis of one value too), as samplers kept them before."""
     twin = sampling.Sampler(sampler.listing)
     lay = sampler.listing.layout
-    twin.dc_prefix = np.stack([prefix_sums(sampler.listing.pair_tables[p], lay, pad_single=True) for p in np.unique(sampler.listing.cell_pairs[:, 1])])
+    pairs = np.unique(sampler.listing.cell_pairs[:, 1])
+    twin.dc_prefix = np.stack([prefix_sums(sampler.listing.pair_tables[p], lay, pad_single=True) for p in pairs])
     twin.unpadded = ()
     return twin
 

@@ -66,6 +66,12 @@ SPECS = {
         "condition": "hcp(north) >= 15 && hcp(north) <= 17 && hcp(south) >= 8 && hcp(south) <= 9 && "
                      + " && ".join(f"top4({seat}, {suit}) < 2" for seat in ("east", "west")
                                    for suit in ("spades", "hearts", "diamonds", "clubs"))},
+    "N flat, S 5+ spades, calm opponents in the majors (pooled filters)": {
+        "condition": "shape(north, any 4333) && spades(south) >= 5 && "
+                     + " && ".join(f"top4({seat}, {suit}) < 2" for seat in ("east", "west") for suit in ("spades", "hearts"))},
+    "N 12+ flat, S 5+ spades, calm opponents in the majors (pooled filters, 4x wide)": {
+        "condition": "hcp(north) >= 12 && shape(north, any 4333) && spades(south) >= 5 && "
+                     + " && ".join(f"top4({seat}, {suit}) < 2" for seat in ("east", "west") for suit in ("spades", "hearts"))},
     "four HCP-only seats": {"north": {"hcp": [10, 14]}, "east": {"hcp": [5, 12]}, "south": {"hcp": [8, 13]}, "west": {"hcp": [6, 11]}},
     "four seats: 1NT, 5-card suit, 4+ spades, 3+ hearts": {
         "north": {"hcp": [15, 17], "shape": BAL},

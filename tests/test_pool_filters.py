@@ -107,7 +107,7 @@ def test_calm_opponents_beside_shaped_seats_count_exactly():
 @pytest.mark.parametrize("text", [
     CALM_SMALL,
     # a shape-only South beside the pool: its cases are counted over intervals of the patterned seats' honours
-    "shape(north, any 4333) && spades(south) >= 4 && top4(east, spades) < 2 && top4(west, hearts) < 2",
+    "shape(north, 4333) && spades(south) >= 4 && top4(east, spades) < 2 && top4(west, hearts) < 2",
 ])
 def test_the_filtered_listing_counts_the_plain_ones_deals_and_cases(text):
     comp = compile_program(load_program(text))

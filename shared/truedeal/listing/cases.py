@@ -11,9 +11,9 @@ from operator import mul
 
 import numpy as np
 
-from .layout import TooWide
+from .layout import Layout, TooWide
 from .model import Listing
-from .tables import box_arrays, box_sums, completions, level0_rows, pair_table, pool_factors, prefix_sums
+from .tables import box_arrays, box_sums, completions, level0_rows, pair_table, pair_tables, pool_factors, prefix_sums
 
 
 def count_cases(listing: Listing) -> int:
@@ -80,15 +80,42 @@ def _column_groups(listing: Listing):
         yield key[:4], int(key[4]), int(mult)
 
 
+#: Bytes of (S,H) tables one pass of :func:`_count_cases_interval` holds.
+_INTERVAL_PASS_BYTES = 64 << 20
+
+
 def _count_cases_interval(listing: Listing) -> int:
     """:func:`count_cases` when shape-only seats and pooled seats coexist."""
     layout = listing.layout
-    nb = layout.n_box
-    n_pat, n_h = len(layout.patterned), len(layout.pooled)
+    nb, n_tr = layout.n_box, layout.n_tracked
     # Dims: HCP, then c_pat lo and hi (ranges), then pooled honour counts (exact).
-    n_tr = layout.n_tracked
     cdims = tuple(layout.dims[:nb]) + (n_tr + 1, n_tr + 1) + tuple(layout.dims[nb:-1])
     cl = replace(layout, dims=cdims, n_box=nb + 2, clamp=layout.clamp + (False, False))
+    indic = _interval_indicators(listing, cl)
+    # As _count_by_groups: one pass per (D,C) pair and signature, whose table and sums are made
+    # once, over the (S,H) tables that meet it, a few at a time (each is cl.zsize entries).
+    groups: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
+    for cols, sig, mult in _column_groups(listing):
+        groups.setdefault((int(cols[2]), int(cols[3]), sig), []).append((int(cols[0]), int(cols[1]), mult))
+    total, summed = 0, None
+    per_pass = max(1, _INTERVAL_PASS_BYTES // (8 * cl.zsize))
+    for (c, d, sig), members in sorted(groups.items()):
+        if summed is None or summed[0] != (c, d):
+            t2 = pair_table(indic[c], indic[d], cl)
+            summed = ((c, d), t2, prefix_sums(t2, cl, pad_single=False))
+        for at in range(0, len(members), per_pass):
+            part = members[at : at + per_pass]
+            t1s = pair_tables(indic, [(a, b) for a, b, _ in part], cl)
+            t1s *= np.array([m for _, _, m in part], dtype=np.int64)[:, None]  # each table counts its cells
+            total += _interval_pass(layout, cl, t1s, summed[1], summed[2], listing.sig_boxes[sig])
+    return total
+
+
+def _interval_indicators(listing: Listing, cl: Layout) -> np.ndarray:
+    """Per suit column, over ``cl``'s space: 1 at each distinct (forms, pooled
+    honour counts, masks) of its options, placed at the interval of the
+    patterned seats' honour counts that those options span."""
+    nb, n_h = listing.layout.n_box, len(listing.layout.pooled)
     indic = np.zeros((len(listing.columns), cl.zsize), dtype=np.int64)
     for k, opt in enumerate(listing.options):
         if not len(opt.weight):
@@ -102,29 +129,28 @@ def _count_cases_interval(listing: Listing) -> int:
         np.maximum.at(hi, inv, opt.v[:, -1])
         vec = np.concatenate([uniq[:, :nb], lo[:, None], hi[:, None], uniq[:, nb : nb + n_h]], axis=1)
         np.add.at(indic[k], vec @ cl.strides, 1)
+    return indic
+
+
+def _interval_pass(layout: Layout, cl: Layout, t1s: np.ndarray, t2: np.ndarray, prefix: np.ndarray, boxes: list) -> int:
+    """The cases of (S,H) tables ``t1s`` (rows, each times its cells) against
+    the (D,C) table ``t2`` (``prefix``: its sums) within ``boxes``, where the
+    patterned seats' honour total must land in the interval the pool leaves."""
+    n_pat, n_h, n_tr = len(layout.patterned), len(layout.pooled), layout.n_tracked
+    which, nz, z1, c = completions(t1s, t2, cl, n_h)
+    csum = c.sum(axis=1) + sum(layout.forced(s) for s in layout.pooled)
+    # The patterned seats' honour total must land in [c_min, c_max] for the
+    # pool to work out: total lo <= c_max and total hi >= c_min.
+    f_pat = layout.forced_patterned()
+    c_min = np.maximum(0, 13 * (n_pat + n_h) - (52 - layout.dead() - n_tr) - csum - f_pat)
+    c_max = n_tr - csum - f_pat
+    ok = (c_max >= c_min) & (c <= 13).all(axis=1)
+    which, nz, z1, c, c_min, c_max = which[ok], nz[ok], z1[ok], c[ok], c_min[ok], c_max[ok]
     total = 0
-    # by (D,C) pair, so that each pair's table and summed-area table are made once, one at a time
-    summed: tuple[tuple[int, int], np.ndarray, np.ndarray] | None = None
-    for cols, sig, mult in sorted(_column_groups(listing), key=lambda g: (int(g[0][2]), int(g[0][3]))):
-        t1 = pair_table(indic[cols[0]], indic[cols[1]], cl)
-        dc = (int(cols[2]), int(cols[3]))
-        if summed is None or summed[0] != dc:
-            t2 = pair_table(indic[dc[0]], indic[dc[1]], cl)
-            summed = (dc, t2, prefix_sums(t2, cl, pad_single=False))
-        _, nz, z1, c = completions(t1[None, :], summed[1], cl, n_h)
-        csum = c.sum(axis=1) + sum(layout.forced(s) for s in layout.pooled)
-        # The patterned seats' honour total must land in [c_min, c_max] for the
-        # pool to work out: total lo <= c_max and total hi >= c_min.
-        f_pat = layout.forced_patterned()
-        c_min = np.maximum(0, 13 * (n_pat + n_h) - (52 - layout.dead() - n_tr) - csum - f_pat)
-        c_max = n_tr - csum - f_pat
-        ok = (c_max >= c_min) & (c <= 13).all(axis=1)
-        nz, z1, c, c_min, c_max = nz[ok], z1[ok], c[ok], c_min[ok], c_max[ok]
-        for lo, hi in box_arrays(listing.sig_boxes[sig], len(nz)):
-            blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), c_min[:, None]], axis=1)
-            bhi = np.concatenate([hi, c_max[:, None], np.full((len(nz), 1), n_tr)], axis=1)
-            u = box_sums(summed[2], cl, z1, blo, bhi, c, pad_single=False)
-            total += int(mult) * _dot(t1[nz], u)
+    for lo, hi in box_arrays(boxes, len(nz)):
+        blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), c_min[:, None]], axis=1)
+        bhi = np.concatenate([hi, c_max[:, None], np.full((len(nz), 1), n_tr)], axis=1)
+        total += _dot(t1s[which, nz], box_sums(prefix, cl, z1, blo, bhi, c, pad_single=False))
     return total
 
 

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
+from test_pool_filters import CALM_EVERYWHERE
 from truedeal import kernel, sampling
 from truedeal.constraints.dealer import load_program, parse_program
 from truedeal.constraints.evaluate import evaluate_cond
@@ -42,15 +43,11 @@ def _padded_twin(sampler: sampling.Sampler) -> sampling.Sampler:
     return twin
 
 
-#: Calm opponents with no shape beside two shaped seats: four filter forms (tests/test_pool_filters.py).
-CALM = ("shape(north, any 4333) && spades(south) >= 5 && top4(east, spades) < 2 && top4(west, spades) < 2"
-        " && top4(east, hearts) < 2 && top4(west, hearts) < 2")
-
-
-@pytest.mark.parametrize("script", [SCRIPTS / "45_singular_names.dlr", CALM])
+@pytest.mark.parametrize("script", [SCRIPTS / "45_singular_names.dlr", CALM_EVERYWHERE])
 def test_unpadded_tables_draw_the_padded_tables_deals(script):
     """A form of one value among five (tests/scripts/45: 105 (D,C) pairs),
-    and four filter forms: the tables are 2**k times smaller, and the
+    and eight filter forms (calm opponents with no shape,
+    tests/test_pool_filters.py): the tables are 2**k times smaller, and the
     compiled draw (one call) and the numpy steps both deal what the padded
     tables deal, byte for byte."""
     listing = Plan.build(load_program(script)).listing

@@ -1,8 +1,12 @@
-"""Calm opponents with no shape beside shaped seats: a pooled seat's form of
-one suit that only decides which holdings fit (``top4(east, spades) < 2``) is
-a filter on the factored listing's suit options, as a patterned seat's is
-(:func:`truedeal.constraints.compile.with_filters` with ``pooled``).  The
-engine tries that listing last, before rejection."""
+"""Calm opponents with no shape beside shaped seats.
+
+* A pooled seat's form of one suit that only decides which holdings fit
+  (``top4(east, spades) < 2``) is a filter on the factored listing's suit
+  options, as a patterned seat's is (:func:`truedeal.constraints.compile.with_filters`
+  with ``pooled``).  The engine tries that listing last, before rejection.
+* With no free seat, the patterned seats hold every tracked card that the
+  pooled seats do not (:attr:`truedeal.listing.layout.Layout.pat_from_pool`):
+  their count keeps one value, and the listing is 17 times narrower."""
 
 from __future__ import annotations
 
@@ -22,10 +26,14 @@ from truedeal.randomness import chunk_rng
 from truedeal.sampling import Sampler
 
 #: North any 4333, South five or more spades, and neither East nor West holds
-#: two of the top four in a major (calm opponents): too wide for the plain
-#: listing (East's and West's four forms are coordinates there).
+#: two of the top four in a major (calm opponents): the plain listing fits,
+#: with the patterned seats' count of tracked cards read off the pooled seats'.
 CALM = ("shape(north, any 4333) && spades(south) >= 5 && top4(east, spades) < 2 && top4(west, spades) < 2"
         " && top4(east, hearts) < 2 && top4(west, hearts) < 2")
+#: The same with the opponents calm in every suit: too wide for the plain
+#: listing (East's and West's eight forms are coordinates there).
+CALM_EVERYWHERE = CALM + " && " + " && ".join(f"top4({seat}, {suit}) < 2" for seat in ("east", "west")
+                                                for suit in ("diamonds", "clubs"))
 #: North 15+ and flat, calm opponents in spades: narrow enough for the plain listing too.
 CALM_SMALL = "hcp(north) >= 15 && shape(north, any 4333) && top4(east, spades) < 2 && top4(west, spades) < 2"
 
@@ -61,13 +69,14 @@ def _suit_splits(north: int, calm: bool, south_min: int) -> dict[tuple[int, int,
     return out
 
 
-def _calm_count(north_pattern: tuple[int, int, int, int]) -> int:
-    """Deals of CALM with North holding ``north_pattern`` (spades first),
-    counted suit by suit over East's, South's and West's lengths so far: an
-    independent DP, not the engine's listing."""
+def _calm_count(north_pattern: tuple[int, int, int, int], calm_suits: int = 2) -> int:
+    """Deals of CALM (the opponents calm in the first ``calm_suits`` suits)
+    with North holding ``north_pattern`` (spades first), counted suit by suit
+    over East's, South's and West's lengths so far: an independent DP, not
+    the engine's listing."""
     states = {(0, 0, 0): 1}
     for suit, length in enumerate(north_pattern):
-        splits = _suit_splits(length, calm=suit < 2, south_min=5 if suit == 0 else 0)
+        splits = _suit_splits(length, calm=suit < calm_suits, south_min=5 if suit == 0 else 0)
         grown: dict[tuple[int, int, int], int] = defaultdict(int)
         for (e, s, w), ways in states.items():
             for (le, ls, lw), n in splits.items():
@@ -90,18 +99,27 @@ def test_with_filters_marks_a_pooled_seats_forms_only_when_asked():
     assert len(calm) == 4 and narrow.filters == calm
 
 
-def test_calm_opponents_beside_shaped_seats_count_exactly():
-    """The plain listing is too wide; the plan is exact all the same, with the
-    deals of the independent DP (per North pattern, then in all)."""
-    comp = compile_program(load_program(CALM))
-    with pytest.raises(TooWide):
-        build_listing(comp)
-    plan = Plan.build(load_program(CALM))
-    assert plan.exact and not plan.relaxed
-    assert plan.deals_total == sum(_calm_count(p) for p in PATTERNS) == 294_830_339_615_224_936_281_158_400
+@pytest.mark.parametrize(("text", "calm_suits", "filtered"), [(CALM, 2, False), (CALM_EVERYWHERE, 4, True)])
+def test_calm_opponents_beside_shaped_seats_count_exactly(text, calm_suits, filtered):
+    """Exact, with the deals of the independent DP (per North pattern, then in
+    all): in the majors by the plain listing, its patterned count read off the
+    pool; in every suit by the listing with filters, the plain one too wide."""
+    comp = compile_program(load_program(text))
+    plan = Plan.build(load_program(text))
+    assert plan.exact and not plan.relaxed and plan.listing.layout.pat_from_pool
+    assert bool(plan.listing.layout.comp.filters) == filtered
+    if filtered:
+        with pytest.raises(TooWide):
+            build_listing(comp)
+    assert plan.deals_total == sum(_calm_count(p, calm_suits) for p in PATTERNS)
     for p in PATTERNS:
-        one = CALM.replace("any 4333", "".join(map(str, p)))
-        assert Plan.build(load_program(one)).deals_total == _calm_count(p)
+        one = text.replace("any 4333", "".join(map(str, p)))
+        assert Plan.build(load_program(one)).deals_total == _calm_count(p, calm_suits)
+
+
+def test_the_calm_majors_count_the_pinned_dp_value():
+    """The DP's own figure for CALM, so that a change to the DP shows too."""
+    assert sum(_calm_count(p) for p in PATTERNS) == 294_830_339_615_224_936_281_158_400
 
 
 @pytest.mark.parametrize("text", [
@@ -116,13 +134,30 @@ def test_the_filtered_listing_counts_the_plain_ones_deals_and_cases(text):
     assert filtered.deals == plain.deals and count_cases(filtered) == count_cases(plain)
 
 
-def test_drawn_deals_fit_and_follow_the_exact_law_of_norths_pattern():
+@pytest.mark.parametrize(("text", "calm_suits"), [(CALM, 2), (CALM_EVERYWHERE, 4)])
+def test_drawn_deals_fit_and_follow_the_exact_law_of_norths_pattern(text, calm_suits):
     """20,000 deals of the filtered listing: every one fits, and the suit of
     North's four cards follows the independent DP's shares (chi-square, fixed seed)."""
-    program = load_program(CALM)
+    program = load_program(text)
     owners = Sampler(build_listing(with_filters(compile_program(program), pooled=True))).draw(20_000, chunk_rng("calm", 0))
     assert evaluate_cond(owners, program.condition).all()
     north = np.stack([((owners == 0) & (np.arange(52) % 4 == suit)).sum(axis=1) for suit in range(4)], axis=1)
     observed = np.bincount(north.argmax(axis=1), minlength=4)
-    expected = np.array([_calm_count(p) for p in PATTERNS], dtype=float)
+    expected = np.array([_calm_count(p, calm_suits) for p in PATTERNS], dtype=float)
     assert chisquare(observed, expected / expected.sum() * len(owners)).pvalue > 1e-3
+
+
+def test_reading_the_patterned_count_off_the_pool_keeps_the_deals(monkeypatch):
+    """The listing with the patterned seats' count as a coordinate of its own
+    (as before) counts the same deals and cases and draws the same deals,
+    with 17 times the feature states."""
+    from truedeal.listing import layout as layout_module
+
+    comp = with_filters(compile_program(load_program(CALM_EVERYWHERE)), pooled=True)
+    narrow = build_listing(comp)
+    expected, cases = Sampler(narrow).draw(3000, chunk_rng("patterned count", 0)), count_cases(narrow)
+    monkeypatch.setattr(layout_module, "pat_from_pool", lambda comp: False)
+    wide = build_listing(comp)
+    assert narrow.layout.dims[-1] == 1 and wide.layout.dims[-1] == 17
+    assert wide.deals == narrow.deals and count_cases(wide) == cases  # (cases: over intervals, then by groups)
+    assert (Sampler(wide).draw(3000, chunk_rng("patterned count", 0)) == expected).all()

@@ -89,12 +89,12 @@ def test_a_relaxed_plan_says_what_it_rejects_and_its_deals_fit():
     opener's and the responder's points, and each opponent's honours suit by
     suit; South's hearts too): the plan names what it relaxes, measures the
     acceptance, and every deal fits the whole condition.  The calm
-    opponents are listed with their forms as filters (their pooled seats'
-    holdings of each suit), North's points by rejection: 32% kept, where
-    rejecting the opponents' honours kept 8%."""
+    opponents are listed (their pooled seats' holdings of each suit), South's
+    points go to rejection: 17% kept, where rejecting the opponents' honours
+    kept 8%."""
     program = load_program(CALM_BESIDE_A_HEART_RESPONSE)
     plan = Plan.build(program)
-    assert not plan.exact and plan.relaxed == ("the honour conditions of north",)
+    assert not plan.exact and plan.relaxed == ("the honour conditions of south",)
     assert 0 < plan.acceptance < 1
     owners = next(plan.deals(2_000, seed="relaxation"))
     assert evaluate_cond(owners, program.condition).all()

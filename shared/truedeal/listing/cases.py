@@ -13,6 +13,7 @@ import numpy as np
 
 from .layout import Layout, TooWide
 from .model import Listing
+from .options import SuitOptions
 from .tables import box_arrays, box_sums, completions, level0_rows, pair_table, pair_tables, pool_factors, prefix_sums
 
 
@@ -46,7 +47,9 @@ def _count(listing: Listing) -> int:
 def _count_by_groups(listing: Listing) -> int:
     """The count with the level-0 tables, one (D,C) table and signature at a time."""
     layout = listing.layout
-    if layout.has_pool and layout.shape_only:
+    if layout.has_pool and layout.shape_only and not layout.pat_from_pool:
+        # a shape-only seat's honours make no case, and its share of the free tracked cards (not
+        # fixed by the holdings, unless the pooled seats' counts fix it) lies in an interval
         return _count_cases_interval(listing)
     from .paired import case_indicators
 
@@ -125,11 +128,23 @@ def _interval_indicators(listing: Listing, cl: Layout) -> np.ndarray:
         inv = inv.reshape(-1)
         lo = np.full(len(uniq), 99)
         hi = np.full(len(uniq), -1)
-        np.minimum.at(lo, inv, opt.v[:, -1])
-        np.maximum.at(hi, inv, opt.v[:, -1])
+        pat = _patterned_counts(listing.layout, opt, listing.columns[k][0])
+        np.minimum.at(lo, inv, pat)
+        np.maximum.at(hi, inv, pat)
         vec = np.concatenate([uniq[:, :nb], lo[:, None], hi[:, None], uniq[:, nb : nb + n_h]], axis=1)
         np.add.at(indic[k], vec @ cl.strides, 1)
     return indic
+
+
+def _patterned_counts(layout: Layout, opt: SuitOptions, suit: int) -> np.ndarray:
+    """Each option's tracked cards held by patterned seats beyond their
+    predealt ones: its last coordinate, unless the pooled seats' counts fix
+    them (:attr:`Layout.pat_from_pool`) and that coordinate keeps one value."""
+    if not layout.pat_from_pool:
+        return opt.v[:, -1]
+    cols = [i for i, s in enumerate(layout.rank_seats) if s in layout.patterned]
+    held = np.unpackbits(opt.masks[:, cols].astype(">u2").view(np.uint8), axis=1).sum(axis=1) if cols else 0
+    return held + opt.free_to_shape.astype(np.int64) - layout.forced_patterned(suit)
 
 
 def _interval_pass(layout: Layout, cl: Layout, t1s: np.ndarray, t2: np.ndarray, prefix: np.ndarray, boxes: list) -> int:

@@ -159,6 +159,8 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
             okh = ok & (free + free_spots >= total_shape)
         else:
             okh = ok & (free >= h) & (free_spots >= total_shape - h)
+        if layout.pat_from_pool:  # no free seat: the shape-only seats take every free tracked card
+            okh &= free == h
         if not okh.any():
             continue
         idx = np.nonzero(okh)[0]
@@ -172,7 +174,7 @@ def suit_options(column: tuple[int, ...], layout: Layout) -> SuitOptions:
             pool_cols = [layout.rank_seats.index(s) for s in layout.pooled]
             forced = np.array([layout.forced(s, suit) for s in layout.pooled], dtype=np.int64)
             feats.append(pcs[idx][:, pool_cols] - forced)
-            patterned = (pc_ph[idx] + h - layout.forced_patterned(suit))[:, None] if layout.patterned else None
+            patterned = (pc_ph[idx] + h - layout.forced_patterned(suit))[:, None] if layout.patterned and not layout.pat_from_pool else None
             feats.append(np.zeros((len(idx), 1), np.int64) if patterned is None else patterned)
         if layout.pool is not None:  # the rank seats' count of each class of tracked cards
             held = np.bitwise_or.reduce(masks[idx], axis=1)

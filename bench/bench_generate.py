@@ -66,10 +66,15 @@ SPECS = {
         "condition": "hcp(north) >= 15 && hcp(north) <= 17 && hcp(south) >= 8 && hcp(south) <= 9 && "
                      + " && ".join(f"top4({seat}, {suit}) < 2" for seat in ("east", "west")
                                    for suit in ("spades", "hearts", "diamonds", "clubs"))},
-    "N flat, S 5+ spades, calm opponents in the majors (pooled filters)": {
+    "N flat, S 5+ spades, calm opponents in the majors (patterned count off the pool)": {
         "condition": "shape(north, any 4333) && spades(south) >= 5 && "
                      + " && ".join(f"top4({seat}, {suit}) < 2" for seat in ("east", "west") for suit in ("spades", "hearts"))},
-    "N 12+ flat, S 5+ spades, calm opponents in the majors (pooled filters, 4x wide)": {
+    "1NT (15-17 bal), S 8-9 with 5 spades, calm opponents everywhere (pooled filters)": {
+        "condition": f"hcp(north) >= 15 && hcp(north) <= 17 && shape(north, {BAL}) && spades(south) == 5"
+                     " && hcp(south) >= 8 && hcp(south) <= 9 && "
+                     + " && ".join(f"top4({seat}, {suit}) < 2" for seat in ("east", "west")
+                                   for suit in ("spades", "hearts", "diamonds", "clubs"))},
+    "N 12+ flat, S 5+ spades, calm opponents in the majors (pooled filters)": {
         "condition": "hcp(north) >= 12 && shape(north, any 4333) && spades(south) >= 5 && "
                      + " && ".join(f"top4({seat}, {suit}) < 2" for seat in ("east", "west") for suit in ("spades", "hearts"))},
     "four HCP-only seats": {"north": {"hcp": [10, 14]}, "east": {"hcp": [5, 12]}, "south": {"hcp": [8, 13]}, "west": {"hcp": [6, 11]}},

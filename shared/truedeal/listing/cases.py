@@ -7,13 +7,12 @@ each suit option replaced by 1 per distinct holding of the HCP seats.
 from __future__ import annotations
 
 from dataclasses import replace
-from operator import mul
 
 import numpy as np
 
+from .exact_ops import row_dots
 from .layout import Layout, TooWide
 from .model import Listing
-from .options import SuitOptions
 from .tables import box_arrays, box_sums, completions, level0_rows, pair_table, pair_tables, pool_factors, prefix_sums
 
 
@@ -128,23 +127,11 @@ def _interval_indicators(listing: Listing, cl: Layout) -> np.ndarray:
         inv = inv.reshape(-1)
         lo = np.full(len(uniq), 99)
         hi = np.full(len(uniq), -1)
-        pat = _patterned_counts(listing.layout, opt, listing.columns[k][0])
-        np.minimum.at(lo, inv, pat)
-        np.maximum.at(hi, inv, pat)
+        np.minimum.at(lo, inv, opt.v[:, -1])
+        np.maximum.at(hi, inv, opt.v[:, -1])
         vec = np.concatenate([uniq[:, :nb], lo[:, None], hi[:, None], uniq[:, nb : nb + n_h]], axis=1)
         np.add.at(indic[k], vec @ cl.strides, 1)
     return indic
-
-
-def _patterned_counts(layout: Layout, opt: SuitOptions, suit: int) -> np.ndarray:
-    """Each option's tracked cards held by patterned seats beyond their
-    predealt ones: its last coordinate, unless the pooled seats' counts fix
-    them (:attr:`Layout.pat_from_pool`) and that coordinate keeps one value."""
-    if not layout.pat_from_pool:
-        return opt.v[:, -1]
-    cols = [i for i, s in enumerate(layout.rank_seats) if s in layout.patterned]
-    held = np.unpackbits(opt.masks[:, cols].astype(">u2").view(np.uint8), axis=1).sum(axis=1) if cols else 0
-    return held + opt.free_to_shape.astype(np.int64) - layout.forced_patterned(suit)
 
 
 def _interval_pass(layout: Layout, cl: Layout, t1s: np.ndarray, t2: np.ndarray, prefix: np.ndarray, boxes: list) -> int:
@@ -165,15 +152,5 @@ def _interval_pass(layout: Layout, cl: Layout, t1s: np.ndarray, t2: np.ndarray, 
     for lo, hi in box_arrays(boxes, len(nz)):
         blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), c_min[:, None]], axis=1)
         bhi = np.concatenate([hi, c_max[:, None], np.full((len(nz), 1), n_tr)], axis=1)
-        total += _dot(t1s[which, nz], box_sums(prefix, cl, z1, blo, bhi, c, pad_single=False))
+        total += row_dots(t1s[which, nz][None, :], box_sums(prefix, cl, z1, blo, bhi, c, pad_single=False)[None, :])[0]
     return total
-
-
-def _dot(a: np.ndarray, b: np.ndarray) -> int:
-    """``sum(a * b)`` of nonnegative int64 arrays, exact: in int64 where no
-    partial sum can pass 2**63, else in Python integers."""
-    if not len(a):
-        return 0
-    if int(a.max()) * int(b.max()) * len(a) < 2**63:
-        return int((a * b).sum())
-    return sum(map(mul, a.tolist(), b.tolist()))

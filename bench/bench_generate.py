@@ -66,7 +66,7 @@ SPECS = {
         "condition": "hcp(north) >= 15 && hcp(north) <= 17 && hcp(south) >= 8 && hcp(south) <= 9 && "
                      + " && ".join(f"top4({seat}, {suit}) < 2" for seat in ("east", "west")
                                    for suit in ("spades", "hearts", "diamonds", "clubs"))},
-    "N flat, S 5+ spades, calm opponents in the majors (patterned count off the pool)": {
+    "N flat, S 5+ spades, calm opponents in the majors (pooled filters)": {
         "condition": "shape(north, any 4333) && spades(south) >= 5 && "
                      + " && ".join(f"top4({seat}, {suit}) < 2" for seat in ("east", "west") for suit in ("spades", "hearts"))},
     "1NT (15-17 bal), S 8-9 with 5 spades, calm opponents everywhere (pooled filters)": {

@@ -904,7 +904,10 @@ def test_fast_counts_do_not_wait_behind_slow_ones(make_app):
 
     app = make_app(count_timeout=15.0, count_processes=2)
     counter = app.extensions["truedeal"].counter
-    slow = [SLOW, {**SLOW, "west": {"hearts": [0, 6]}}]
+    # SLOWER: a count that outlasts the helper's first second of CPU (start-up included) on a fast machine,
+    # so that the helper stopped then is still counting (SLOW could finish first, and a stopped idle helper
+    # then took the next count: one run in about 15 on an AMD EPYC, under load)
+    slow = [SLOWER, {**SLOWER, "east": {"hcp": [8, 13], "spades": [3, 13]}}]
     client = app.test_client()
     # one client, two slow counts: the second is refused at once, the first runs
     answers = {}

@@ -108,8 +108,13 @@ def _count_cases_interval(listing: Listing) -> int:
         for at in range(0, len(members), per_pass):
             part = members[at : at + per_pass]
             t1s = pair_tables(indic, [(a, b) for a, b, _ in part], cl)
-            t1s *= np.array([m for _, _, m in part], dtype=np.int64)[:, None]  # each table counts its cells
-            total += _interval_pass(layout, cl, t1s, summed[1], summed[2], listing.sig_boxes[sig])
+            mults = [m for _, _, m in part]
+            if int(t1s.max(initial=0)) * max(mults) < 2**63:  # each table counts its cells, within int64
+                t1s *= np.array(mults, dtype=np.int64)[:, None]
+                total += _interval_pass(layout, cl, t1s, summed[1], summed[2], listing.sig_boxes[sig])
+            else:  # one table at a time, its cells counted in Python ints
+                total += sum(m * _interval_pass(layout, cl, t1s[k : k + 1], summed[1], summed[2], listing.sig_boxes[sig])
+                             for k, m in enumerate(mults))
     return total
 
 
@@ -148,9 +153,9 @@ def _interval_pass(layout: Layout, cl: Layout, t1s: np.ndarray, t2: np.ndarray, 
     c_max = n_tr - csum - f_pat
     ok = (c_max >= c_min) & (c <= 13).all(axis=1)
     which, nz, z1, c, c_min, c_max = which[ok], nz[ok], z1[ok], c[ok], c_min[ok], c_max[ok]
-    total = 0
+    total, weights = 0, t1s[which, nz][None, :]
     for lo, hi in box_arrays(boxes, len(nz)):
         blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), c_min[:, None]], axis=1)
         bhi = np.concatenate([hi, c_max[:, None], np.full((len(nz), 1), n_tr)], axis=1)
-        total += row_dots(t1s[which, nz][None, :], box_sums(prefix, cl, z1, blo, bhi, c, pad_single=False)[None, :])[0]
+        total += row_dots(weights, box_sums(prefix, cl, z1, blo, bhi, c, pad_single=False)[None, :])[0]
     return total

@@ -162,11 +162,15 @@ class ClassSplit:
     def placements(self) -> int:
         return len(self.class_of)
 
+    @property
+    def method(self) -> str:
+        """How the split is listed, as ``count`` prints it."""
+        return (f"exact: split by who holds {card_names(self.cards)}, {self.placements:,} placements in "
+                f"{len(self.classes)} classes listed one at a time, no rejection")
+
     def summary(self, sizes: ListingSizes) -> CountSummary:
         """An exact count, without Pavlicek's cases (counting them costs as much as the listings)."""
-        method = (f"exact: split by who holds {card_names(self.cards)}, {self.placements:,} placements in "
-                  f"{len(self.classes)} classes listed one at a time, no rejection")
-        return CountSummary.exact(self.deals, None, sizes, method)
+        return CountSummary.exact(self.deals, None, sizes, self.method)
 
     def draw(self, n: int, rng: Rng, enough: int | None = None) -> np.ndarray:
         """The first ``enough`` (default all) of ``n`` uniform deals: the

@@ -235,7 +235,8 @@ def _echo_estimate(summary: CountSummary, rej: Rejection, odds: str) -> None:
     click.echo(f"method:       {summary.method}")
     click.echo(f"acceptance:   {percent_text(rej.acceptance_rate)} of listed deals "
                f"(+/- {percent_text(rej.acceptance_stderr)}, {rej.pilot_draws:,} pilot draws)")
-    click.echo(f"listed:       {rej.listed_deals:,} deals in {rej.listed_cases:,} cases for the exact seats")
+    cases = "" if rej.listed_cases is None else f" in {rej.listed_cases:,} cases"
+    click.echo(f"listed:       {rej.listed_deals:,} deals{cases} for the exact seats")
 
 
 def _echo_exact(summary: CountSummary, odds: str) -> None:
@@ -303,7 +304,11 @@ def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str |
         raise UserError("no deal satisfies this spec (it counts 0 deals)")
     if not plan.exact:
         kept = percent_text(plan.acceptance or 0.0)
-        click.echo(f"truedeal: note: {plan.summary().method} (acceptance {kept}); deals stay exactly uniform", err=True)
+        from .constraints import ir
+
+        law = ("each deal is kept as often as the script's rnd() keeps it" if plan.program is not None
+               and "rnd" in ir.opaque_names(plan.program.condition) else "deals stay exactly uniform")
+        click.echo(f"truedeal: note: {plan.summary().method} (acceptance {kept}); {law}", err=True)
     _note_estimates(plan.program, spec)
     bar = None
     if sys.stderr.isatty():

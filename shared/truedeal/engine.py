@@ -36,7 +36,7 @@ import numpy as np
 from .cards import SEAT_NAMES, D
 from .choices import MAX_DEALS
 from .class_split import ClassSplit, class_split
-from .constraints import card_classes, card_owner, ir, separable
+from .constraints import card_classes, card_owner, ir, opaque, separable
 from .constraints.compile import Compiled, compile_program, with_filters
 from .constraints.dds import needs_double_dummy
 from .dealnumber import decode_batch, encode_batch
@@ -188,7 +188,7 @@ class Plan:
         t0 = time.perf_counter()
         program = spec if isinstance(spec, ir.Program) else spec.program()
         branches = cross_seat_branches(program)
-        if branches is not None:
+        if branches is not None and not ir.opaque_names(program.condition):  # (its branches must be exact)
             try:
                 return cls._build_union(spec, program, *branches, progress, t0)
             except TooWide:
@@ -211,14 +211,15 @@ class Plan:
                 plan = cls._build_program(sums, progress, exact_only, split, out_of_pack, max_parts, narrow_first)
                 plan.build_seconds = time.perf_counter() - t0  # the plain listing's attempt included
                 return plan
-            if listing is None and relaxation.none and split:
+            # (a split lists exact parts: with opaque parts, only their support splits, below)
+            if listing is None and relaxation.none and split and comp.exact:
                 try:
                     parts = cls._build_card_split(spec, program, progress, t0)
                 except SplitPastBounds:
                     parts = cls._build_class_split(spec, program, progress, t0)
                 if parts is not None:
                     return parts
-            if listing is None and relaxation.none and max_parts > 1:
+            if listing is None and relaxation.none and max_parts > 1 and comp.exact:
                 by_patterns = cls._build_by_patterns(spec, program, progress, t0, max_parts)
                 if by_patterns is not None:
                     return by_patterns
@@ -228,6 +229,11 @@ class Plan:
                 listing = _honours_by_suit(comp, wide)
             if listing is None:
                 listing = _pool_filtered(comp, progress, wide, POOL_FILTERED_WIDTH if relaxation.none else MAX_FEATURE_CELLS)
+            if listing is None and relaxation.none and not comp.exact:
+                held = cls._build_support(spec, program, _relaxed_parts(comp, relaxation), progress, t0,
+                                          split, out_of_pack, max_parts)
+                if held is not None:
+                    return held
             if listing is None:
                 failed.append(relaxation)
                 continue
@@ -242,6 +248,31 @@ class Plan:
             plan.build_seconds = time.perf_counter() - t0
             return plan
         raise wide[0] if wide else TooWide("no listing fits")
+
+    @classmethod
+    def _build_support(cls, spec, program: ir.Program, relaxed: tuple[str, ...], progress, t0: float, split: bool,
+                       out_of_pack: bool, max_parts: int) -> Plan | None:
+        """A plan listing exactly, by any plan, the deals that ``program``'s
+        opaque parts (``rnd``, ``tricks``) may keep (:func:`~.constraints.opaque.support`),
+        and keeping a deal drawn only if the whole condition holds; None when
+        there is no such support or it is not exact.  Tried after every
+        listing of the whole program, so that the plans those make stay."""
+        held = opaque.support(program)
+        if held is None:
+            return None
+        try:
+            inner = cls._build_program(held, progress, exact_only=True, split=split, out_of_pack=out_of_pack,
+                                       max_parts=max_parts)
+        except TooWide:
+            return None
+        if not inner.exact:
+            return None
+        plan = cls(spec if isinstance(spec, Spec) else None, inner.listing, 0.0, program=program, listed=inner.listed,
+                   union=inner.union)
+        plan.relaxed = relaxed
+        plan._measure_acceptance("the parts no listing can hold; rejection")
+        plan.build_seconds = time.perf_counter() - t0
+        return plan
 
     @classmethod
     def _build_union(cls, spec, program: ir.Program, common: list, branches: list, progress, t0: float) -> Plan:
@@ -434,25 +465,42 @@ class Plan:
         listing = self.listing
         sizes = ListingSizes(listing.total, listing.layout.free_ways(), len(listing.cells), len(listing.e_weight),
                              round(self.build_seconds, 4))
-        if self.union is not None:
+        if self.union is not None and self.exact:
             return self.union.summary(sizes)
         if self.exact:
             return CountSummary.exact(self.deals_total, count_cases(listing), sizes, getattr(listing, "method", "exact"))
         return self._estimate(sizes)
 
+    @property
+    def listed_deals(self) -> int:
+        """The deals the listing (or the either/or, or the split) holds exactly:
+        all the plan's deals when it is exact, those rejection draws from otherwise."""
+        return self.listing.deals if self.union is None else self.union.deals
+
+    def _listed_cases(self) -> int | None:
+        """Pavlicek's cases of what the plan lists (None for a split listed one class at a time)."""
+        if isinstance(self.union, ClassSplit):
+            return None
+        if self.union is not None:
+            return sum(count_cases(p.listing) for p in self.union.plans)
+        return count_cases(self.listing)
+
     def _estimate(self, sizes: ListingSizes) -> CountSummary:
-        listed, acceptance = self.listing.deals, self.acceptance or 0.0
+        listed, acceptance = self.listed_deals, self.acceptance or 0.0
         estimate = listed * acceptance
         # binomial standard error of the pilot's acceptance rate
         se = math.sqrt(max(acceptance * (1 - acceptance), 1e-300) / self.pilot_draws)
         rejection = Rejection([SEAT_NAMES[c.seat] for c in self.rejected], list(self.relaxed), acceptance, se,
-                              self.pilot_draws, listed, count_cases(self.listing))
+                              self.pilot_draws, listed, self._listed_cases())
         return CountSummary(None, estimate / D, None, (D / estimate) if estimate else None, self.possible, None,
                             self._method(), sizes, rejection, deals_estimate=estimate, deals_estimate_stderr=listed * se)
 
     def _method(self) -> str:
         if self.program is not None:
-            return "exact listing, rejection for " + "; ".join(self.relaxed)
+            listed = "exact listing"
+            if self.union is not None:  # the support of opaque parts, split or an either/or
+                listed = f"exact listing ({self.union.method.removeprefix('exact: ').removesuffix(', no rejection')})"
+            return listed + ", rejection for " + "; ".join(self.relaxed)
         return "exact for " + (_names(self.kept_rules()) or "no seat") + ", rejection for " + _names(self.rejected)
 
     def kept_rules(self):
@@ -477,23 +525,27 @@ class Plan:
         """``n`` uniform deals, rejecting those that miss a rejected seat's
         constraint; by rejection, only the first ``enough`` of them are drawn
         (the batches depend on ``n`` alone, so they are the same deals)."""
-        if isinstance(self.union, ClassSplit):
-            return self.union.draw(n, rng, enough)
-        if self.union is not None:
-            return self.union.draw(n, rng)
         if self.exact:
-            return self.sampler.draw(n, rng)
+            return self._listed_draw(n, rng, enough)
         kept: list[np.ndarray] = []
         have = 0
         batch = max(64, int(n / max(self.acceptance or 0.0, MIN_ACCEPTANCE) * 1.1))
         if self.double_dummy:  # a few DDS calls a batch, so that a few deals come in seconds
             batch = DD_BATCH_DRAWS
         while have < (n if enough is None else enough):
-            owners = self.sampler.draw(min(batch, 200_000), rng)
+            owners = self._listed_draw(min(batch, 200_000), rng)
             owners = owners[self._checks(owners, rng)]
             kept.append(owners)
             have += len(owners)
         return np.concatenate(kept)[:n]
+
+    def _listed_draw(self, n: int, rng: Rng, enough: int | None = None) -> np.ndarray:
+        """``n`` uniform deals of what the plan lists (its listing, either/or or split)."""
+        if isinstance(self.union, ClassSplit):
+            return self.union.draw(n, rng, enough)
+        if self.union is not None:
+            return self.union.draw(n, rng)
+        return self.sampler.draw(n, rng)
 
     @cached_property
     def double_dummy(self) -> bool:
@@ -511,7 +563,7 @@ class Plan:
         a rate below :data:`MIN_ACCEPTANCE`.  An empty listing keeps nothing
         (no deal satisfies); a pilot that keeps nothing proves only that the
         rate is small (fewer than 3 in ``pilot_draws`` at 95%), not that it is 0."""
-        if not self.listing.total:
+        if not self.listed_deals:
             self.acceptance = 0.0
             return
         self.acceptance = self._pilot_acceptance()
@@ -524,16 +576,17 @@ class Plan:
         """The share of seeded listed deals that the checks keep (the cost of a
         check measured on the first batch)."""
         draws, checks = Rng(SeededBits("truedeal/pilot")), Rng(SeededBits("truedeal/pilot-rnd"))
-        sampler = self.sampler  # made before the clock starts
+        if self.union is None:
+            _ = self.sampler  # made before the clock starts
         t0 = time.perf_counter()
-        owners = sampler.draw(self.pilot_draws, draws)
+        owners = self._listed_draw(self.pilot_draws, draws)
         t1 = time.perf_counter()
         kept = int(self._checks(owners, checks).sum())
         self.draw_seconds, self.check_seconds = (t1 - t0) / len(owners), (time.perf_counter() - t1) / len(owners)
         drawn = len(owners)
         long = kept < PILOT_KEPT and not self.double_dummy  # a fixed size, so that kept / drawn is unbiased
         while long and drawn < LONG_PILOT_DRAWS:
-            owners = sampler.draw(PILOT_DRAWS, draws)
+            owners = self._listed_draw(PILOT_DRAWS, draws)
             kept += int(self._checks(owners, checks).sum())
             drawn += len(owners)
         self._pilot_drawn = drawn
@@ -544,7 +597,7 @@ class Plan:
         kept (0.0 when exact): what a job's chunk costs when each check
         solves deals double dummy, or when few deals are kept.  From the
         pilot, so rough at low acceptance."""
-        if self.exact or self.union is not None or not self.acceptance:
+        if self.exact or not self.acceptance:
             return 0.0
         return kept / self.acceptance * (self.draw_seconds + self.check_seconds)
 

@@ -42,7 +42,7 @@ class Rejection:
     acceptance_stderr: float
     pilot_draws: int
     listed_deals: int
-    listed_cases: int
+    listed_cases: int | None  # None for a split listed one class at a time (see CountSummary.cases)
 
 
 @dataclass(frozen=True)

@@ -83,7 +83,9 @@ class Union:
     def acceptance(self) -> Fraction:
         return Fraction(self.deals, self.listed) if self.listed else Fraction(0)
 
-    def summary(self, sizes: ListingSizes) -> CountSummary:
+    @property
+    def method(self) -> str:
+        """How the union is listed and drawn, as ``count`` prints it."""
         method = (f"exact: an either/or of {len(self.plans)} exact listings; a deal drawn from one is kept "
                   f"only if it fits no earlier one (keeps exactly {float(self.acceptance):.2%})")
         if self.split_on:
@@ -97,7 +99,10 @@ class Union:
         if self.patterns_of is not None:
             method = (f"exact: split by the patterns of {SEAT_NAMES[self.patterns_of]}, {len(self.plans)} exact "
                       "listings, no rejection")
-        return CountSummary.exact(self.deals, sum(count_cases(p.listing) for p in self.plans), sizes, method,
+        return method
+
+    def summary(self, sizes: ListingSizes) -> CountSummary:
+        return CountSummary.exact(self.deals, sum(count_cases(p.listing) for p in self.plans), sizes, self.method,
                                   branches=self.branch_deals)
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:

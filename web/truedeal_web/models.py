@@ -34,7 +34,7 @@ class Rejection(BaseModel):
     acceptance_stderr: float
     pilot_draws: int
     listed_deals: int
-    listed_cases: int
+    listed_cases: int | None
 
 
 class CountResult(BaseModel):

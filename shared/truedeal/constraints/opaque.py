@@ -1,0 +1,73 @@
+"""The deals a condition with opaque parts may keep, as a condition the listing reads (:func:`support`).
+
+A comparison that reads ``rnd``, ``tricks`` or ``score`` is a function of
+more than the deal's holdings.  Replaced by true where it counts for the
+condition (under an even number of negations) and by false where it counts
+against it, it leaves a condition that every deal the whole condition can
+keep fits: its **support**.  A plan lists the support exactly, however it
+must (split by patterns, by cards, as an either/or), and keeps each deal
+drawn only if the whole condition holds on it: the kept deals follow the
+script's law, and only the opaque parts are left to rejection.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from . import fold, ir
+from .rewrite import Rewriter
+
+
+def support(program: ir.Program) -> ir.Program | None:
+    """``program`` with its opaque comparisons replaced as the module says;
+    None when it has none, or one of them counts both ways (shared by both
+    sides of a negation: only a split on its value would list it)."""
+    signs = _signs(program.condition)
+    if not signs:
+        return None
+    if any(len(s) > 1 for s in signs.values()):
+        return None
+    condition = _Support({k: next(iter(s)) for k, s in signs.items()}).cond(program.condition)
+    return ir.Program(condition=condition, predeal=program.predeal)
+
+
+def _reads_opaque(c: ir.Compare) -> bool:
+    return any(isinstance(x, ir.OpaqueNum) for x in ir.nodes(c))
+
+
+def _signs(condition: ir.Cond) -> dict[int, set[bool]]:
+    """For each opaque comparison (by identity), the polarities it is reached
+    with: True under an even number of negations."""
+    signs: dict[int, set[bool]] = {}
+    seen: set[tuple[int, bool]] = set()
+    todo: list[tuple[ir.Cond, bool]] = [(condition, True)]
+    while todo:
+        c, positive = todo.pop()
+        if (id(c), positive) in seen:
+            continue
+        seen.add((id(c), positive))
+        if isinstance(c, (ir.And, ir.Or)):
+            todo.extend((item, positive) for item in c.items)
+        elif isinstance(c, ir.Not):
+            todo.append((c.item, not positive))
+        elif isinstance(c, ir.Compare) and _reads_opaque(c):
+            signs.setdefault(id(c), set()).add(positive)
+    return signs
+
+
+class _Support(Rewriter):
+    """Each opaque comparison replaced by its sign: true where it counts for the condition."""
+
+    def __init__(self, signs: dict[int, bool]) -> None:
+        super().__init__()
+        self.signs = signs
+
+    def _cond(self, c: ir.Cond) -> ir.Cond:
+        if id(c) in self.signs:
+            return ir.Truth(self.signs[id(c)])
+        if isinstance(c, (ir.And, ir.Or)):  # folded: a level's ``type and true`` is its type
+            junction = fold.and_ if isinstance(c, ir.And) else fold.or_
+            return functools.reduce(junction, (self.cond(i) for i in c.items))
+        if isinstance(c, ir.Not):
+            return fold.not_(self.cond(c.item))
+        return super()._cond(c)

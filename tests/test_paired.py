@@ -552,3 +552,24 @@ def test_unique_inverse_is_numpys(span):
             values, inverse = unique_inverse(keys)
             expected, expected_inverse = np.unique(keys, return_inverse=True)
             assert values.dtype == expected.dtype and (values == expected).all() and (inverse == expected_inverse).all()
+
+
+def test_a_layout_too_wide_is_refused_from_its_first_columns(monkeypatch):
+    """The reach of the first suit columns' options is probed before the
+    others' options are made: a layout whose first 32 columns already reach
+    too many pair vectors is refused from them.  The probe changes when a
+    layout is refused, never whether: without it the same layout is refused
+    by the whole reach."""
+    from truedeal.constraints.dealer import parse_program
+
+    comp = compile_program(parse_program(
+        "condition hcp(north) >= 10 && hcp(south) >= 10 && hcp(east) >= 5 && spades(north) >= 4 && hearts(south) >= 4"))
+    whole = build_paired(comp)
+    assert len(whole.options) > 2 * paired_listing._FIRST_PROBE
+    monkeypatch.setattr(paired_listing, "MAX_PAIR_STATES", len(whole.z_flat) - 1)
+    with pytest.raises(TooWide, match=r"from its first (\d+) suit columns") as refused:
+        build_paired(comp)
+    assert int(str(refused.value).split("first ")[1].split()[0]) < len(whole.options)
+    monkeypatch.setattr(paired_listing, "_FIRST_PROBE", 10**9)
+    with pytest.raises(TooWide, match=rf"a pair of suits reaches {len(whole.z_flat):,} feature vectors"):
+        build_paired(comp)

@@ -24,6 +24,7 @@ count but whose shape does not (a pool) are the factored listing's job.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -219,7 +220,11 @@ class Prepared:
         columns, cell_cols = suit_columns(cells, layout)
         if layout.zsize > MAX_FEATURE_STATES:  # VectorWeights.pos
             raise TooWide(f"paired tables too large ({layout.zsize:,} feature states)")
-        options = [suit_options(c, layout) for c in columns]
+        options: list[SuitOptions] = []
+        for probe in itertools.chain(_probes(len(columns)), [len(columns)]):
+            options += [suit_options(c, layout) for c in columns[len(options) : probe]]
+            if probe < len(columns):
+                _probe_reach(options, layout)
         # the case indicators are nonzero where the weights are: the same frame, sized for both tables
         weights = VectorWeights.of([(o.vflat, o.weight) for o in options], layout.zsize)
         frame = frame_of(layout, cells, cell_cols, case_indicators(options, layout), weights)
@@ -473,6 +478,28 @@ def case_indicators(options: list[SuitOptions], layout: Layout) -> VectorWeights
         v = full[unique_rows(full)[1], 0]  # np.unique(axis=0) sorted rows as numbers: a plan's minute
         rows.append((v, np.ones(len(v), np.int64)))
     return VectorWeights.of(rows, layout.zsize)
+
+
+#: Columns whose options are made first, to refuse a layout too wide before the others are made.
+_FIRST_PROBE = 32
+
+
+def _probes(n: int) -> Iterator[int]:
+    """After how many columns' options the reach is probed: 32, 64, 128... below ``n``."""
+    k = _FIRST_PROBE
+    while k < n:
+        yield k
+        k *= 2
+
+
+def _probe_reach(options: list[SuitOptions], layout: Layout) -> None:
+    """TooWide when the vectors that two suits of these columns reach are
+    already too many: the whole listing's reach those and more (a library
+    script made the options of every column, 3 s, to learn it is too wide)."""
+    reach = _reachable(VectorWeights.of([(o.vflat, o.weight) for o in options], layout.zsize), layout)
+    if len(reach) > MAX_PAIR_STATES:
+        raise TooWide(f"a pair of suits reaches more than {MAX_PAIR_STATES:,} feature vectors ({len(reach):,} "
+                      f"from its first {len(options)} suit columns)")
 
 
 def _reachable(g: VectorWeights, layout: Layout) -> np.ndarray:

@@ -70,7 +70,7 @@ CALM = ("(shape({s}, any 4432 + any 4333) and hcp({s}) < 11) or (shape({s}, xxxx
 
 
 @pytest.mark.memory_mb(1000)  # the whole's split, then the leveled script's (920 MB in process)
-def test_a_leveled_split_by_patterns_keeps_its_split():
+def test_a_leveled_split_by_patterns_keeps_its_split(monkeypatch):
     """South's 1NT, North 8+ with a major, calm opponents: split by East's
     patterns.  With a coin on top (North's five hearts always, the rest 3
     times in 10) the same split lists the rest, and 44% of its deals are
@@ -85,3 +85,40 @@ def test_a_leveled_split_by_patterns_keeps_its_split():
     assert plan.listed_deals == whole.deals_total
     owners = next(plan.deals(2_000, seed="calm"))
     assert evaluate_cond(owners, whole.source_program().condition).all()
+    # Chunks drawn together are the chunks drawn one by one: the rejection's
+    # first passes together, and the split within East's split (West's
+    # patterns) readies each of its listings once for all the chunks, not
+    # once per chunk, when no sampler is kept between draws.
+    assert all(p.union is not None for p in whole.union.plans)  # a split within the split
+    for p in (whole, plan):
+        _keep_no_sampler(p)
+        assert p.draws_together
+        wanted = [(k, 1_000) for k in range(4)]
+        made = _samplers_made(monkeypatch)
+        together = p.chunks(wanted, "together")
+        assert len(made) == 4  # the four listings, once each
+        for owners, (k, size) in zip(together, wanted):
+            assert (owners == p.chunk(k, "together", size)).all()
+
+
+def _keep_no_sampler(plan: Plan) -> None:
+    """Drop every sampler of ``plan``'s splits, and keep none between draws."""
+    plan._sampler = None
+    if plan.union is not None:
+        plan.union.samplers_kept = frozenset()
+        for branch in plan.union.plans:
+            _keep_no_sampler(branch)
+
+
+def _samplers_made(monkeypatch) -> list[int]:
+    """A list that grows by one each time a plan readies its listing's sampler."""
+    made: list[int] = []
+    ready = Plan.sampler.fget
+
+    def counted(plan):
+        if plan._sampler is None:
+            made.append(1)
+        return ready(plan)
+
+    monkeypatch.setattr(Plan, "sampler", property(counted))
+    return made

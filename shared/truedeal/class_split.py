@@ -158,6 +158,10 @@ class ClassSplit:
         """Whether :meth:`draw_chunks` draws several chunks as :meth:`draw` draws each."""
         return True
 
+    def takes_together(self, n: int) -> bool:
+        """Whether :meth:`draw_chunks` takes a draw of ``n`` deals: any."""
+        return True
+
     @property
     def placements(self) -> int:
         return len(self.class_of)

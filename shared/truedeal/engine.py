@@ -229,7 +229,7 @@ class Plan:
                 listing = _honours_by_suit(comp, wide)
             if listing is None:
                 listing = _pool_filtered(comp, progress, wide, POOL_FILTERED_WIDTH if relaxation.none else MAX_FEATURE_CELLS)
-            if listing is None and relaxation.none and not comp.exact:
+            if listing is None and relaxation.none and not comp.exact and not exact_only:  # (a support plan rejects)
                 held = cls._build_support(spec, program, _relaxed_parts(comp, relaxation), progress, t0,
                                           split, out_of_pack, max_parts)
                 if held is not None:
@@ -527,17 +527,54 @@ class Plan:
         (the batches depend on ``n`` alone, so they are the same deals)."""
         if self.exact:
             return self._listed_draw(n, rng, enough)
-        kept: list[np.ndarray] = []
-        have = 0
-        batch = max(64, int(n / max(self.acceptance or 0.0, MIN_ACCEPTANCE) * 1.1))
+        return self._kept_on(np.zeros((0, 52), np.uint8), n, rng, enough)
+
+    def _batch(self, n: int) -> int:
+        """Listed deals that one pass of rejection draws for ``n`` kept deals."""
         if self.double_dummy:  # a few DDS calls a batch, so that a few deals come in seconds
-            batch = DD_BATCH_DRAWS
+            return DD_BATCH_DRAWS
+        return min(max(64, int(n / max(self.acceptance or 0.0, MIN_ACCEPTANCE) * 1.1)), 200_000)
+
+    def _kept_on(self, drawn: np.ndarray, n: int, rng: Rng, enough: int | None) -> np.ndarray:
+        """:meth:`_draw`'s rejection from its first pass's listed deals ``drawn``
+        (none yet: empty) on, drawing passes until ``enough`` are kept."""
+        kept = [drawn[self._checks(drawn, rng)]] if len(drawn) else []
+        have = sum(map(len, kept))
         while have < (n if enough is None else enough):
-            owners = self._listed_draw(min(batch, 200_000), rng)
+            owners = self._listed_draw(self._batch(n), rng)
             owners = owners[self._checks(owners, rng)]
             kept.append(owners)
             have += len(owners)
         return np.concatenate(kept)[:n]
+
+    def _kept_together(self, wanted: Sequence[tuple[int, Rng, int]]) -> list[np.ndarray]:
+        """``_draw(n, rng, enough)`` of each, their first passes drawn together
+        by the split (each chunk's stream read as its own draw reads it), so
+        that a listing it readies again is readied once for all of them."""
+        sizes = [self._batch(n) for n, _, _ in wanted]
+        assert self.union is not None  # draws_together: a split's draws
+        first = self.union.draw_chunks([(size, rng) for size, (_, rng, _) in zip(sizes, wanted)])
+        starts = np.cumsum([0, *sizes])
+        return [self._kept_on(first[at : at + size], n, rng, enough)
+                for at, size, (n, rng, enough) in zip(starts, sizes, wanted)]
+
+    def draws(self, wanted: Sequence[tuple[int, Rng]]) -> list[np.ndarray]:
+        """``[self._draw(n, rng) for n, rng in wanted]`` (nothing drawn for n = 0),
+        drawn together where the plan is a split that takes them: a split
+        within a split then readies its listings once for all chunks, not
+        once per chunk (1NT with 5M and 6m: 2 s a chunk)."""
+        live = [k for k, (n, _) in enumerate(wanted) if n]
+        out = [np.zeros((0, 52), np.uint8) for _ in wanted]
+        split = self.union
+        if self.exact and split is not None and all(split.takes_together(wanted[k][0]) for k in live) and len(live) > 1:
+            together = split.draw_chunks([wanted[k] for k in live])
+            starts = np.cumsum([0, *(wanted[k][0] for k in live)])
+            for k, at in zip(live, starts):
+                out[k] = together[at : at + wanted[k][0]]
+            return out
+        for k in live:
+            out[k] = self._draw(*wanted[k])
+        return out
 
     def _listed_draw(self, n: int, rng: Rng, enough: int | None = None) -> np.ndarray:
         """``n`` uniform deals of what the plan lists (its listing, either/or or split)."""
@@ -631,6 +668,9 @@ class Plan:
             return [self.chunk(index, seed, size) for index, size in wanted]
         drawn = [CHUNK_DEALS if seed is not None else size for _, size in wanted]
         stream = "v3" if self.routed else "v1"
+        if not self.exact:
+            kept = self._kept_together([(n, chunk_rng(seed, index, stream), size) for (index, size), n in zip(wanted, drawn)])
+            return [owners[:size] for owners, (_, size) in zip(kept, wanted)]
         together = (self.union or self.sampler).draw_chunks  # type: ignore[union-attr]  # draws_together: it has one
         owners = together([(n, chunk_rng(seed, index, stream)) for (index, _), n in zip(wanted, drawn)])
         starts = np.cumsum([0, *drawn])
@@ -659,9 +699,10 @@ class Plan:
     @property
     def draws_together(self) -> bool:
         """Whether :meth:`chunks` draws several chunks faster than one by one
-        (an exact plan whose sampler takes them together: a paired listing)."""
+        (an exact plan whose sampler takes them together: a paired listing;
+        a split, exact or with rejection on top, whose passes fit one pick)."""
         if self.union is not None:
-            return self.exact and self.union.draws_together
+            return self.union.draws_together and (self.exact or self.union.takes_together(self._batch(CHUNK_DEALS)))
         return self.exact and hasattr(self.sampler, "draw_chunks")
 
     def numbered_chunks(self, wanted: Sequence[tuple[int, int]], seed: str | None, stream: str = DEFAULT_STREAM,

@@ -74,6 +74,10 @@ class Union:
         draws each: a disjoint union, whose draws keep every deal."""
         return self.disjoint
 
+    def takes_together(self, n: int) -> bool:
+        """Whether :meth:`draw_chunks` takes a draw of ``n`` deals (one pick's worth)."""
+        return self.draws_together and _drawn(n) <= _MOST_PICKED
+
     @property
     def disjoint(self) -> bool:
         """No deal fits two branches (a split), so none is checked."""
@@ -153,10 +157,11 @@ class Union:
         picked = [self.pick.draw(_drawn(n), rng) for n, rng in wanted]
         out = [np.empty((len(p), 52), np.uint8) for p in picked]
         for i, plan in enumerate(self.plans):
-            for (_, rng), outcome, owners in zip(wanted, picked, out):
-                rows = np.nonzero(self.branch_of[outcome] == i)[0]
-                if len(rows):
-                    owners[rows] = self._moved(i, plan._draw(len(rows), rng), self.member_of[outcome[rows]])
+            rows = [np.nonzero(self.branch_of[outcome] == i)[0] for outcome in picked]
+            drawn = plan.draws([(len(r), rng) for r, (_, rng) in zip(rows, wanted)])
+            for r, outcome, owners, deals in zip(rows, picked, out, drawn):
+                if len(r):
+                    owners[r] = self._moved(i, deals, self.member_of[outcome[r]])
             if i not in self.samplers_kept:
                 plan._sampler = None  # readied again by the next call that needs it
         return np.concatenate([owners[:n] for (n, _), owners in zip(wanted, out)])

@@ -482,7 +482,7 @@ class Plan:
         if isinstance(self.union, ClassSplit):
             return None
         if self.union is not None:
-            return sum(count_cases(p.listing) for p in self.union.plans)
+            return self.union.cases
         return count_cases(self.listing)
 
     def _estimate(self, sizes: ListingSizes) -> CountSummary:

@@ -105,8 +105,13 @@ class Union:
                       "listings, no rejection")
         return method
 
+    @property
+    def cases(self) -> int:
+        """Pavlicek's cases of the branches' listings, summed."""
+        return sum(count_cases(p.listing) for p in self.plans)
+
     def summary(self, sizes: ListingSizes) -> CountSummary:
-        return CountSummary.exact(self.deals, sum(count_cases(p.listing) for p in self.plans), sizes, self.method,
+        return CountSummary.exact(self.deals, self.cases, sizes, self.method,
                                   branches=self.branch_deals)
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:

@@ -137,6 +137,16 @@ def _memory_bound(request: pytest.FixtureRequest):
                     pytrace=False)
 
 
+@pytest.fixture
+def no_weighing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plans as where a script's ``rnd`` cannot be weighed exactly (compared
+    with a feature of the deal, or with too many classes: truedeal.constraints.rnd_levels):
+    checked by rejection, as ``tricks`` is.  For the tests of rejection that use ``rnd``."""
+    from truedeal.constraints import rnd_levels
+
+    monkeypatch.setattr(rnd_levels, "levels", lambda program: None)
+
+
 # ---------------------------------------------------------------- garbage collector
 
 

@@ -343,7 +343,7 @@ def test_explain_says_whether_stream_v3_deals_in_shards(spec):
     assert said.startswith("v1 and v2 deal alike" if routed else "v1, v2 and v3 deal alike")
 
 
-def test_explain_says_what_goes_to_rejection(tmp_path):
+def test_explain_says_what_goes_to_rejection(tmp_path, no_weighing):
     """A random number is no property of the deal: the listing holds North's
     points, rejection the coin, and the acceptance is measured."""
     script = tmp_path / "coin.dlr"
@@ -1204,7 +1204,7 @@ def test_a_plan_past_the_table_bound_deals_and_its_count_stands(monkeypatch):
     assert again["deals"] == json.loads(counted.out)["deals"] > 0
     # a plan by rejection measures its acceptance by dealing: past the bound it takes a
     # narrower relaxation, whose pilot can deal
-    script = "condition hcp(north) >= 15 && hcp(south) >= 8 && rnd(2) == 0"
+    script = "condition hcp(north) >= 15 && hcp(south) >= 8 && rnd(40) < hcp(west)"  # (rnd beside a feature: rejection)
     pilot = run("count", script)
     assert pilot.returncode == 0 and "rejection for the honour conditions of north, south" in pilot.out
     monkeypatch.undo()
@@ -1223,6 +1223,6 @@ def test_count_exact_lists_coin_classes_harder_or_says_why_not(monkeypatch):
     assert json.loads(run("count", "--json", leveled).out)["deals"] is None  # estimated: past the bound
     monkeypatch.setattr(class_split, "PATIENT_SCALE", 10**12)
     assert json.loads(run("count", "--exact", "--json", leveled).out)["deals"] == exact > 0
-    refused = run("count", "--exact", str(ROOT / "tests" / "scripts" / "52_rnd.dlr"))
+    refused = run("count", "--exact", "condition hcp(north) >= 12 && rnd(10) < hcp(south)")  # rnd beside a feature
     assert refused.returncode == 2 and not refused.stdout and refused.err.count("\n") == 1
     assert "no exact plan within the bounds (exact listing, rejection" in refused.err

@@ -1,5 +1,6 @@
 """A script with ``rnd`` whose other parts need a split: the split lists those
-parts exactly, and rejection checks ``rnd`` alone (truedeal.constraints.opaque).
+parts exactly, and rejection checks ``rnd`` alone (truedeal.constraints.opaque),
+where ``rnd`` cannot be weighed exactly (tests/test_rnd_weighed.py).
 
 The practice library levels its scripts with ``rnd``: a deal of a common kind
 is kept only some of the time.  Before, such a script whose other parts
@@ -13,7 +14,7 @@ from math import sqrt
 import numpy as np
 import pytest
 
-from truedeal.constraints import opaque
+from truedeal.constraints import opaque, rnd_levels
 from truedeal.constraints.dealer import parse_program
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
@@ -37,8 +38,15 @@ def test_the_support_replaces_each_opaque_comparison_by_its_sign():
     assert opaque.support(parse_program("condition hcp(north) >= 12")) is None
 
 
+@pytest.fixture
+def no_weighing(monkeypatch):
+    """Plans as where ``rnd`` cannot be weighed (:mod:`truedeal.constraints.rnd_levels`:
+    compared with a feature, or with too many classes), and ``tricks``: by the support."""
+    monkeypatch.setattr(rnd_levels, "levels", lambda program: None)
+
+
 @pytest.mark.memory_mb(700)  # the support's branches and the whole's failed listing (540 MB in process)
-def test_a_leveled_either_or_lists_both_openers_and_rejects_only_the_coin():
+def test_a_leveled_either_or_lists_both_openers_and_rejects_only_the_coin(no_weighing):
     """The either/or is listed exactly (before: South's honours by rejection,
     17% kept); its deals fit it; rejection keeps the share the coin keeps,
     and North's opening without South's comes in the proportion the script
@@ -70,7 +78,7 @@ CALM = ("(shape({s}, any 4432 + any 4333) and hcp({s}) < 11) or (shape({s}, xxxx
 
 
 @pytest.mark.memory_mb(1000)  # the whole's split, then the leveled script's (920 MB in process)
-def test_a_leveled_split_by_patterns_keeps_its_split(monkeypatch):
+def test_a_leveled_split_by_patterns_keeps_its_split(monkeypatch, no_weighing):
     """South's 1NT, North 8+ with a major, calm opponents: split by East's
     patterns.  With a coin on top (North's five hearts always, the rest 3
     times in 10) the same split lists the rest, and 44% of its deals are

@@ -100,7 +100,7 @@ def test_a_relaxed_plan_says_what_it_rejects_and_its_deals_fit():
     assert evaluate_cond(owners, program.condition).all()
 
 
-def test_the_method_names_the_comparisons_that_go_to_rejection():
+def test_the_method_names_the_comparisons_that_go_to_rejection(no_weighing):
     """A part no listing holds is named as the script writes it, not as "e.g. tricks, rnd"."""
     from truedeal.constraints.dealer import load_program
     from truedeal.engine import Plan

@@ -16,6 +16,7 @@ import shlex
 import sys
 import threading
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import TYPE_CHECKING, NoReturn
 
 import click
@@ -213,6 +214,8 @@ def count(spec: str, as_json: bool, exact_only: bool) -> None:
         click.echo(json.dumps({**summary.to_json(), "odds": odds}))
     elif summary.rejection is not None:
         _echo_estimate(summary, summary.rejection, odds)
+    elif summary.deals_expected is not None:
+        _echo_expected(summary, odds)
     else:
         _echo_exact(summary, odds)
 
@@ -223,7 +226,7 @@ def _patient_plan(spec: str) -> Plan:
 
     with patient():
         plan = _load_plan(spec, to_count=True)
-    if not plan.exact:
+    if not plan.keeps_all:
         raise UserError(f"no exact plan within the bounds ({plan.summary().method}); without --exact, count estimates it")
     return plan
 
@@ -237,6 +240,17 @@ def _echo_estimate(summary: CountSummary, rej: Rejection, odds: str) -> None:
                f"(+/- {percent_text(rej.acceptance_stderr)}, {rej.pilot_draws:,} pilot draws)")
     cases = "" if rej.listed_cases is None else f" in {rej.listed_cases:,} cases"
     click.echo(f"listed:       {rej.listed_deals:,} deals{cases} for the exact seats")
+
+
+def _echo_expected(summary: CountSummary, odds: str) -> None:
+    """A script whose ``rnd`` is weighed: the deals it is expected to keep, exactly."""
+    expected = Fraction(summary.deals_expected or 0)
+    shown = f"{expected.numerator:,}" if expected.denominator == 1 else f"{float(expected):,.6g} (exactly {expected})"
+    click.echo(f"deals:        {shown} expected: rnd() keeps each deal with its chance")
+    click.echo(f"probability:  {odds}")
+    click.echo(f"cases:        {summary.cases:,}")
+    click.echo(f"classes:      {_branch_list(summary.branches or [])} (one listing per class of rnd's numbers)")
+    click.echo(f"method:       {summary.method}")
 
 
 def _echo_exact(summary: CountSummary, odds: str) -> None:
@@ -302,7 +316,9 @@ def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str |
     write = _writer(plan.program, fmt, first_board, rotation, seed)
     if not plan.possible:
         raise UserError("no deal satisfies this spec (it counts 0 deals)")
-    if not plan.exact:
+    if plan.weighted:
+        click.echo(f"truedeal: note: {plan.summary().method.removeprefix('exact: ')}", err=True)
+    elif not plan.exact:
         kept = percent_text(plan.acceptance or 0.0)
         from .constraints import ir
 

@@ -36,7 +36,7 @@ import numpy as np
 from .cards import SEAT_NAMES, D
 from .choices import MAX_DEALS
 from .class_split import ClassSplit, class_split
-from .constraints import card_classes, card_owner, ir, opaque, separable
+from .constraints import card_classes, card_owner, ir, opaque, rnd_levels, separable
 from .constraints.compile import Compiled, compile_program, with_filters
 from .constraints.dds import needs_double_dummy
 from .dealnumber import decode_batch, encode_batch
@@ -52,6 +52,7 @@ from .sampling import Sampler
 from .spec import SeatConstraint, Spec
 from .summary import CountSummary, ListingSizes, Rejection
 from .union import Union
+from .weighted import Weighted
 
 #: Draws used to estimate the acceptance rate of seats handled by rejection.
 PILOT_DRAWS = 200_000
@@ -95,7 +96,7 @@ class Plan:
     program: ir.Program | None = None  # specs beyond the first language, and scripts
     listed: Compiled | None = None  # what the listing holds, when ``program`` is set
     relaxed: tuple[str, ...] = ()  # what rejection checks, when ``program`` is set
-    union: Union | ClassSplit | None = None  # an either/or across seats, or a split, listed branch by branch
+    union: Union | ClassSplit | Weighted | None = None  # an either/or across seats, a split, or rnd's classes, listed one by one
     check_seconds: float = 0.0  # per listed deal, measured by the pilot: what rejection costs besides drawing
     draw_seconds: float = 0.0  # per listed deal, measured by the pilot (its first draws: high rather than low)
     _pilot_drawn: int = 0  # the pilot's draws, once measured
@@ -237,6 +238,9 @@ class Plan:
             if listing is None:
                 failed.append(relaxation)
                 continue
+            if relaxation.none and not comp.exact and not exact_only and \
+                    (weighted := cls._build_weighted(spec, program, None, progress, t0, split, out_of_pack, max_parts)):
+                return weighted
             plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
             plan.relaxed = _relaxed_parts(comp, relaxation)
             if not plan.exact:
@@ -258,14 +262,12 @@ class Plan:
         there is no such support or it is not exact.  Tried after every
         listing of the whole program, so that the plans those make stay."""
         held = opaque.support(program)
-        if held is None:
-            return None
-        try:
-            inner = cls._build_program(held, progress, exact_only=True, split=split, out_of_pack=out_of_pack,
-                                       max_parts=max_parts)
-        except TooWide:
-            return None
-        if not inner.exact:
+        inner = None if held is None else cls._exact_or_none(held, progress, split, out_of_pack, max_parts)
+        if held is None or inner is not None:  # (with no support listed, a class of rnd's numbers as wide would fail too)
+            weighted = cls._build_weighted(spec, program, inner, progress, t0, split, out_of_pack, max_parts)
+            if weighted is not None:
+                return weighted
+        if inner is None:
             return None
         plan = cls(spec if isinstance(spec, Spec) else None, inner.listing, 0.0, program=program, listed=inner.listed,
                    union=inner.union)
@@ -273,6 +275,37 @@ class Plan:
         plan._measure_acceptance("the parts no listing can hold; rejection")
         plan.build_seconds = time.perf_counter() - t0
         return plan
+
+    @classmethod
+    def _build_weighted(cls, spec, program: ir.Program, support: Plan | None, progress, t0: float, split: bool = True,
+                        out_of_pack: bool = False, max_parts: int = MAX_PATTERN_PARTS) -> Plan | None:
+        """A plan weighing ``program``'s ``rnd`` exactly (:mod:`truedeal.weighted`):
+        each class of its numbers listed exactly (the support's class is
+        ``support``, when listed); None when it has no such classes, or one
+        is not exact."""
+        found = rnd_levels.levels(program)
+        if found is None:
+            return None
+        plans: list[Plan] = []
+        for level in found.parts:
+            plan = support if level.support and support is not None else \
+                cls._exact_or_none(level.program, progress, split, out_of_pack, max_parts)
+            if plan is None:
+                return None
+            plans.append(plan)
+        weighted = Weighted(plans, [level.weight for level in found.parts], found.points)
+        return cls(spec if isinstance(spec, Spec) else None, plans[0].listing, time.perf_counter() - t0,
+                   program=program, listed=plans[0].listed, union=weighted)
+
+    @classmethod
+    def _exact_or_none(cls, program: ir.Program, progress, split: bool, out_of_pack: bool, max_parts: int) -> Plan | None:
+        """An exact plan of ``program``, or None."""
+        try:
+            plan = cls._build_program(program, progress, exact_only=True, split=split, out_of_pack=out_of_pack,
+                                      max_parts=max_parts)
+        except TooWide:
+            return None
+        return plan if plan.exact else None
 
     @classmethod
     def _build_union(cls, spec, program: ir.Program, common: list, branches: list, progress, t0: float) -> Plan:
@@ -426,14 +459,26 @@ class Plan:
 
     @property
     def exact(self) -> bool:
-        return not self.rejected and not self.relaxed
+        """Whether the plan lists a set of deals exactly, all drawn alike."""
+        return not self.rejected and not self.relaxed and not self.weighted
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the plan weighs a script's ``rnd`` exactly (:mod:`truedeal.weighted`):
+        nothing is rejected, but the deals are drawn as often as the script keeps them."""
+        return isinstance(self.union, Weighted)
+
+    @property
+    def keeps_all(self) -> bool:
+        """Whether every deal drawn from what the plan lists is kept."""
+        return self.exact or self.weighted
 
     @property
     def deals_total(self) -> int:
         """Exact number of complete deals that satisfy the spec (exact plans only)."""
         if not self.exact:
-            raise ValueError("this plan handles some seats by rejection: its count is an estimate")
-        if self.union is not None:
+            raise ValueError("this plan handles some seats by rejection, or weighs rnd(): its count is not exact")
+        if self.union is not None and not isinstance(self.union, Weighted):
             return self.union.deals
         return self.listing.deals
 
@@ -452,6 +497,8 @@ class Plan:
 
     @property
     def possible(self) -> bool:
+        if isinstance(self.union, Weighted):
+            return self.union.listed > 0
         if self.exact:
             return self.deals_total > 0
         return bool(self.acceptance)
@@ -465,7 +512,7 @@ class Plan:
         listing = self.listing
         sizes = ListingSizes(listing.total, listing.layout.free_ways(), len(listing.cells), len(listing.e_weight),
                              round(self.build_seconds, 4))
-        if self.union is not None and self.exact:
+        if self.union is not None and self.keeps_all:
             return self.union.summary(sizes)
         if self.exact:
             return CountSummary.exact(self.deals_total, count_cases(listing), sizes, getattr(listing, "method", "exact"))
@@ -475,6 +522,8 @@ class Plan:
     def listed_deals(self) -> int:
         """The deals the listing (or the either/or, or the split) holds exactly:
         all the plan's deals when it is exact, those rejection draws from otherwise."""
+        if isinstance(self.union, Weighted):
+            raise ValueError("a plan that weighs rnd() lists no one set of deals")
         return self.listing.deals if self.union is None else self.union.deals
 
     def _listed_cases(self) -> int | None:
@@ -525,7 +574,7 @@ class Plan:
         """``n`` uniform deals, rejecting those that miss a rejected seat's
         constraint; by rejection, only the first ``enough`` of them are drawn
         (the batches depend on ``n`` alone, so they are the same deals)."""
-        if self.exact:
+        if self.keeps_all:
             return self._listed_draw(n, rng, enough)
         return self._kept_on(np.zeros((0, 52), np.uint8), n, rng, enough)
 
@@ -566,7 +615,7 @@ class Plan:
         live = [k for k, (n, _) in enumerate(wanted) if n]
         out = [np.zeros((0, 52), np.uint8) for _ in wanted]
         split = self.union
-        if self.exact and split is not None and all(split.takes_together(wanted[k][0]) for k in live) and len(live) > 1:
+        if self.keeps_all and split is not None and all(split.takes_together(wanted[k][0]) for k in live) and len(live) > 1:
             together = split.draw_chunks([wanted[k] for k in live])
             starts = np.cumsum([0, *(wanted[k][0] for k in live)])
             for k, at in zip(live, starts):
@@ -634,7 +683,7 @@ class Plan:
         kept (0.0 when exact): what a job's chunk costs when each check
         solves deals double dummy, or when few deals are kept.  From the
         pilot, so rough at low acceptance."""
-        if self.exact or not self.acceptance:
+        if self.keeps_all or not self.acceptance:
             return 0.0
         return kept / self.acceptance * (self.draw_seconds + self.check_seconds)
 
@@ -668,7 +717,7 @@ class Plan:
             return [self.chunk(index, seed, size) for index, size in wanted]
         drawn = [CHUNK_DEALS if seed is not None else size for _, size in wanted]
         stream = "v3" if self.routed else "v1"
-        if not self.exact:
+        if not self.keeps_all:
             kept = self._kept_together([(n, chunk_rng(seed, index, stream), size) for (index, size), n in zip(wanted, drawn)])
             return [owners[:size] for owners, (_, size) in zip(kept, wanted)]
         together = (self.union or self.sampler).draw_chunks  # type: ignore[union-attr]  # draws_together: it has one
@@ -702,7 +751,7 @@ class Plan:
         (an exact plan whose sampler takes them together: a paired listing;
         a split, exact or with rejection on top, whose passes fit one pick)."""
         if self.union is not None:
-            return self.union.draws_together and (self.exact or self.union.takes_together(self._batch(CHUNK_DEALS)))
+            return self.union.draws_together and (self.keeps_all or self.union.takes_together(self._batch(CHUNK_DEALS)))
         return self.exact and hasattr(self.sampler, "draw_chunks")
 
     def numbered_chunks(self, wanted: Sequence[tuple[int, int]], seed: str | None, stream: str = DEFAULT_STREAM,

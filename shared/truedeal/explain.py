@@ -12,7 +12,9 @@ from .engine import Plan
 from .listing import MAX_ENTRIES, Listing
 from .listing.paired import PairedListing
 from .one_hand import OneHandListing
+from .summary import CountSummary
 from .union import Union
+from .weighted import Weighted
 
 _RANKS = "AKQJT98765432"
 
@@ -43,7 +45,7 @@ def explanation(plan: Plan) -> dict[str, Any]:
         "cells": info.sizes.cells,
         "entries": info.sizes.entries,
         "cases": info.cases,
-        "deals": info.deals if info.deals is not None else f"about {info.deals_estimate:.6g}",
+        "deals": _deals(info),
         "build seconds": info.sizes.build_seconds,
         "streams": _streams(plan),
     }
@@ -52,14 +54,23 @@ def explanation(plan: Plan) -> dict[str, Any]:
     if isinstance(listed.listing, OneHandListing):  # rows of one hand, evaluated whole: no forms
         out["tracked ranks"] = [f"{SUIT_NAMES[k]}: {''.join(_RANKS[r] for r in listed.listing.tracked[k]) or '-'}" for k in range(4)]
         out["forms"] = [f"none: the condition is evaluated once per row of {SEAT_NAMES[listed.listing.seat]}'s hand"]
-    if not plan.exact:
+    if not plan.keeps_all:
         out["acceptance"] = plan.acceptance
     if info.rejection is not None:  # as count's "listed": the cases of the listing rejection draws from
         out["listed cases"] = info.rejection.listed_cases
     return out
 
 
-def _listings(union: Union | ClassSplit) -> str:
+def _deals(info: CountSummary) -> int | str:
+    """The count, a script's expected count with ``rnd`` weighed, or an estimate."""
+    if info.deals is not None:
+        return info.deals
+    if info.deals_expected is not None:
+        return f"{info.deals_expected} expected"
+    return f"about {info.deals_estimate:.6g}"
+
+
+def _listings(union: Union | ClassSplit | Weighted) -> str:
     """How many listings an either/or or a split makes, and, for a split
     listed one class at a time, what it keeps between draws."""
     if not isinstance(union, ClassSplit):

@@ -53,8 +53,9 @@ def odds_text(p: Fraction | float | None, estimate: bool = False) -> str:
 
 
 def odds_of_summary(summary: CountSummary) -> str:
-    """:func:`odds_text` of a count: exact when it is exact, an estimate otherwise."""
-    if summary.probability_exact and summary.deals is not None:
+    """:func:`odds_text` of a count: exact when it is exact (a count, or a
+    script's expected count with ``rnd`` weighed), an estimate otherwise."""
+    if summary.probability_exact:
         num, den = (int(x) for x in summary.probability_exact.split("/"))
         return odds_text(Fraction(num, den))
     if not summary.possible:

@@ -17,7 +17,7 @@ from .cards import D
 
 #: JSON keys written only when set: an estimate's figures, an either/or's
 #: branches, a job's slices.
-_OPTIONAL = ("deals_estimate", "deals_estimate_stderr", "branches", "slices")
+_OPTIONAL = ("deals_estimate", "deals_estimate_stderr", "deals_expected", "branches", "slices")
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,11 @@ class Rejection:
 
 @dataclass(frozen=True)
 class CountSummary:
-    """The exact count of a spec (``deals`` set, ``rejection`` None), or a
-    labelled estimate (``deals`` None, ``deals_estimate`` and ``rejection`` set)."""
+    """The exact count of a spec (``deals`` set, ``rejection`` None), a
+    labelled estimate (``deals`` None, ``deals_estimate`` and ``rejection``
+    set), or the exact expected count of a script whose ``rnd`` is weighed
+    (``deals`` and ``rejection`` None, ``deals_expected`` the fraction,
+    ``deals_estimate`` its float, the probability exact)."""
 
     deals: int | None
     probability: float
@@ -61,7 +64,8 @@ class CountSummary:
     rejection: Rejection | None = None
     deals_estimate: float | None = None
     deals_estimate_stderr: float | None = None
-    branches: list[int] | None = None  # an either/or's deals per branch
+    deals_expected: str | None = None  # a script's rnd() weighed: the deals it keeps out of all D, an exact fraction
+    branches: list[int] | None = None  # an either/or's deals per branch (per class of rnd's numbers)
     slices: int | None = None  # a job's count merged from this many slices
 
     @classmethod

@@ -159,6 +159,8 @@ def _status_lines(s: dict, view: dict) -> list[str]:
     if count:
         if count.get("deals") is not None:
             lines.append(f"deals:        {count['deals']:,} satisfy the spec ({view['result']['odds']}), {count['cases']:,} cases")
+        elif count.get("deals_expected") is not None:
+            lines.append(f"deals:        {count['deals_estimate']:,.6g} expected, exactly ({count['method']})")
         else:
             lines.append(f"deals:        about {count['deals_estimate']:,.6g} satisfy the spec ({count['method']})")
     lines.append(f"seed:         {s['seed']}" + ("  (generated)" if s["seed_generated"] else "")

@@ -43,7 +43,8 @@ class CountResult(BaseModel):
     ``deals`` is an exact integer that can exceed 2**53; JavaScript clients
     should read ``deals_text`` (the same number as a decimal string).  When
     some seats are handled by rejection (``exact`` false) the count is an
-    estimate: ``deals`` is null and ``deals_estimate`` is given.
+    estimate: ``deals`` is null and ``deals_estimate`` is given.  A script
+    whose ``rnd()`` is weighed exactly gives ``deals_expected`` instead.
     """
 
     spec: dict[str, Any] = Field(description="The spec in canonical form (full seat names, ranges as [min, max]).")
@@ -53,6 +54,9 @@ class CountResult(BaseModel):
     deals_text: str | None = Field(description="`deals` as a decimal string.")
     deals_estimate: float | None = None
     deals_estimate_stderr: float | None = None
+    deals_expected: str | None = Field(None, description="A script whose rnd() is weighed exactly: the deals it is "
+                                       "expected to keep out of all, an exact integer or fraction 'p/q' "
+                                       "(`deals` is null, the probability exact).")
     probability: float = Field(description="Probability that a random deal satisfies the spec.")
     probability_exact: str | None = Field(None, description="The exact probability as a fraction 'p/q'.")
     odds: str = Field(description="The probability as a player reads it: '1 in 291 (0.343%)' ('about ...' for an estimate).")

@@ -25,6 +25,7 @@ that deal (both branches of ``?:`` are computed on every deal, so
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -65,6 +66,15 @@ def evaluate_nums(owners: np.ndarray, nums: list[ir.Num], rng: np.random.Generat
 def evaluate_cond(owners: np.ndarray, cond: ir.Cond, rng: np.random.Generator | None = None) -> np.ndarray:
     """A condition of the IR on each deal, as bool."""
     return _Evaluator(owners, rng).cond(cond)
+
+
+def evaluate_given(conds: Sequence[ir.Cond], values: dict[int, np.ndarray]) -> list[np.ndarray]:
+    """Conditions that read no card, on the points where each
+    :class:`ir.OpaqueNum` (by identity) takes its array of ``values``
+    (all of one length): the classes of ``rnd`` (:mod:`.rnd_levels`)."""
+    n = len(next(iter(values.values())))
+    evaluator = _Given(np.broadcast_to(np.zeros((1, 52), np.uint8), (n, 52)), values)
+    return [evaluator.cond(c) for c in conds]
 
 
 def holds_predeal(owners: np.ndarray, program: ir.Program) -> np.ndarray:
@@ -239,6 +249,17 @@ class _Evaluator:
         for s, h, d, _ in c.patterns:
             table[s, h, d] = True
         return table[self.length(c.seat, 0), self.length(c.seat, 1), self.length(c.seat, 2)]
+
+
+class _Given(_Evaluator):
+    """Opaque numbers given, not drawn: no card is read."""
+
+    def __init__(self, owners: np.ndarray, values: dict[int, np.ndarray]):
+        super().__init__(owners)
+        self.values = values
+
+    def opaque(self, x: ir.OpaqueNum) -> np.ndarray:
+        return self.values[id(x)]
 
 
 def _by_card(owners: np.ndarray, block: int = 8192) -> np.ndarray:

@@ -22,12 +22,12 @@ def support(program: ir.Program) -> ir.Program | None:
     """``program`` with its opaque comparisons replaced as the module says;
     None when it has none, or one of them counts both ways (shared by both
     sides of a negation: only a split on its value would list it)."""
-    signs = _signs(program.condition)
-    if not signs:
+    polarity = signs(program.condition)
+    if not polarity:
         return None
-    if any(len(s) > 1 for s in signs.values()):
+    if any(len(s) > 1 for s in polarity.values()):
         return None
-    condition = _Support({k: next(iter(s)) for k, s in signs.items()}).cond(program.condition)
+    condition = Substitute({k: next(iter(s)) for k, s in polarity.items()}).cond(program.condition)
     return ir.Program(condition=condition, predeal=program.predeal)
 
 
@@ -35,10 +35,10 @@ def _reads_opaque(c: ir.Compare) -> bool:
     return any(isinstance(x, ir.OpaqueNum) for x in ir.nodes(c))
 
 
-def _signs(condition: ir.Cond) -> dict[int, set[bool]]:
+def signs(condition: ir.Cond) -> dict[int, set[bool]]:
     """For each opaque comparison (by identity), the polarities it is reached
     with: True under an even number of negations."""
-    signs: dict[int, set[bool]] = {}
+    out: dict[int, set[bool]] = {}
     seen: set[tuple[int, bool]] = set()
     todo: list[tuple[ir.Cond, bool]] = [(condition, True)]
     while todo:
@@ -51,20 +51,21 @@ def _signs(condition: ir.Cond) -> dict[int, set[bool]]:
         elif isinstance(c, ir.Not):
             todo.append((c.item, not positive))
         elif isinstance(c, ir.Compare) and _reads_opaque(c):
-            signs.setdefault(id(c), set()).add(positive)
-    return signs
+            out.setdefault(id(c), set()).add(positive)
+    return out
 
 
-class _Support(Rewriter):
-    """Each opaque comparison replaced by its sign: true where it counts for the condition."""
+class Substitute(Rewriter):
+    """Comparisons (by identity) replaced by constants, the rest folded: the
+    support's signs, or the values of one class of ``rnd`` (:mod:`.rnd_levels`)."""
 
-    def __init__(self, signs: dict[int, bool]) -> None:
+    def __init__(self, truths: dict[int, bool]) -> None:
         super().__init__()
-        self.signs = signs
+        self.truths = truths
 
     def _cond(self, c: ir.Cond) -> ir.Cond:
-        if id(c) in self.signs:
-            return ir.Truth(self.signs[id(c)])
+        if id(c) in self.truths:
+            return ir.Truth(self.truths[id(c)])
         if isinstance(c, (ir.And, ir.Or)):  # folded: a level's ``type and true`` is its type
             junction = fold.and_ if isinstance(c, ir.And) else fold.or_
             return functools.reduce(junction, (self.cond(i) for i in c.items))

@@ -1,0 +1,148 @@
+"""A script's ``rnd`` weighed exactly, not rejected (truedeal.constraints.rnd_levels, truedeal.weighted).
+
+The practice library levels its scripts with ``rnd(1000)``: a deal of a
+common kind is kept only some of the time.  Each class of ``rnd``'s
+numbers makes the condition a condition of the deal alone, listed exactly;
+a draw picks a class by its weight times its deals, so every deal comes as
+often as the script keeps it and none is drawn in vain.  Expected values
+come from brute force over every deal of a small predealt space, with
+``rnd`` replaced by each of its numbers as a literal, and from exact counts
+of the classes' conditions written out by hand."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from itertools import combinations
+
+import numpy as np
+import pytest
+
+from cli_runner import run
+from truedeal.analysis.chisquare import chi_square
+from truedeal.cards import D, card
+from truedeal.constraints import rnd_levels
+from truedeal.constraints.dealer import parse_program
+from truedeal.constraints.describe import cond
+from truedeal.constraints.evaluate import evaluate_cond
+from truedeal.engine import Plan
+
+#: North and East hold the majors; South and West split the minors, their
+#: ten honours (T-A of diamonds and clubs) free: 252 deals in all.
+PREDEAL = ("predeal north SAKQJT98765432\npredeal east HAKQJT98765432\n"
+           "predeal south D2345, C2345\npredeal west D6789, C6789\n")
+FREE = [card(rank, suit) for suit in (2, 3) for rank in range(5)]
+#: Three kinds, the rarer kept more often: South's 12+ three times in ten,
+#: South's six diamonds seven in ten, West's 17+ always.
+CONDITION = "(hcp(south) >= 12 and {r} < 3) or (diamonds(south) >= 6 and {r} < 7) or hcp(west) >= 17"
+
+
+def _all_deals() -> np.ndarray:
+    """The 252 deals of :data:`PREDEAL`, as owners rows."""
+    base = np.zeros(52, np.uint8)
+    base[[card(rank, 0) for rank in range(13)]] = 0
+    base[[card(rank, 1) for rank in range(13)]] = 1
+    for suit in (2, 3):
+        base[[card(rank, suit) for rank in range(9, 13)]] = 2  # the 2-5
+        base[[card(rank, suit) for rank in range(5, 9)]] = 3  # the 6-9
+    rows = []
+    for south in combinations(FREE, 5):
+        row = base.copy()
+        row[FREE] = 3
+        row[list(south)] = 2
+        rows.append(row)
+    return np.array(rows)
+
+
+def _weights(owners: np.ndarray) -> list[Fraction]:
+    """Each deal's chance of being kept: ``rnd(10)`` replaced by each of its ten numbers."""
+    kept = sum(evaluate_cond(owners, parse_program("condition " + CONDITION.format(r=r)).condition).astype(int)
+               for r in range(10))
+    return [Fraction(int(k), 10) for k in kept]
+
+
+def test_the_classes_of_rnd_are_its_numbers_that_decide_the_comparisons_alike():
+    """``roll < 13`` and ``roll < 200`` cut ``rnd(1000)`` into 13, 187 and 800
+    numbers (the library's leveling arithmetic on it changes nothing); a
+    comparison of ``rnd`` with a feature, or another opaque number, has no classes."""
+    script = ("roll = (rnd(1000) % 1000 + 1000) % 1000\n"
+              "condition (hcp(north) >= 15 and roll < 13) or (hcp(south) >= 15 and roll < 200) or hcp(east) > 20")
+    found = rnd_levels.levels(parse_program(script))
+    assert found is not None and found.points == 1000
+    got = {cond(p.program.condition): p.weight for p in found.parts}
+    assert got == {"hcp(north) >= 15 || hcp(south) >= 15 || hcp(east) > 20": 13,
+                   "hcp(south) >= 15 || hcp(east) > 20": 187, "hcp(east) > 20": 800}
+    assert [p.support for p in found.parts] == [True, False, False]  # the widest first: it is the support
+    assert rnd_levels.levels(parse_program("condition rnd(10) < hcp(north)")) is None
+    assert rnd_levels.levels(parse_program("condition hcp(north) > 10")) is None
+    # two calls are two numbers: of 4 x 4, the second's 0 keeps every deal
+    # (4), else the first's 1-3 keep North's 11+ (3 x 3), and the rest none
+    two = rnd_levels.levels(parse_program("condition (hcp(north) > 10 and rnd(4) > 0) or rnd(4) == 0"))
+    assert two is not None and two.points == 16
+    summed: dict[str, int] = {}
+    for p in two.parts:  # (two classes may give the same condition)
+        summed[cond(p.program.condition)] = summed.get(cond(p.program.condition), 0) + p.weight
+    assert summed == {"true": 4, "hcp(north) > 10": 9}
+
+
+def test_the_expected_count_and_the_law_are_the_brute_force_ones():
+    """Over the 252 deals: the plan weighs ``rnd`` (no rejection), its
+    expected count is the sum of the deals' chances, exactly, and 60,000
+    seeded deals fall on the deals in proportion to their chances
+    (chi-square against the exact law)."""
+    owners = _all_deals()
+    weights = _weights(owners)
+    plan = Plan.build(parse_program(PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r")))
+    assert plan.weighted and not plan.exact and plan.keeps_all
+    summary = plan.summary()
+    assert Fraction(summary.deals_expected) == sum(weights) and summary.deals is None
+    assert summary.method.startswith("exact: rnd() weighed, not rejected: 3 exact listings")
+    drawn = np.concatenate(list(plan.deals(60_000, seed="weighed")))
+    index = {row[FREE].tobytes(): k for k, row in enumerate(owners)}
+    observed = np.bincount([index[row[FREE].tobytes()] for row in drawn], minlength=len(owners))
+    test = chi_square("deals", list(range(len(owners))), observed, [w / sum(weights) for w in weights])
+    assert test.p_value > 1e-4, test
+
+
+@pytest.mark.memory_mb(700)
+def test_a_leveled_either_or_weighs_the_coin_in_two_listings():
+    """The library's form (``roll = rnd(1000)``, each kind kept when ``roll <
+    keep``): a 1NT opener in South always, in North alone 13 times in 1,000.
+    Its expected count is South's openers plus 13/1000 of North's alone,
+    from exact counts; its deals fit the either/or, and North's alone come
+    in that proportion, within 4 standard errors."""
+    nt = "shape({s}, any 4333 + any 4432 + any 5332) and hcp({s}) >= 15 and hcp({s}) <= 17"
+    north, south = nt.format(s="north"), nt.format(s="south")
+    script = (f"roll = (rnd(1000) % 1000 + 1000) % 1000\nntN = {north}\nntS = {south}\n"
+              "condition ntS or (ntN and roll < 13)")
+    plan = Plan.build(parse_program(script))
+    assert plan.weighted
+    either = Plan.build(parse_program(f"condition ({north}) or ({south})")).deals_total
+    south_deals = Plan.build(parse_program(f"condition {south}")).deals_total
+    expected = south_deals + Fraction(13, 1000) * (either - south_deals)
+    assert Fraction(plan.summary().deals_expected) == expected
+    assert plan.summary().branches == [either, south_deals]
+    owners = np.concatenate(list(plan.deals(20_000, seed="leveled")))
+    assert evaluate_cond(owners, parse_program(f"condition ({north}) or ({south})").condition).all()
+    alone = int((~evaluate_cond(owners, parse_program(f"condition {south}").condition)).sum())
+    p = float(Fraction(13, 1000) * (either - south_deals) / expected)
+    assert abs(alone - len(owners) * p) < 4 * np.sqrt(len(owners) * p * (1 - p))
+
+
+def test_count_prints_the_expected_count_and_generate_says_nothing_is_rejected():
+    """``count`` prints the expected count exactly, its JSON too, with the
+    exact probability; ``generate`` notes the weighing, with no acceptance."""
+    script = PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r")
+    expected = sum(_weights(_all_deals()))
+    ran = run("count", script)
+    assert ran.returncode == 0, ran.err
+    assert expected == 160  # (of the 252 deals' 2,520 chances in ten, 1,600)
+    assert "deals:        160 expected: rnd() keeps each deal with its chance" in ran.out
+    assert "classes:      " in ran.out and "method:       exact: rnd() weighed" in ran.out
+    data = json.loads(run("count", "--json", script).out)
+    assert Fraction(data["deals_expected"]) == expected and data["deals"] is None
+    assert Fraction(data["probability_exact"]) == expected / D
+    assert json.loads(run("count", "--exact", "--json", script).out)["deals_expected"] == "160"  # nothing estimated
+    dealt = run("generate", script, "-n", "5", "--seed", "1", "--format", "numbers")
+    assert dealt.returncode == 0 and len(dealt.out.split()) == 5
+    assert dealt.err.startswith("truedeal: note: rnd() weighed, not rejected") and "acceptance" not in dealt.err

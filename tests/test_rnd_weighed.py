@@ -24,7 +24,7 @@ from truedeal.cards import D, card
 from truedeal.constraints import rnd_levels
 from truedeal.constraints.dealer import parse_program
 from truedeal.constraints.describe import cond
-from truedeal.constraints.evaluate import evaluate_cond
+from truedeal.constraints.evaluate import evaluate_cond, evaluate_num
 from truedeal.engine import Plan
 
 #: North and East hold the majors; South and West split the minors, their
@@ -146,3 +146,26 @@ def test_count_prints_the_expected_count_and_generate_says_nothing_is_rejected()
     dealt = run("generate", script, "-n", "5", "--seed", "1", "--format", "numbers")
     assert dealt.returncode == 0 and len(dealt.out.split()) == 5
     assert dealt.err.startswith("truedeal: note: rnd() weighed, not rejected") and "acceptance" not in dealt.err
+
+
+def test_answer_and_distribution_are_exact_under_the_weighing():
+    """``average``, ``frequency`` and ``distribution`` of a script whose
+    ``rnd`` is weighed are exact (before: sampled): the mean of South's HCP
+    and the expected deals of each diamond length are the brute-force ones,
+    each deal counted with its chance."""
+    owners = _all_deals()
+    weights = _weights(owners)
+    hcp = evaluate_num(owners, parse_program("condition hcp(south) > 0").condition.left)  # type: ignore[union-attr]
+    length = (owners[:, [card(rank, 2) for rank in range(13)]] == 2).sum(axis=1)
+    script = (PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r")
+              + '\naction average "hcp" hcp(south), frequency "diamonds" (diamonds(south), 5, 8)\n')
+    answered = json.loads(run("answer", "--json", script).out)
+    assert answered["deals"] == 160 and answered["expected"] is True
+    average, frequency = answered["actions"]
+    assert average["exact"] and Fraction(average["mean_exact"]) == sum(w * int(h) for w, h in zip(weights, hcp)) / 160
+    want = {v: sum((w for w, n in zip(weights, length) if n == v), Fraction(0)) for v in range(4, 10)}
+    rows = {row["value"]: Fraction(str(row["deals"])) for row in frequency["rows"]}
+    assert frequency["exact"] and rows == {"low": want[4], **{v: want[v] for v in range(5, 9)}, "high": want[9]}
+    law = json.loads(run("distribution", script, "--of", "diamonds(south)", "--json").out)
+    assert law["exact"] and law["expected"] and {r["value"]: Fraction(str(r["deals"])) for r in law["distribution"]} == \
+        {v: n for v, n in want.items() if n}

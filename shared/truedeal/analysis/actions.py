@@ -23,8 +23,8 @@ import numpy as np
 from ..constraints import ir
 from ..constraints.fold import as_num
 from .conditioning import NotExact
-from .distribution import Distribution
-from .general import Query, _and, as_program, engine_counter, numeric_law
+from .distribution import Distribution, expected_deals
+from .general import Query, _and, as_program, engine_counter, numeric_law, weight_scale
 from .laws import distribution_of
 from .sampled import DEFAULT_SEED, default_samples
 
@@ -64,7 +64,7 @@ def average(program: ir.Program, action: ir.Action, samples: int | None, seed: s
                            on_count=on_count)
     if isinstance(dist, Distribution):
         mean, variance = dist.mean, dist.variance  # None when no deal fits
-        body = {"deals": dist.total, "mean_exact": None if mean is None else _frac(mean),
+        body = {"deals": dist.deals(dist.total), "mean_exact": None if mean is None else _frac(mean),
                 "mean": None if mean is None else float(mean),
                 "variance_exact": None if variance is None else _frac(variance), "sd": dist.sd}
         return Answer("average", action.label, True, body)
@@ -73,7 +73,7 @@ def average(program: ir.Program, action: ir.Action, samples: int | None, seed: s
     return Answer("average", action.label, False, body)
 
 
-def _rows_1d(counts: dict, total, lo: int, hi: int, exact: bool) -> list[dict]:
+def _rows_1d(counts: dict, total, lo: int, hi: int, exact: bool, scale: int = 1) -> list[dict]:
     binned: dict = {}
     for v, c in counts.items():
         b = _bucket(v, lo, hi)
@@ -83,7 +83,7 @@ def _rows_1d(counts: dict, total, lo: int, hi: int, exact: bool) -> list[dict]:
         c = binned.get(b, 0)
         if exact:
             p = Fraction(c, total) if total else Fraction(0)
-            rows.append({"value": b, "deals": c, "probability_exact": _frac(p), "probability": float(p)})
+            rows.append({"value": b, "deals": expected_deals(c, scale), "probability_exact": _frac(p), "probability": float(p)})
         else:
             rows.append({"value": b, "samples": c, "probability_estimate": c / total})
     return rows
@@ -97,8 +97,9 @@ def frequency(program: ir.Program, action: ir.Action, samples: int | None, seed:
                                on_count=on_count)
         exact = isinstance(dist, Distribution)
         total = dist.total if isinstance(dist, Distribution) else dist.n
-        body = {"bounds": [lo, hi], "deals" if exact else "samples": total,
-                "rows": _rows_1d(dist.counts, total, lo, hi, exact)}
+        scale = dist.scale if isinstance(dist, Distribution) else 1
+        body = {"bounds": [lo, hi], "deals" if exact else "samples": expected_deals(total, scale),
+                "rows": _rows_1d(dist.counts, total, lo, hi, exact, scale)}
         if not exact:
             body["method"] = dist.to_json()["method"]
         return Answer("frequency", action.label, exact, body)
@@ -113,9 +114,10 @@ def _num(x) -> ir.Num:
 def _frequency_2d(program: ir.Program, action: ir.Action, samples: int | None, seed: str, on_count: OnCount) -> Answer:
     lo, hi, lo2, hi2 = action.bounds
     x, y = _num(action.expr), _num(action.expr2)
+    scale = 1
     try:
         table, total = _exact_2d(program, x, y, lo, hi, on_count)
-        exact = True
+        exact, scale = True, weight_scale(program)
         method = None
     except NotExact as exc:
         n = samples or min(default_samples(Query("x", num=x)), default_samples(Query("y", num=y)))
@@ -131,10 +133,11 @@ def _frequency_2d(program: ir.Program, action: ir.Action, samples: int | None, s
             c = grid.get((a, b), 0)
             if exact:
                 p = Fraction(c, total) if total else Fraction(0)
-                rows.append({"value": a, "value2": b, "deals": c, "probability_exact": _frac(p), "probability": float(p)})
+                rows.append({"value": a, "value2": b, "deals": expected_deals(c, scale), "probability_exact": _frac(p),
+                             "probability": float(p)})
             else:
                 rows.append({"value": a, "value2": b, "samples": c, "probability_estimate": c / total})
-    body = {"bounds": [lo, hi, lo2, hi2], "deals" if exact else "samples": total, "rows": rows}
+    body = {"bounds": [lo, hi, lo2, hi2], "deals" if exact else "samples": expected_deals(total, scale), "rows": rows}
     if method:
         body["method"] = method
     return Answer("frequency", action.label, exact, body)
@@ -184,20 +187,24 @@ class ScriptAnswers:
     """Every action of a script: the script's exact deal count, the answers,
     and the print actions skipped."""
 
-    deals: int | None
+    deals: int | str | None  # a fraction "p/q" where rnd() is weighed
     answers: list[Answer]
     skipped: list[str]
+    expected: bool = False  # rnd() weighed: the deals are those the script keeps on average
 
     def to_json(self) -> dict:
-        return {"deals": self.deals, "actions": [a.to_json() for a in self.answers], "skipped": self.skipped}
+        out = {"deals": self.deals, "actions": [a.to_json() for a in self.answers], "skipped": self.skipped}
+        return {**out, "expected": True} if self.expected else out
 
 
 def answer_script(constraints, samples: int | None = None, seed: str = DEFAULT_SEED, on_count: OnCount = None) -> ScriptAnswers:
     """Answer the ``average`` and ``frequency`` actions of a script (a Program);
     ``on_count`` is called before each exact count."""
     program = as_program(constraints)
+    deals: int | str | None
     try:
-        deals = engine_counter(program, on_count)(_and(program.condition))  # as each law counts it: then counted once
+        counted = engine_counter(program, on_count)(_and(program.condition))  # as each law counts it: then counted once
+        deals = expected_deals(counted, weight_scale(program))
     except NotExact:
         deals = None
     answers, skipped = [], []
@@ -208,7 +215,7 @@ def answer_script(constraints, samples: int | None = None, seed: str = DEFAULT_S
             answers.append(frequency(program, action, samples, seed, on_count))
         else:
             skipped.append(action.style or action.kind)
-    return ScriptAnswers(deals, answers, skipped)
+    return ScriptAnswers(deals, answers, skipped, weight_scale(program) != 1)
 
 
 __all__ = ["Answer", "ScriptAnswers", "answer_script", "average", "frequency"]

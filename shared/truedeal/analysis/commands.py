@@ -121,10 +121,13 @@ def shapes_command(spec_arg: str | None, seat: str, as_json: bool) -> None:
 
 
 def _print_distribution(dist: Distribution) -> None:
-    click.echo(f"{dist.feature.name} over {dist.total:,} deals (exact)")
+    from .distribution import deals_text
+
+    expected = "" if dist.scale == 1 else " expected, rnd() weighed"
+    click.echo(f"{dist.feature.name} over {deals_text(dist.deals(dist.total))} deals{expected} (exact)")
     for v, c in dist.counts.items():
         p = dist.probability(v)
-        click.echo(f"{str(v):>10}  {float(p):>10.6%}  {c:,}  ({_frac(p)})")
+        click.echo(f"{str(v):>10}  {float(p):>10.6%}  {deals_text(dist.deals(c))}  ({_frac(p)})")
     if dist.mean is not None and dist.variance is not None:
         click.echo(f"mean      {float(dist.mean):.6f}  ({_frac(dist.mean)})")
         click.echo(f"sd        {dist.sd:.6f}  (variance {_frac(dist.variance)})")
@@ -205,6 +208,8 @@ def distribution_command(spec: str, expr: str, as_json: bool, plot_path: str | N
 
 def _print_answer(ans) -> None:
     """One action's answer as dealer would print it, marked exact or estimate."""
+    from .distribution import deals_text
+
     tag = "exact" if ans.exact else "ESTIMATE (" + ans.body.get("method", "sampled") + ")"
     b = ans.body
     if ans.kind == "average":
@@ -215,7 +220,7 @@ def _print_answer(ans) -> None:
     for row in b["rows"]:
         key = str(row["value"]) if "value2" not in row else f"{row['value']}, {row['value2']}"
         p = row.get("probability", row.get("probability_estimate"))
-        n = f"{row['deals']:,}" if ans.exact else f"{row['samples']:,} samples"
+        n = deals_text(row["deals"]) if ans.exact else f"{row['samples']:,} samples"
         click.echo(f"{key:>12}  {p:>10.6%}  {n}")
 
 
@@ -250,7 +255,10 @@ def answer_command(script: str, as_json: bool, samples: int | None, seed: str) -
     if as_json:
         click.echo(json.dumps(result.to_json()))
         return
-    click.echo(f"{result.deals:,} deals fit the script (exact)" if result.deals is not None else "deals: not exact")
+    from .distribution import deals_text
+
+    fit = "are expected, rnd() weighed" if result.expected else "fit the script"
+    click.echo(f"{deals_text(result.deals)} deals {fit} (exact)" if result.deals is not None else "deals: not exact")
     for ans in result.answers:
         _print_answer(ans)
     if not result.answers:

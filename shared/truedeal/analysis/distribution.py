@@ -107,11 +107,20 @@ def parse_feature(expr: str) -> Feature:
 
 @dataclass(frozen=True)
 class Distribution:
-    """The exact law of ``feature`` over the ``total`` deals of a spec: value -> deals."""
+    """The exact law of ``feature`` over the ``total`` deals of a spec: value -> deals.
+
+    For a script whose ``rnd`` is weighed (:mod:`truedeal.constraints.rnd_levels`)
+    the counts are the deals the script is expected to keep, times ``scale``
+    (its ``rnd`` numbers): integers, and the law the same."""
 
     feature: Feature | Query  # anything with a name and a numeric flag
     counts: dict  # value -> exact deal count (values the spec rules out are absent)
     total: int
+    scale: int = 1
+
+    def deals(self, count: int) -> int | str:
+        """A count as deals (:func:`expected_deals`)."""
+        return expected_deals(count, self.scale)
 
     def probability(self, value) -> Fraction:
         return Fraction(self.counts.get(value, 0), self.total)
@@ -140,10 +149,13 @@ class Distribution:
     def to_json(self) -> dict:
         """``{"feature", "deals", "distribution": [{"value", "deals", "probability_exact", "probability"}], "mean_exact", ...}``."""
         rows = [
-            {"value": v, "deals": c, "probability_exact": _frac(self.probability(v)), "probability": float(self.probability(v))}
+            {"value": v, "deals": self.deals(c), "probability_exact": _frac(self.probability(v)),
+             "probability": float(self.probability(v))}
             for v, c in self.counts.items()
         ]
-        out = {"feature": self.feature.name, "exact": True, "deals": self.total, "distribution": rows}
+        out = {"feature": self.feature.name, "exact": True, "deals": self.deals(self.total), "distribution": rows}
+        if self.scale != 1:
+            out["expected"] = True  # the deals a script whose rnd() is weighed keeps, on average
         mean, var = self.mean, self.variance
         out["mean_exact"] = None if mean is None else _frac(mean)
         out["mean"] = None if mean is None else float(mean)
@@ -154,6 +166,18 @@ class Distribution:
 
 def _frac(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
+
+
+def expected_deals(count: int, scale: int) -> int | str:
+    """``count / scale`` deals: an integer, or the exact fraction ``"p/q"``
+    (the deals a script whose ``rnd`` is weighed keeps, on average)."""
+    x = Fraction(count, scale)
+    return x.numerator if x.denominator == 1 else _frac(x)
+
+
+def deals_text(deals: int | str) -> str:
+    """Deals as a line prints them: an integer with separators, a fraction as it is."""
+    return f"{deals:,}" if isinstance(deals, int) else deals
 
 
 def exact_distribution(spec: Spec, feature: Feature | str, counter: Counter = count_with) -> Distribution:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..constraints import ir
+from ..constraints import ir, rnd_levels
 from ..constraints.bounded import arith_range, linear_range
 from ..constraints.compile import compile_program
 from ..engine import Plan, TooWide
@@ -157,16 +157,32 @@ CountFn = Callable[[ir.Cond], int]
 
 
 def engine_counter(program: ir.Program, on_count: Callable[[], None] | None = None) -> CountFn:
-    """Exact deals of ``condition`` with ``program``'s predealt cards, one
-    plan per call (``on_count`` is called after each, e.g. to show progress);
-    :class:`NotExact` when the plan would use rejection."""
+    """Exact deals of ``condition`` (which holds ``program``'s) with
+    ``program``'s predealt cards, one plan per call (``on_count`` is called
+    after each, e.g. to show progress); :class:`NotExact` when the plan would
+    use rejection.  Where ``program``'s ``rnd`` is weighed, the deals of each
+    class of its numbers times the class's weight, summed: :func:`weight_scale`
+    times the deals it keeps on average."""
+    weighed = rnd_levels.levels(program)
+
+    def exact(cond: ir.Cond) -> int:
+        return _exact_deals(ir.Program(condition=cond, predeal=program.predeal))
 
     def count(cond: ir.Cond) -> int:
         if on_count is not None:
             on_count()
-        return _exact_deals(ir.Program(condition=cond, predeal=program.predeal))
+        if weighed is None:
+            return exact(cond)
+        return sum(level.weight * exact(level.on(cond)) for level in weighed.parts)
 
     return count
+
+
+def weight_scale(program: ir.Program) -> int:
+    """What :func:`engine_counter`'s counts are multiplied by: the number of
+    joint ``rnd`` numbers of a script whose ``rnd`` is weighed, else 1."""
+    weighed = rnd_levels.levels(program)
+    return 1 if weighed is None else weighed.points
 
 
 @functools.lru_cache(maxsize=256)
@@ -255,4 +271,4 @@ def general_distribution(constraints: Spec | ir.Program, query: Query | str, cou
     else:
         assert query.num is not None  # a query is a number or a shape class
         counts = numeric_law(query.num, base, total, count) if total else {}
-    return Distribution(query, counts, total)
+    return Distribution(query, counts, total, weight_scale(program))

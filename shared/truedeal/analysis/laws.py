@@ -40,7 +40,8 @@ def distribution_of(
     if isinstance(query, str):
         query = parse_query(query)
     try:
-        return general_distribution(constraints, query, engine_counter(as_program(constraints), on_count))
+        program = as_program(constraints)  # once: a weighed rnd() is known by its comparisons' identity
+        return general_distribution(program, query, engine_counter(program, on_count))
     except NotExact as exc:
         if not sample:
             raise

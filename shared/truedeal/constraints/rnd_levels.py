@@ -45,6 +45,11 @@ class Level:
     weight: int
     program: ir.Program
     support: bool  # its condition is the support's (opaque.support): each comparison at its sign
+    truths: tuple[tuple[int, bool], ...]  # each comparison that reads rnd (by identity), decided
+
+    def on(self, condition: ir.Cond) -> ir.Cond:
+        """``condition`` (which holds the program's: a law's count) in this class."""
+        return Substitute(dict(self.truths)).cond(condition)
 
 
 @dataclass(frozen=True)
@@ -82,7 +87,7 @@ def _level(program: ir.Program, units: list[ir.Compare], row: np.ndarray, weight
     truths = {id(u): bool(t) for u, t in zip(units, row)}
     condition = Substitute(truths).cond(program.condition)
     support = all(polarity.get(k) == {t} for k, t in truths.items())
-    return Level(weight, ir.Program(condition=condition, predeal=program.predeal), support)
+    return Level(weight, ir.Program(condition=condition, predeal=program.predeal), support, tuple(truths.items()))
 
 
 def _units(condition: ir.Cond) -> list[ir.Compare] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 from itertools import combinations
+from math import sqrt
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from truedeal.constraints.dealer import parse_program
 from truedeal.constraints.describe import cond
 from truedeal.constraints.evaluate import evaluate_cond, evaluate_num
 from truedeal.engine import Plan
+from truedeal.relaxation import HONOURS, KEEP, Relaxation
 
 #: North and East hold the majors; South and West split the minors, their
 #: ten honours (T-A of diamonds and clubs) free: 252 deals in all.
@@ -169,3 +171,27 @@ def test_answer_and_distribution_are_exact_under_the_weighing():
     law = json.loads(run("distribution", script, "--of", "diamonds(south)", "--json").out)
     assert law["exact"] and law["expected"] and {r["value"]: Fraction(str(r["deals"])) for r in law["distribution"]} == \
         {v: n for v, n in want.items() if n}
+
+
+def test_classes_listed_with_a_seat_relaxed_keep_the_law_and_reject_only_that_seat():
+    """Where no exact plan lists the classes, each is listed with some seats
+    relaxed and a draw is a pass of rejection over the picks (a rejected
+    pick is picked again, never its class redrawn): with South's honours
+    relaxed, 60,000 seeded deals still follow the brute-force law
+    (chi-square), the share kept is the brute-force one within 4 standard
+    errors, and the method names South's honours alone."""
+    owners = _all_deals()
+    weights = _weights(owners)
+    program = parse_program(PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r"))
+    plan = Plan._build_weighed_relaxed(None, program, Relaxation((KEEP, KEEP, HONOURS, KEEP)), None, [], 0.0)
+    assert plan is not None and plan.weighted and not plan.union.exact
+    summary = plan.summary()
+    assert summary.method.endswith("; rejection for the honour conditions of south") and summary.rejection is not None
+    listed = plan.union.deals  # each class's listed deals, weighed: what the picks draw from
+    share = float(sum(weights) / listed)
+    assert abs(summary.rejection.acceptance_rate - share) < 4 * sqrt(share * (1 - share) / plan.union.pilot_draws)
+    drawn = np.concatenate(list(plan.deals(60_000, seed="relaxed")))
+    index = {row[FREE].tobytes(): k for k, row in enumerate(owners)}
+    observed = np.bincount([index[row[FREE].tobytes()] for row in drawn], minlength=len(owners))
+    test = chi_square("deals", list(range(len(owners))), observed, [w / sum(weights) for w in weights])
+    assert test.p_value > 1e-4, test

@@ -317,7 +317,8 @@ def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str |
     if not plan.possible:
         raise UserError("no deal satisfies this spec (it counts 0 deals)")
     if plan.weighted:
-        click.echo(f"truedeal: note: {plan.summary().method.removeprefix('exact: ')}", err=True)
+        kept = "" if plan.acceptance is None else f" (acceptance {percent_text(plan.acceptance)})"
+        click.echo(f"truedeal: note: {plan.summary().method.removeprefix('exact: ')}{kept}", err=True)
     elif not plan.exact:
         kept = percent_text(plan.acceptance or 0.0)
         from .constraints import ir

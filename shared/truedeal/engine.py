@@ -241,6 +241,9 @@ class Plan:
             if relaxation.none and not comp.exact and not exact_only and \
                     (weighted := cls._build_weighted(spec, program, None, progress, t0, split, out_of_pack, max_parts)):
                 return weighted
+            if not relaxation.none and not exact_only and \
+                    (weighted := cls._build_weighed_relaxed(spec, program, relaxation, progress, wide, t0)):
+                return weighted
             plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
             plan.relaxed = _relaxed_parts(comp, relaxation)
             if not plan.exact:
@@ -296,6 +299,36 @@ class Plan:
         weighted = Weighted(plans, [level.weight for level in found.parts], found.points)
         return cls(spec if isinstance(spec, Spec) else None, plans[0].listing, time.perf_counter() - t0,
                    program=program, listed=plans[0].listed, union=weighted)
+
+    @classmethod
+    def _build_weighed_relaxed(cls, spec, program: ir.Program, relaxation: Relaxation, progress, wide: list[TooWide],
+                               t0: float) -> Plan | None:
+        """A plan weighing ``program``'s ``rnd`` (:mod:`truedeal.weighted`)
+        over listings of its classes with ``relaxation``'s parts left to
+        rejection; None when it has no such classes, a class does not list,
+        or the pilot keeps too few (:data:`MIN_ACCEPTANCE`)."""
+        found = rnd_levels.levels(program)
+        if found is None:
+            return None
+        plans: list[Plan] = []
+        for level in found.parts:
+            comp = compile_program(relax(level.program, relaxation))
+            listing = _any_listing(comp, progress, wide)
+            if listing is None:
+                return None
+            plans.append(cls(None, listing, 0.0, program=level.program, listed=comp,
+                             relaxed=() if comp.exact else relaxation.describe()))
+        weighted = Weighted(plans, [level.weight for level in found.parts], found.points)
+        try:
+            weighted.measure(PILOT_DRAWS)
+        except TooLargeToDeal:
+            return None
+        if weighted.acceptance < MIN_ACCEPTANCE:
+            return None
+        plan = cls(spec if isinstance(spec, Spec) else None, plans[0].listing, 0.0, program=program,
+                   listed=plans[0].listed, union=weighted, acceptance=weighted.acceptance)
+        plan.build_seconds = time.perf_counter() - t0
+        return plan
 
     @classmethod
     def _exact_or_none(cls, program: ir.Program, progress, split: bool, out_of_pack: bool, max_parts: int) -> Plan | None:
@@ -498,7 +531,7 @@ class Plan:
     @property
     def possible(self) -> bool:
         if isinstance(self.union, Weighted):
-            return self.union.listed > 0
+            return self.union.listed > 0 and self.union.acceptance > 0
         if self.exact:
             return self.deals_total > 0
         return bool(self.acceptance)
@@ -627,7 +660,7 @@ class Plan:
 
     def _listed_draw(self, n: int, rng: Rng, enough: int | None = None) -> np.ndarray:
         """``n`` uniform deals of what the plan lists (its listing, either/or or split)."""
-        if isinstance(self.union, ClassSplit):
+        if isinstance(self.union, ClassSplit | Weighted):
             return self.union.draw(n, rng, enough)
         if self.union is not None:
             return self.union.draw(n, rng)
@@ -683,6 +716,8 @@ class Plan:
         kept (0.0 when exact): what a job's chunk costs when each check
         solves deals double dummy, or when few deals are kept.  From the
         pilot, so rough at low acceptance."""
+        if isinstance(self.union, Weighted) and not self.union.exact:
+            return kept / max(self.union.acceptance, MIN_ACCEPTANCE) * self.union.pass_seconds
         if self.keeps_all or not self.acceptance:
             return 0.0
         return kept / self.acceptance * (self.draw_seconds + self.check_seconds)

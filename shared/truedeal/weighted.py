@@ -1,11 +1,15 @@
 """A script's ``rnd`` weighed exactly, not rejected (:class:`Weighted`).
 
 Made by :class:`~truedeal.engine.Plan` from the classes of the script's
-``rnd`` numbers (:mod:`truedeal.constraints.rnd_levels`), each an exact plan.
+``rnd`` numbers (:mod:`truedeal.constraints.rnd_levels`), each an exact
+plan, or each a listing of the class with some seats relaxed
+(:mod:`truedeal.relaxation`) where no exact plan lists the script.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
@@ -16,9 +20,9 @@ from .cards import D
 from .class_split import kept_samplers, listing_work
 from .errors import Impossible
 from .listing import count_cases
-from .randomness import Rng
+from .randomness import Rng, SeededBits
 from .sampling import WideCategorical
-from .summary import CountSummary, ListingSizes
+from .summary import CountSummary, ListingSizes, Rejection
 
 if TYPE_CHECKING:
     from .engine import Plan
@@ -37,29 +41,50 @@ class Weighted:
     law, and no deal is drawn in vain.  The classes may overlap (a deal of a
     rare kind fits every class): its weight is then the sum, as it should be.
     ``deals`` is the expected number of deals the script keeps out of all D,
-    an exact fraction."""
+    an exact fraction.
+
+    Where a class's plan is not exact (it lists the class with some seats
+    relaxed, and checks them), a draw is a pass of rejection: it picks
+    class c by ``weights[c]`` times the deals c's listing holds, draws one
+    of them and keeps it only if it fits class c; a deal it does not keep
+    is drawn again from a new pick.  A deal is then kept with probability
+    proportional to ``w(d)`` still, and only the relaxed parts are
+    rejected, never ``rnd``.  :meth:`measure` gives the share kept."""
 
     def __init__(self, plans: list[Plan], weights: list[int], points: int) -> None:
         self.plans, self.weights, self.points = plans, weights, points
-        self.class_deals = [p.deals_total for p in plans]
+        self.exact = all(p.exact for p in plans)
+        self.class_deals = [p.deals_total if p.exact else p.listed_deals for p in plans]  # (listed, where not exact)
         self.listed = sum(w * d for w, d in zip(weights, self.class_deals))
         self.deals = Fraction(self.listed, points)
         self.pick = WideCategorical([w * d for w, d in zip(weights, self.class_deals)]) if self.listed else None
         self.samplers_kept = kept_samplers(plans, [listing_work(p) for p in plans])
+        self.acceptance, self.pilot_draws, self.pass_seconds = 1.0, 0, 0.0
 
-    draws_together = True  # each chunk's classes picked first, then each class drawn for all chunks
+    @property
+    def draws_together(self) -> bool:
+        """Exact classes: each chunk's classes picked first, then each class drawn for all chunks."""
+        return self.exact
 
     def takes_together(self, n: int) -> bool:
         """Whether :meth:`draw_chunks` takes a draw of ``n`` deals."""
-        return n <= _MOST_PICKED
+        return self.exact and n <= _MOST_PICKED
+
+    @property
+    def relaxed(self) -> list[str]:
+        """What the classes' plans leave to rejection, each part once."""
+        return list(dict.fromkeys(part for p in self.plans for part in p.relaxed))
 
     @property
     def method(self) -> str:
         """How the plan draws, as ``count`` prints it."""
         shares = ", ".join(f"{Fraction(w, self.points)}" for w in self.weights)
-        listings = "1 exact listing" if len(self.plans) == 1 else f"{len(self.plans)} exact listings"
-        return (f"exact: rnd() weighed, not rejected: {listings}, one per class of its numbers "
-                f"(taken by {shares} of them); each deal drawn with the chance the script keeps it, no rejection")
+        exact = "exact " if self.exact else ""
+        listings = f"1 {exact}listing" if len(self.plans) == 1 else f"{len(self.plans)} {exact}listings"
+        method = f"rnd() weighed, not rejected: {listings}, one per class of its numbers (taken by {shares} of them)"
+        if not self.exact:
+            return f"{method}; rejection for " + "; ".join(self.relaxed)
+        return f"exact: {method}; each deal drawn with the chance the script keeps it, no rejection"
 
     @property
     def cases(self) -> int:
@@ -68,16 +93,62 @@ class Weighted:
 
     def summary(self, sizes: ListingSizes) -> CountSummary:
         """The expected count, exactly: ``deals`` None (no set of deals is
-        counted), ``deals_expected`` the fraction, the probability exact."""
+        counted), ``deals_expected`` the fraction, the probability exact;
+        where a class is not exact, an estimate from :meth:`measure`."""
+        if not self.exact:
+            return self._estimate(sizes)
         p = self.deals / D
         expected = str(self.deals.numerator) if self.deals.denominator == 1 else f"{self.deals.numerator}/{self.deals.denominator}"
         return CountSummary(None, float(p), f"{p.numerator}/{p.denominator}", float(1 / p) if p else None, p > 0,
                             self.cases, self.method, sizes, deals_estimate=float(self.deals), deals_expected=expected,
                             branches=self.class_deals)
 
-    def draw(self, n: int, rng: Rng) -> np.ndarray:
-        """``n`` deals of the script's law (see the class doc)."""
-        return np.concatenate([self.draw_chunks([(k, rng)]) for k in _picks(n)]) if n else np.zeros((0, 52), np.uint8)
+    def _estimate(self, sizes: ListingSizes) -> CountSummary:
+        a = self.acceptance
+        se = math.sqrt(max(a * (1 - a), 1e-300) / max(self.pilot_draws, 1))  # binomial, of the pilot
+        listed = float(self.deals)  # the listed deals, weighed
+        estimate = listed * a
+        rejection = Rejection([], self.relaxed, a, se, self.pilot_draws, int(self.deals), self.cases)
+        return CountSummary(None, estimate / D, None, (D / estimate) if estimate else None, estimate > 0, None,
+                            self.method, sizes, rejection, deals_estimate=estimate, deals_estimate_stderr=listed * se)
+
+    def measure(self, draws: int) -> None:
+        """The share of picked deals that their classes keep, on ``draws``
+        seeded draws (and a pass's time per draw); 1.0 when every class is exact."""
+        if self.exact or self.pick is None:
+            return
+        t0 = time.perf_counter()
+        kept = len(self._pass(draws, Rng(SeededBits("truedeal/pilot"))))
+        self.pass_seconds = (time.perf_counter() - t0) / draws
+        self.acceptance, self.pilot_draws = kept / draws, draws
+
+    def draw(self, n: int, rng: Rng, enough: int | None = None) -> np.ndarray:
+        """``n`` deals of the script's law (see the class doc); where classes
+        reject, passes until ``enough`` are kept (their sizes depend on ``n`` alone)."""
+        if not n:
+            return np.zeros((0, 52), np.uint8)
+        if self.exact:
+            return np.concatenate([self.draw_chunks([(k, rng)]) for k in _picks(n)])
+        kept: list[np.ndarray] = []
+        have = 0
+        while have < (n if enough is None else enough):
+            kept.append(self._pass(min(max(64, int(n / max(self.acceptance, 1e-5) * 1.1)), _MOST_PICKED), rng))
+            have += len(kept[-1])
+        return np.concatenate(kept)[:n]
+
+    def _pass(self, m: int, rng: Rng) -> np.ndarray:
+        """One pass of rejection: ``m`` picks, each class's listed deals, those that fit their class."""
+        if self.pick is None:
+            raise Impossible("no deal satisfies this spec (it counts 0 deals)")
+        picked = self.pick.draw(m, rng)
+        owners, keep = np.empty((m, 52), np.uint8), np.ones(m, bool)
+        for c, plan in enumerate(self.plans):
+            rows = np.nonzero(picked == c)[0]
+            if len(rows):
+                owners[rows] = plan._listed_draw(len(rows), rng)
+                if not plan.exact:
+                    keep[rows] = plan._checks(owners[rows], rng)
+        return owners[keep]
 
     def draw_chunks(self, wanted: Sequence[tuple[int, Rng]]) -> np.ndarray:
         """The deals of each ``draw(n, rng)``, one after the other: every

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from cli_runner import run
+from test_opaque_support import CALM, NT_S, _keep_no_sampler, _samplers_made
 from truedeal.analysis.chisquare import chi_square
 from truedeal.cards import D, card
 from truedeal.constraints import rnd_levels
@@ -195,3 +196,25 @@ def test_classes_listed_with_a_seat_relaxed_keep_the_law_and_reject_only_that_se
     observed = np.bincount([index[row[FREE].tobytes()] for row in drawn], minlength=len(owners))
     test = chi_square("deals", list(range(len(owners))), observed, [w / sum(weights) for w in weights])
     assert test.p_value > 1e-4, test
+
+
+@pytest.mark.memory_mb(1000)  # two classes, each a split within a split (920 MB in process for one)
+def test_classes_that_are_splits_draw_their_chunks_together(monkeypatch):
+    """Calm opponents beside a 1NT opener need a split on East's patterns
+    within which West's are split; with a coin on top each class of the coin
+    is such a split.  Chunks drawn together are the chunks drawn one by one,
+    each class's listings readied once for all of them, and the plan says it
+    readies them again (so that ``deals`` hands it 256 chunks a call, not 64)."""
+    script = (f"condition {NT_S} and hcp(north) >= 8 and (hearts(north) >= 4 or spades(north) >= 4)"
+              f" and ({CALM.format(s='east')}) and ({CALM.format(s='west')}) and (hearts(north) >= 5 or rnd(10) < 3)")
+    plan = Plan.build(parse_program(script))
+    assert plan.weighted and plan.union.exact and len(plan.union.plans) == 2
+    for branch in plan.union.plans:  # the classes' splits keep none; the classes themselves are kept
+        _keep_no_sampler(branch)
+    assert plan.union.samplers_kept == {0, 1} and plan.readies_again and plan.draws_together
+    wanted = [(k, 1_000) for k in range(4)]
+    made = _samplers_made(monkeypatch)
+    together = plan.chunks(wanted, "together")
+    assert len(made) == 8  # each class's four listings, once each
+    for owners, (k, size) in zip(together, wanted):
+        assert (owners == plan.chunk(k, "together", size)).all()

@@ -838,9 +838,13 @@ class Plan:
     @property
     def readies_again(self) -> bool:
         """Whether each call of :meth:`chunks` readies some listings again (a
-        split that keeps some samplers alone): the more chunks a call takes, the less that costs a deal."""
+        split that keeps some samplers alone, or holds one that does: rnd's
+        classes, each a split within a split): the more chunks a call takes,
+        the less that costs a deal."""
         split = self.union
-        return split is not None and split.draws_together and len(split.samplers_kept) < len(split.plans)
+        if split is None or not split.draws_together:
+            return False
+        return len(split.samplers_kept) < len(split.plans) or any(p is not None and p.readies_again for p in split.plans)
 
     @property
     def _together(self) -> int:

@@ -116,10 +116,16 @@ Functions (SEAT: north east south west; SUIT: spades hearts diamonds clubs):
                                  the suit's length
   hascard(SEAT, AS)              1 if the seat holds the card (rank, suit)
   shape(SEAT, any 4333 + 5xxx)   1 if the seat's pattern is one of these
-  tricks(SEAT, STRAIN), score(vul, x3N, TRICKS), imps(X), rnd(N)
-                                 double dummy, scores, IMPs, chance: no
-                                 listing holds them, they are checked by
-                                 rejection
+  tricks(SEAT, STRAIN), score(vul, x3N, TRICKS), imps(X)
+                                 double dummy, scores, IMPs: no listing
+                                 holds them, they are checked by rejection
+  rnd(N)                         a number 0..N-1 drawn per deal: where only
+                                 constants are compared with it (leveling:
+                                 roll = rnd(1000) ... roll < 63), each
+                                 class of its numbers is listed exactly and
+                                 every deal is drawn with the chance the
+                                 script keeps it (count: the expected deals,
+                                 exactly); beside a feature, by rejection
   cccc(SEAT), quality(SEAT, SUIT)
                                  dealer's Kaplan-Rubens values, in
                                  hundredths (an opening is about 1200)

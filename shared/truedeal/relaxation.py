@@ -104,18 +104,8 @@ def _read_without_honours(condition: ir.Cond, reads: SeatsRead) -> frozenset[int
     reading their cards (a shape, a length): those that relaxing only their
     honours keeps partly listed."""
     out: set[int] = set()
-    seen: set[int] = set()
-    todo: list = [condition]
-    while todo:
-        c = todo.pop()
-        if id(c) in seen:
-            continue
-        seen.add(id(c))
-        if isinstance(c, (ir.And, ir.Or)):
-            todo.extend(c.items)
-        elif isinstance(c, ir.Not):
-            todo.append(c.item)
-        elif isinstance(c, (ir.Compare, ir.ShapeIn)):
+    for c in ir.leaves(condition):
+        if isinstance(c, (ir.Compare, ir.ShapeIn)):
             honours, anything = reads(c)
             out |= anything - honours
     return frozenset(out)

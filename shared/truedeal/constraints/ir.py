@@ -234,6 +234,24 @@ def nodes(node: object) -> Iterator[object]:
             todo.extend(reversed([getattr(x, f.name) for f in fields(x)]))
 
 
+def leaves(condition: Cond) -> Iterator[Cond]:
+    """The comparisons, shapes and constants of ``condition`` reached
+    through and, or and not, each once (its variables make it a DAG)."""
+    seen: set[int] = set()
+    todo: list[Cond] = [condition]
+    while todo:
+        c = todo.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        if isinstance(c, (And, Or)):
+            todo.extend(c.items)
+        elif isinstance(c, Not):
+            todo.append(c.item)
+        else:
+            yield c
+
+
 def opaque_names(node: object) -> frozenset[str]:
     """Names of the :class:`OpaqueNum` anywhere under ``node``."""
     return frozenset(x.name for x in nodes(node) if isinstance(x, OpaqueNum))

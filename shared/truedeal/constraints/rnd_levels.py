@@ -94,18 +94,8 @@ def _units(condition: ir.Cond) -> list[ir.Compare] | None:
     """The comparisons that read ``rnd`` (each once), reached through and,
     or and not; None when one reads a card too, or another opaque number."""
     units: list[ir.Compare] = []
-    seen: set[int] = set()
-    todo: list[ir.Cond] = [condition]
-    while todo:
-        c = todo.pop()
-        if id(c) in seen:
-            continue
-        seen.add(id(c))
-        if isinstance(c, (ir.And, ir.Or)):
-            todo.extend(c.items)
-        elif isinstance(c, ir.Not):
-            todo.append(c.item)
-        elif isinstance(c, ir.Compare) and (names := ir.opaque_names(c)):
+    for c in ir.leaves(condition):
+        if isinstance(c, ir.Compare) and (names := ir.opaque_names(c)):
             if names != {"rnd"} or any(isinstance(x, (ir.Feature, ir.ShapeIn)) for x in ir.nodes(c)):
                 return None
             units.append(c)

@@ -3,7 +3,7 @@
 For each ``*.dlr`` file, in a fresh process (so that peak memory is the
 script's own), ``Plan.build`` and the sampler's tables, then 50,000 seeded deals (100
 when a double-dummy solve checks each).  Prints one row per
-script: exact or what goes to rejection, the measured acceptance (the share
+script: exact (or exact with ``rnd`` weighed) or what goes to rejection, the measured acceptance (the share
 of listed deals kept), the acceptance of plain rejection (the script's
 probability: what a rejection dealer keeps), the build's wall time, the draw
 rate and the peak memory, and whether a split too large to keep whole is
@@ -42,8 +42,8 @@ for batch in plan.deals(100 if plan.double_dummy else 50_000, seed="bench"):  # 
     n += len(batch)
 drawn = time.perf_counter() - t
 s = plan.summary()
-print(json.dumps({"exact": plan.exact, "method": s.method, "probability": float(s.probability),
-                  "acceptance": s.rejection.acceptance_rate if s.rejection else None, "build": built,
+print(json.dumps({"exact": plan.exact, "weighed": plan.weighted, "method": s.method, "probability": float(s.probability),
+                  "acceptance": s.rejection.acceptance_rate if s.rejection else 1.0, "build": built,
                   "rate": n / drawn, "mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -67,6 +67,9 @@ def describe(name: str, row: dict) -> str:
         return f"{name:<34} ERROR {row['error']}"
     kept = "exact" if row["exact"] else f"{row['acceptance']:7.2%}"
     rejected = "" if row["exact"] else row["method"].replace("exact listing, rejection for ", "rejection: ")
+    if row["weighed"]:  # rnd() weighed: every deal drawn is kept, or only the relaxed seats are rejected
+        kept = "weighed" if row["acceptance"] == 1.0 else kept
+        rejected = "rnd() weighed" + ("" if row["acceptance"] == 1.0 else "; " + row["method"].split("; ", 1)[1])
     if "listed one at a time" in row["method"]:
         rejected = "split listed one class at a time"
     return (f"{name:<34} {kept:>8} {row['probability']:9.3%} {row['build']:7.1f} s {row['rate']:>9,.0f}/s "
@@ -87,10 +90,11 @@ def main() -> None:
         print(describe(path.stem[:34], row), flush=True)
     ok = [r for r in rows if "error" not in r]
     exact = sum(r["exact"] for r in ok)
-    partial = [r for r in ok if not r["exact"]]
+    weighed = sum(r["weighed"] and r["acceptance"] == 1.0 for r in ok)
+    partial = [r for r in ok if not r["exact"] and r["acceptance"] < 1.0]
     by_classes = sum("listed one at a time" in r["method"] for r in ok)
-    print(f"\n{len(rows)} scripts: {exact} exact ({by_classes} split one class at a time), {len(partial)} partly by "
-          f"rejection, {len(rows) - len(ok)} failed")
+    print(f"\n{len(rows)} scripts: {exact} exact ({by_classes} split one class at a time), {weighed} exact with rnd() "
+          f"weighed, {len(partial)} partly by rejection, {len(rows) - len(ok)} failed")
     if partial:
         gains = sorted(r["acceptance"] / r["probability"] for r in partial if r["probability"])
         print(f"partly by rejection: kept {min(r['acceptance'] for r in partial):.2%} to "

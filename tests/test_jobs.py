@@ -807,7 +807,7 @@ def test_a_plan_split_by_a_seats_patterns_deals_in_a_job_as_generate_does(unit_s
     st.delete(job.id)
 
 
-def test_a_rejection_job_cut_short_stores_the_chunks_prefix(unit_store):
+def test_a_rejection_job_cut_short_stores_the_chunks_prefix(unit_store, no_weighing):
     """By rejection, a job's short last chunk stops drawing once it has its
     deals (a double-dummy script's small job takes seconds, not minutes):
     its bytes are still the first deals of the full seeded chunk."""

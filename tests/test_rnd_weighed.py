@@ -35,6 +35,7 @@ from truedeal.relaxation import HONOURS, KEEP, Relaxation
 PREDEAL = ("predeal north SAKQJT98765432\npredeal east HAKQJT98765432\n"
            "predeal south D2345, C2345\npredeal west D6789, C6789\n")
 FREE = [card(rank, suit) for suit in (2, 3) for rank in range(5)]
+NT = "shape({s}, any 4333 + any 4432 + any 5332) and hcp({s}) >= 15 and hcp({s}) <= 17"
 #: Three kinds, the rarer kept more often: South's 12+ three times in ten,
 #: South's six diamonds seven in ten, West's 17+ always.
 CONDITION = "(hcp(south) >= 12 and {r} < 3) or (diamonds(south) >= 6 and {r} < 7) or hcp(west) >= 17"
@@ -114,8 +115,7 @@ def test_a_leveled_either_or_weighs_the_coin_in_two_listings():
     Its expected count is South's openers plus 13/1000 of North's alone,
     from exact counts; its deals fit the either/or, and North's alone come
     in that proportion, within 4 standard errors."""
-    nt = "shape({s}, any 4333 + any 4432 + any 5332) and hcp({s}) >= 15 and hcp({s}) <= 17"
-    north, south = nt.format(s="north"), nt.format(s="south")
+    north, south = NT.format(s="north"), NT.format(s="south")
     script = (f"roll = (rnd(1000) % 1000 + 1000) % 1000\nntN = {north}\nntS = {south}\n"
               "condition ntS or (ntN and roll < 13)")
     plan = Plan.build(parse_program(script))
@@ -218,3 +218,27 @@ def test_classes_that_are_splits_draw_their_chunks_together(monkeypatch):
     assert len(made) == 8  # each class's four listings, once each
     for owners, (k, size) in zip(together, wanted):
         assert (owners == plan.chunk(k, "together", size)).all()
+
+
+@pytest.mark.memory_mb(1000)  # the either/or's listings, twice (860 MB in process)
+def test_rnd_is_weighed_only_where_its_listings_cost_less_than_rejection(monkeypatch):
+    """Weighing lists each class again (as many listings as the plan of the
+    rest): within WEIGH_LISTINGS it is always done; past it, only as far as
+    rejection's draws of 100,000 deals would cost more.  The leveled
+    either/or (two listings, one class more) is weighed; with no listings
+    allowed it keeps the support's listing and rejects the coin, a quarter
+    of North's openings alone; and the budget grows as the acceptance falls."""
+    from truedeal import engine
+
+    script = ("roll = rnd(1000)\nntN = " + NT.format(s="north") + "\nntS = " + NT.format(s="south")
+              + "\ncondition ntS or (ntN and roll < 250)")
+    assert Plan.build(parse_program(script)).weighted
+    monkeypatch.setattr(engine, "WEIGH_LISTINGS", 0)
+    monkeypatch.setattr(engine, "MAX_WEIGH_LISTINGS", 0)
+    rejected = Plan.build(parse_program(script))
+    assert not rejected.weighted and rejected.summary().method.startswith("exact listing (an either/or of 2")
+    monkeypatch.undo()
+    budget = engine._weighing_budget
+    assert budget(Plan(None, rejected.listing, 0.0, acceptance=0.72)) == engine.WEIGH_LISTINGS
+    assert budget(Plan(None, rejected.listing, 0.0, acceptance=0.01)) == pytest.approx(9.9)
+    assert budget(Plan(None, rejected.listing, 0.0, acceptance=1e-5)) == engine.MAX_WEIGH_LISTINGS

@@ -22,6 +22,7 @@ deals of a seed never depend on how many deals were asked for.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import sys
@@ -56,6 +57,18 @@ from .weighted import Weighted
 
 #: Draws used to estimate the acceptance rate of seats handled by rejection.
 PILOT_DRAWS = 200_000
+#: Weighing a script's ``rnd`` lists each class of its numbers as the plan
+#: lists the rest (as many listings again per class).  It is worth those
+#: listings while rejection would spend more on the draws of WEIGH_DEALS
+#: deals (a researcher's run; a teacher's set of 20 is drawn in a blink
+#: either way), a listing taken to cost as much as DRAWS_PER_LISTING draws
+#: (about a second each); always up to WEIGH_LISTINGS more listings, never
+#: past MAX_WEIGH_LISTINGS.  Counted, not timed: a plan, and so a seed's
+#: deals, must not depend on the machine.
+WEIGH_DEALS = 100_000
+DRAWS_PER_LISTING = 1_000_000
+WEIGH_LISTINGS = 4
+MAX_WEIGH_LISTINGS = 64
 #: ... when the check solves deals double dummy (about 25 deals a second per strain here).
 DD_PILOT_DRAWS = 256
 #: ... and the deals a rejection batch draws then (two DDS calls).
@@ -238,17 +251,14 @@ class Plan:
             if listing is None:
                 failed.append(relaxation)
                 continue
-            if relaxation.none and not comp.exact and not exact_only and \
-                    (weighted := cls._build_weighted(spec, program, None, progress, t0, split, out_of_pack, max_parts)):
-                return weighted
-            if not relaxation.none and not exact_only and \
-                    (weighted := cls._build_weighed_relaxed(spec, program, relaxation, progress, wide, t0)):
-                return weighted
             plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
             plan.relaxed = _relaxed_parts(comp, relaxation)
+            weigh = None if exact_only else (
+                functools.partial(cls._build_weighted, spec, program, None, progress, t0, split, out_of_pack, max_parts)
+                if relaxation.none else functools.partial(cls._build_weighed_relaxed, spec, program, relaxation, progress, wide, t0))
             if not plan.exact:
                 try:
-                    plan._measure_acceptance(f"{wide[0] if wide else 'not exact'}; rejection")
+                    return cls._measured_or_weighed(plan, f"{wide[0] if wide else 'not exact'}; rejection", weigh, None, t0)
                 except TooLargeToDeal:  # its pilot cannot deal: a narrower relaxation may
                     failed.append(relaxation)
                     continue
@@ -262,20 +272,39 @@ class Plan:
         """A plan listing exactly, by any plan, the deals that ``program``'s
         opaque parts (``rnd``, ``tricks``) may keep (:func:`~.constraints.opaque.support`),
         and keeping a deal drawn only if the whole condition holds; None when
-        there is no such support or it is not exact.  Tried after every
-        listing of the whole program, so that the plans those make stay."""
+        there is no such support or it is not exact; ``rnd`` weighed
+        instead where that is worth it (:meth:`_measured_or_weighed`).  Tried
+        after every listing of the whole program, so that the plans those make stay."""
         held = opaque.support(program)
-        inner = None if held is None else cls._exact_or_none(held, progress, split, out_of_pack, max_parts)
-        if held is None or inner is not None:  # (with no support listed, a class of rnd's numbers as wide would fail too)
-            weighted = cls._build_weighted(spec, program, inner, progress, t0, split, out_of_pack, max_parts)
-            if weighted is not None:
-                return weighted
+        if held is None:  # (rnd on both sides of a negation: weighing it is the only exact listing)
+            return cls._build_weighted(spec, program, None, progress, t0, split, out_of_pack, max_parts)
+        inner = cls._exact_or_none(held, progress, split, out_of_pack, max_parts)
         if inner is None:
             return None
         plan = cls(spec if isinstance(spec, Spec) else None, inner.listing, 0.0, program=program, listed=inner.listed,
                    union=inner.union)
         plan.relaxed = relaxed
-        plan._measure_acceptance("the parts no listing can hold; rejection")
+        weigh = functools.partial(cls._build_weighted, spec, program, inner, progress, t0, split, out_of_pack, max_parts)
+        return cls._measured_or_weighed(plan, "the parts no listing can hold; rejection", weigh, inner, t0)
+
+    @classmethod
+    def _measured_or_weighed(cls, plan: Plan, what: str, weigh: Callable[[], Plan | None] | None,
+                             support: Plan | None, t0: float) -> Plan:
+        """``plan`` (rejection on top of a listing) with its acceptance
+        measured, or the plan ``weigh`` makes (the script's ``rnd`` weighed,
+        :mod:`truedeal.weighted`) where listing its classes (those that are
+        not ``support``), each as many listings as ``plan``'s, is within
+        :func:`_weighing_budget`, or where rejection is too rare to deal."""
+        found = None if weigh is None else rnd_levels.levels(plan.source_program())
+        try:
+            plan._measure_acceptance(what)
+        except TooWide:
+            if found is None or weigh is None or (weighed := weigh()) is None:
+                raise
+            return weighed
+        classes = 0 if found is None else sum(not (level.support and support is not None) for level in found.parts)
+        if weigh is not None and classes and classes * _listings(plan) <= _weighing_budget(plan) and (weighed := weigh()):
+            return weighed
         plan.build_seconds = time.perf_counter() - t0
         return plan
 
@@ -858,6 +887,22 @@ class Plan:
             raise Impossible("no deal satisfies this spec")
         for k in range(0, n, CHUNK_DEALS):
             yield start + k // CHUNK_DEALS, min(n - k, CHUNK_DEALS)
+
+
+def _weighing_budget(plan: Plan) -> float:
+    """Listings that weighing ``rnd`` may add instead of ``plan``'s
+    rejection (see :data:`WEIGH_DEALS`): the draws rejection spends on
+    WEIGH_DEALS deals beyond those, in listings, within the bounds."""
+    acceptance = plan.acceptance or 0.0
+    extra = WEIGH_DEALS * (1 / acceptance - 1) / DRAWS_PER_LISTING if acceptance else math.inf
+    return min(max(WEIGH_LISTINGS, extra), MAX_WEIGH_LISTINGS)
+
+
+def _listings(plan: Plan) -> int:
+    """The listings a plan is made of: one, or its split's or either/or's, all the way down."""
+    if plan.union is None:
+        return 1
+    return sum(1 if p is None else _listings(p) for p in plan.union.plans)
 
 
 def _union_deals(plans: list[Plan], branches: list, part: Callable[[list], Plan]) -> int:

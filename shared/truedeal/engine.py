@@ -13,7 +13,10 @@ alone, with wide ranges), the plan lists as many seats as fit and handles the
 others by rejection: deals drawn uniformly from the listed seats' constraints
 are kept only if the other seats' constraints hold too.  The kept deals are
 still exactly uniform over the whole spec; only the count becomes an estimate,
-and :meth:`Plan.summary` says so, with the acceptance rate.
+and :meth:`Plan.summary` says so, with the acceptance rate.  A script's
+``rnd`` compared with constants is weighed instead where that is worth its
+listings (:mod:`truedeal.weighted`): each deal is drawn as often as the
+script keeps it, and its count is the exact expected count.
 
 Seeded streams are cut into chunks of :data:`~truedeal.randomness.CHUNK_DEALS`
 deals, chunk ``j`` drawing from the stream of ``(seed, j)``; the first ``n``

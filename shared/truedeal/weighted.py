@@ -41,7 +41,7 @@ class Weighted:
     law, and no deal is drawn in vain.  The classes may overlap (a deal of a
     rare kind fits every class): its weight is then the sum, as it should be.
     ``deals`` is the expected number of deals the script keeps out of all D,
-    an exact fraction.
+    an exact fraction (where a class rejects, the listed deals so weighed).
 
     Where a class's plan is not exact (it lists the class with some seats
     relaxed, and checks them), a draw is a pass of rejection: it picks

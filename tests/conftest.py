@@ -147,6 +147,14 @@ def no_weighing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rnd_levels, "levels", lambda program: None)
 
 
+@pytest.fixture
+def always_weighing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plans that weigh a script's ``rnd`` wherever they can, whatever
+    rejection would keep (truedeal.engine.WEIGH_BELOW): for the tests of
+    weighing itself, on scripts small enough to list fast."""
+    monkeypatch.setattr("truedeal.engine.WEIGH_BELOW", 1.0)
+
+
 # ---------------------------------------------------------------- garbage collector
 
 

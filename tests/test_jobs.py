@@ -755,7 +755,7 @@ def test_submitting_lists_nothing(unit_store, monkeypatch):
     str(Path(__file__).parent / "scripts" / "11_levelling_coin.dlr"),  # split by who holds the club deuce
     str(Path(__file__).parent / "scripts" / "65_calm_opponents_beside_1nt.dlr"),  # honours suit by suit, no patterns
     {"condition": CALM_EVERYWHERE},  # calm opponents with no shape: pooled seats' filters
-    # an either/or beside rnd, rnd weighed in two listings: the job's plan and generate's (790 MB in process)
+    # an either/or beside rnd, its support listed (rejection keeps half: rnd not weighed): the job's plan and generate's (790 MB in process)
     pytest.param({"condition": f"(({NT_N}) and rnd(4) == 0) or ({NT_S})"}, marks=pytest.mark.memory_mb(900)),
 ], ids=["either-or", "card-split", "honours-by-suit", "pool-filters", "opaque-support"])
 def test_a_plan_that_cannot_be_cut_is_built_whole_with_the_same_deals(unit_store, spec):

@@ -61,17 +61,20 @@ from .weighted import Weighted
 #: Draws used to estimate the acceptance rate of seats handled by rejection.
 PILOT_DRAWS = 200_000
 #: Weighing a script's ``rnd`` lists each class of its numbers as the plan
-#: lists the rest (as many listings again per class).  It is worth those
-#: listings while rejection would spend more on the draws of WEIGH_DEALS
-#: deals (a researcher's run; a teacher's set of 20 is drawn in a blink
-#: either way), a listing taken to cost as much as DRAWS_PER_LISTING draws
-#: (about a second each); always up to WEIGH_LISTINGS more listings, never
-#: past MAX_WEIGH_LISTINGS.  Counted, not timed: a plan, and so a seed's
-#: deals, must not depend on the machine.
-WEIGH_DEALS = 100_000
-DRAWS_PER_LISTING = 1_000_000
-WEIGH_LISTINGS = 4
-MAX_WEIGH_LISTINGS = 64
+#: lists the rest: a factored listing again per class costs little (0.1-2 s
+#: in the practice library), a paired listing or a split may cost as much
+#: as the whole plan again (Benjamin 2D: 29 s -> 94 s, Bergen Raises 2.0 ->
+#: 4.9 GB).  So rnd is weighed where the rest is one factored listing and
+#: there are at most WEIGH_CLASSES more classes, where rejection keeps fewer
+#: than WEIGH_BELOW of the deals it draws, or where it keeps too few to deal.
+#: Decided by counts and a seeded pilot, never by time: a plan, and so a
+#: seed's deals, must not depend on the machine.
+WEIGH_CLASSES = 4
+WEIGH_BELOW = 0.05
+#: ... and where the rest's seats are relaxed too, only where rnd's own share
+#: of what rejection throws away is worth it: the pilot's deals that fit the
+#: support (rnd set aside) are at least this many times those kept.
+WEIGH_GAIN = 2.0
 #: ... when the check solves deals double dummy (about 25 deals a second per strain here).
 DD_PILOT_DRAWS = 256
 #: ... and the deals a rejection batch draws then (two DDS calls).
@@ -261,7 +264,8 @@ class Plan:
                 if relaxation.none else functools.partial(cls._build_weighed_relaxed, spec, program, relaxation, progress, wide, t0))
             if not plan.exact:
                 try:
-                    return cls._measured_or_weighed(plan, f"{wide[0] if wide else 'not exact'}; rejection", weigh, None, t0)
+                    return cls._measured_or_weighed(plan, f"{wide[0] if wide else 'not exact'}; rejection", weigh, None,
+                                                    None if relaxation.none else relaxation, t0)
                 except TooLargeToDeal:  # its pilot cannot deal: a narrower relaxation may
                     failed.append(relaxation)
                     continue
@@ -288,16 +292,16 @@ class Plan:
                    union=inner.union)
         plan.relaxed = relaxed
         weigh = functools.partial(cls._build_weighted, spec, program, inner, progress, t0, split, out_of_pack, max_parts)
-        return cls._measured_or_weighed(plan, "the parts no listing can hold; rejection", weigh, inner, t0)
+        return cls._measured_or_weighed(plan, "the parts no listing can hold; rejection", weigh, inner, None, t0)
 
     @classmethod
     def _measured_or_weighed(cls, plan: Plan, what: str, weigh: Callable[[], Plan | None] | None,
-                             support: Plan | None, t0: float) -> Plan:
-        """``plan`` (rejection on top of a listing) with its acceptance
-        measured, or the plan ``weigh`` makes (the script's ``rnd`` weighed,
-        :mod:`truedeal.weighted`) where listing its classes (those that are
-        not ``support``), each as many listings as ``plan``'s, is within
-        :func:`_weighing_budget`, or where rejection is too rare to deal."""
+                             support: Plan | None, relaxation: Relaxation | None, t0: float) -> Plan:
+        """``plan`` (rejection on top of a listing; with ``relaxation``: of
+        some seats, besides ``rnd``) with its acceptance measured, or the plan
+        ``weigh`` makes (the script's ``rnd`` weighed, :mod:`truedeal.weighted`)
+        where :data:`WEIGH_CLASSES` says it is worth listing its classes
+        (those that are not ``support``), or where rejection keeps too few to deal."""
         found = None if weigh is None else rnd_levels.levels(plan.source_program())
         try:
             plan._measure_acceptance(what)
@@ -305,11 +309,37 @@ class Plan:
             if found is None or weigh is None or (weighed := weigh()) is None:
                 raise
             return weighed
-        classes = 0 if found is None else sum(not (level.support and support is not None) for level in found.parts)
-        if weigh is not None and classes and classes * _listings(plan) <= _weighing_budget(plan) and (weighed := weigh()):
+        if weigh is not None and found is not None and plan._worth_weighing(found, support, relaxation) and (weighed := weigh()):
             return weighed
         plan.build_seconds = time.perf_counter() - t0
         return plan
+
+    def _worth_weighing(self, found: rnd_levels.Levels, support: Plan | None, relaxation: Relaxation | None) -> bool:
+        """Whether listing ``found``'s classes (but ``support``'s) beats this
+        measured plan's rejection (see :data:`WEIGH_CLASSES`)."""
+        classes = sum(not (level.support and support is not None) for level in found.parts)
+        cheap = self.union is None and type(self.listing) is Listing and classes <= WEIGH_CLASSES
+        if not classes or not (cheap or (self.acceptance or 0.0) < WEIGH_BELOW):
+            return False
+        return relaxation is None or self._relaxed_gain(found, relaxation) >= WEIGH_GAIN
+
+    def _relaxed_gain(self, found: rnd_levels.Levels, relaxation: Relaxation) -> float:
+        """How many times this plan's acceptance weighing would keep with
+        each class listed under ``relaxation``: one over the classes' listed
+        share of the pilot's deals, weighed (a class's listing holds the deals
+        that fit the support of its relaxed program).  Where the classes
+        differ only in relaxed parts, each lists what this plan does: 1."""
+        from .constraints.evaluate import satisfies as fits
+
+        held = [opaque.support(relax(level.program, relaxation)) for level in found.parts]
+        owners = self._listed_draw(self.pilot_draws, Rng(SeededBits("truedeal/pilot")))
+        listed = np.zeros(len(owners))
+        for level, program in zip(found.parts, held):
+            if program is None:  # (a relaxed part on both sides of a negation: no estimate)
+                return 1.0
+            listed += level.weight * fits(owners, program)
+        share = float(listed.mean()) / found.points
+        return 1 / share if share else math.inf
 
     @classmethod
     def _build_weighted(cls, spec, program: ir.Program, support: Plan | None, progress, t0: float, split: bool = True,
@@ -890,22 +920,6 @@ class Plan:
             raise Impossible("no deal satisfies this spec")
         for k in range(0, n, CHUNK_DEALS):
             yield start + k // CHUNK_DEALS, min(n - k, CHUNK_DEALS)
-
-
-def _weighing_budget(plan: Plan) -> float:
-    """Listings that weighing ``rnd`` may add instead of ``plan``'s
-    rejection (see :data:`WEIGH_DEALS`): the draws rejection spends on
-    WEIGH_DEALS deals beyond those, in listings, within the bounds."""
-    acceptance = plan.acceptance or 0.0
-    extra = WEIGH_DEALS * (1 / acceptance - 1) / DRAWS_PER_LISTING if acceptance else math.inf
-    return min(max(WEIGH_LISTINGS, extra), MAX_WEIGH_LISTINGS)
-
-
-def _listings(plan: Plan) -> int:
-    """The listings a plan is made of: one, or its split's or either/or's, all the way down."""
-    if plan.union is None:
-        return 1
-    return sum(1 if p is None else _listings(p) for p in plan.union.plans)
 
 
 def _union_deals(plans: list[Plan], branches: list, part: Callable[[list], Plan]) -> int:

@@ -121,11 +121,12 @@ Functions (SEAT: north east south west; SUIT: spades hearts diamonds clubs):
                                  holds them, they are checked by rejection
   rnd(N)                         a number 0..N-1 drawn per deal: where only
                                  constants are compared with it (leveling:
-                                 roll = rnd(1000) ... roll < 63), each
-                                 class of its numbers is listed exactly and
-                                 every deal is drawn with the chance the
+                                 roll = rnd(1000) ... roll < 63) and the
+                                 listings are cheap or rejection keeps few,
+                                 each class of its numbers is listed exactly
+                                 and every deal is drawn with the chance the
                                  script keeps it (count: the expected deals,
-                                 exactly); beside a feature, by rejection
+                                 exactly); else by rejection
   cccc(SEAT), quality(SEAT, SUIT)
                                  dealer's Kaplan-Rubens values, in
                                  hundredths (an opening is about 1200)

@@ -75,6 +75,7 @@ WEIGH_BELOW = 0.05
 #: of what rejection throws away is worth it: the pilot's deals that fit the
 #: support (rnd set aside) are at least this many times those kept.
 WEIGH_GAIN = 2.0
+GAIN_DRAWS = 20_000  # the pilot's first deals that estimate that share
 #: ... when the check solves deals double dummy (about 25 deals a second per strain here).
 DD_PILOT_DRAWS = 256
 #: ... and the deals a rejection batch draws then (two DDS calls).
@@ -332,7 +333,7 @@ class Plan:
         from .constraints.evaluate import satisfies as fits
 
         held = [opaque.support(relax(level.program, relaxation)) for level in found.parts]
-        owners = self._listed_draw(self.pilot_draws, Rng(SeededBits("truedeal/pilot")))
+        owners = self._listed_draw(GAIN_DRAWS, Rng(SeededBits("truedeal/pilot")))
         listed = np.zeros(len(owners))
         for level, program in zip(found.parts, held):
             if program is None:  # (a relaxed part on both sides of a negation: no estimate)

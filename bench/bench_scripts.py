@@ -42,7 +42,8 @@ for batch in plan.deals(100 if plan.double_dummy else 50_000, seed="bench"):  # 
     n += len(batch)
 drawn = time.perf_counter() - t
 s = plan.summary()
-print(json.dumps({"exact": plan.exact, "weighed": plan.weighted, "method": s.method, "probability": float(s.probability),
+print(json.dumps({"exact": plan.exact, "weighed": getattr(plan, "weighted", False),  # (False before 2026-11-28)
+                  "method": s.method, "probability": float(s.probability),
                   "acceptance": s.rejection.acceptance_rate if s.rejection else 1.0, "build": built,
                   "rate": n / drawn, "mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """

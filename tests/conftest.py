@@ -152,7 +152,7 @@ def always_weighing(monkeypatch: pytest.MonkeyPatch) -> None:
     """Plans that weigh a script's ``rnd`` wherever they can, whatever
     rejection would keep (truedeal.engine.WEIGH_BELOW): for the tests of
     weighing itself, on scripts small enough to list fast."""
-    monkeypatch.setattr("truedeal.engine.WEIGH_BELOW", 1.0)
+    monkeypatch.setattr("truedeal.engine.WEIGH_BELOW", 1.01)
 
 
 # ---------------------------------------------------------------- garbage collector

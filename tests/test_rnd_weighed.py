@@ -19,12 +19,12 @@ from math import sqrt
 import numpy as np
 import pytest
 
-from cli_runner import run
+from cli_runner import ROOT, run
 from test_opaque_support import CALM, NT_S, _keep_no_sampler, _samplers_made
 from truedeal.analysis.chisquare import chi_square
 from truedeal.cards import D, card
 from truedeal.constraints import rnd_levels
-from truedeal.constraints.dealer import parse_program
+from truedeal.constraints.dealer import load_program, parse_program
 from truedeal.constraints.describe import cond
 from truedeal.constraints.evaluate import evaluate_cond, evaluate_num
 from truedeal.engine import Plan
@@ -89,7 +89,7 @@ def test_the_classes_of_rnd_are_its_numbers_that_decide_the_comparisons_alike():
     assert summed == {"true": 4, "hcp(north) > 10": 9}
 
 
-def test_the_expected_count_and_the_law_are_the_brute_force_ones():
+def test_the_expected_count_and_the_law_are_the_brute_force_ones(always_weighing):
     """Over the 252 deals: the plan weighs ``rnd`` (no rejection), its
     expected count is the sum of the deals' chances, exactly, and 60,000
     seeded deals fall on the deals in proportion to their chances
@@ -132,7 +132,7 @@ def test_a_leveled_either_or_weighs_the_coin_in_two_listings(always_weighing):
     assert abs(alone - len(owners) * p) < 4 * np.sqrt(len(owners) * p * (1 - p))
 
 
-def test_count_prints_the_expected_count_and_generate_says_nothing_is_rejected():
+def test_count_prints_the_expected_count_and_generate_says_nothing_is_rejected(always_weighing):
     """``count`` prints the expected count exactly, its JSON too, with the
     exact probability; ``generate`` notes the weighing, with no acceptance."""
     script = PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r")
@@ -151,7 +151,7 @@ def test_count_prints_the_expected_count_and_generate_says_nothing_is_rejected()
     assert dealt.err.startswith("truedeal: note: rnd() weighed, not rejected") and "acceptance" not in dealt.err
 
 
-def test_answer_and_distribution_are_exact_under_the_weighing():
+def test_answer_and_distribution_are_exact_under_the_weighing(always_weighing):
     """``average``, ``frequency`` and ``distribution`` of a script whose
     ``rnd`` is weighed are exact (before: sampled): the mean of South's HCP
     and the expected deals of each diamond length are the brute-force ones,
@@ -225,13 +225,16 @@ def test_rnd_is_weighed_where_its_classes_cost_little_or_rejection_keeps_few():
     """A class listed again costs little when the rest is one factored
     listing (the library's 1NT opener: 0.1-2 s), and may cost as much as
     the whole plan when it is a split or a paired listing (Benjamin 2D: 29 s
-    -> 94 s): so a leveled 1NT opener is weighed, an either/or of two
+    -> 94 s): so a leveled 1NT opener that rejection keeps a third of is
+    weighed (one with a half or more is not: a class's listing may draw
+    slower than the support's), an either/or of two
     openers that rejection keeps half of is not (its support listed, rnd
     rejected), and the same either/or with its common kind kept 1 time in
     1,000 is weighed (rejection would keep under 5%)."""
     from truedeal import engine
 
-    assert Plan.build(parse_program(PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r"))).weighted
+    leveled = Plan.build(load_program(ROOT / "tests" / "scripts" / "69_leveled_by_rnd.dlr"))  # rejection would keep 33%
+    assert leveled.weighted and leveled.union.exact
     either = "roll = rnd(1000)\nntN = " + NT.format(s="north") + "\nntS = " + NT.format(s="south") + "\ncondition "
     half = Plan.build(parse_program(either + "ntS or (ntN and roll < 13)"))
     assert not half.weighted and half.summary().method.startswith("exact listing (an either/or of 2")

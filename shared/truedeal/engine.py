@@ -64,12 +64,16 @@ PILOT_DRAWS = 200_000
 #: lists the rest: a factored listing again per class costs little (0.1-2 s
 #: in the practice library), a paired listing or a split may cost as much
 #: as the whole plan again (Benjamin 2D: 29 s -> 94 s, Bergen Raises 2.0 ->
-#: 4.9 GB).  So rnd is weighed where the rest is one factored listing and
-#: there are at most WEIGH_CLASSES more classes, where rejection keeps fewer
-#: than WEIGH_BELOW of the deals it draws, or where it keeps too few to deal.
+#: 4.9 GB).  And a class's listing may draw slower than the support's (the
+#: leveled 1NT opener: 151,000 deals/s kept by rejection at 72%, 89,000
+#: weighed).  So rnd is weighed where the rest is one factored listing,
+#: there are at most WEIGH_CLASSES more classes and rejection keeps fewer
+#: than WEIGH_CHEAP_BELOW of the deals it draws; where rejection keeps fewer
+#: than WEIGH_BELOW, whatever the listings; or where it keeps too few to deal.
 #: Decided by counts and a seeded pilot, never by time: a plan, and so a
 #: seed's deals, must not depend on the machine.
 WEIGH_CLASSES = 4
+WEIGH_CHEAP_BELOW = 0.5
 WEIGH_BELOW = 0.05
 #: ... and where the rest's seats are relaxed too, only where rnd's own share
 #: of what rejection throws away is worth it: the pilot's deals that fit the
@@ -319,8 +323,9 @@ class Plan:
         """Whether listing ``found``'s classes (but ``support``'s) beats this
         measured plan's rejection (see :data:`WEIGH_CLASSES`)."""
         classes = sum(not (level.support and support is not None) for level in found.parts)
+        acceptance = self.acceptance or 0.0
         cheap = self.union is None and type(self.listing) is Listing and classes <= WEIGH_CLASSES
-        if not classes or not (cheap or (self.acceptance or 0.0) < WEIGH_BELOW):
+        if not classes or not ((cheap and acceptance < WEIGH_CHEAP_BELOW) or acceptance < WEIGH_BELOW):
             return False
         return relaxation is None or self._relaxed_gain(found, relaxation) >= WEIGH_GAIN
 
@@ -713,6 +718,12 @@ class Plan:
         split = self.union
         if self.keeps_all and split is not None and all(split.takes_together(wanted[k][0]) for k in live) and len(live) > 1:
             together = split.draw_chunks([wanted[k] for k in live])
+            starts = np.cumsum([0, *(wanted[k][0] for k in live)])
+            for k, at in zip(live, starts):
+                out[k] = together[at : at + wanted[k][0]]
+            return out
+        if self.exact and split is None and len(live) > 1 and hasattr(self.sampler, "draw_chunks"):
+            together = self.sampler.draw_chunks([wanted[k] for k in live])  # (a paired listing's scans, once)
             starts = np.cumsum([0, *(wanted[k][0] for k in live)])
             for k, at in zip(live, starts):
                 out[k] = together[at : at + wanted[k][0]]

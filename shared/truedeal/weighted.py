@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .cards import D
-from .class_split import kept_samplers, listing_work
 from .errors import Impossible
 from .listing import count_cases
 from .randomness import Rng, SeededBits
@@ -58,7 +57,10 @@ class Weighted:
         self.listed = sum(w * d for w, d in zip(weights, self.class_deals))
         self.deals = Fraction(self.listed, points)
         self.pick = WideCategorical([w * d for w, d in zip(weights, self.class_deals)]) if self.listed else None
-        self.samplers_kept = kept_samplers(plans, [listing_work(p) for p in plans])
+        # every class's sampler kept between draws (at most 8 classes; a split
+        # among them keeps its own as it must): readying them again for each
+        # call cost 2N and Transfers 11x its draws
+        self.samplers_kept = frozenset(range(len(plans)))
         self.acceptance, self.pilot_draws, self.pass_seconds = 1.0, 0, 0.0
 
     @property
@@ -162,8 +164,6 @@ class Weighted:
             rows = [np.nonzero(classes == c)[0] for classes in picked]
             for r, owners, deals in zip(rows, out, plan.draws([(len(r), rng) for r, (_, rng) in zip(rows, wanted)])):
                 owners[r] = deals
-            if c not in self.samplers_kept:
-                plan._sampler = None  # readied again by the next call that needs it
         return np.concatenate(out)
 
 

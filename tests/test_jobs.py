@@ -757,7 +757,8 @@ def test_submitting_lists_nothing(unit_store, monkeypatch):
     {"condition": CALM_EVERYWHERE},  # calm opponents with no shape: pooled seats' filters
     # an either/or beside rnd, its support listed (rejection keeps half: rnd not weighed): the job's plan and generate's (790 MB in process)
     pytest.param({"condition": f"(({NT_N}) and rnd(4) == 0) or ({NT_S})"}, marks=pytest.mark.memory_mb(900)),
-], ids=["either-or", "card-split", "honours-by-suit", "pool-filters", "opaque-support"])
+    str(Path(__file__).parent / "scripts" / "69_leveled_by_rnd.dlr"),  # rnd weighed: a class picked, then its listing
+], ids=["either-or", "card-split", "honours-by-suit", "pool-filters", "opaque-support", "rnd-weighed"])
 def test_a_plan_that_cannot_be_cut_is_built_whole_with_the_same_deals(unit_store, spec):
     _assert_built_whole_with_the_same_deals(unit_store, spec)
 
@@ -973,6 +974,23 @@ def test_a_routed_job_s_pieces_are_idempotent_and_the_watchdog_resends_the_missi
     assert b"".join(st.iter_chunk_bytes(job.id)) == _v3_bytes(NT_INVITE, n, seed)
     assert jobs.run_chunks(st, disp, job.id, 2, 2, plans) == "skipped"  # done: nothing is drawn again
     st.delete(job.id)
+
+
+def test_a_weighed_job_on_real_workers_matches_generate(store, workers, group):
+    """A script whose rnd is weighed (tests/scripts/69) as a job on the
+    Celery workers: its count is the exact expected count, and its deals
+    are generate's, byte for byte."""
+    script = str(Path(__file__).parent / "scripts" / "69_leveled_by_rnd.dlr")
+    n, seed = 2 * CHUNK_DEALS + 7, "weighed workers"
+    res = _invoke(group, ["submit", script, "-n", str(n), "--seed", seed])
+    assert res.exit_code == 0, res.output
+    s = _wait(store, res.stdout.strip(), timeout=90)
+    assert s["state"] == "done", s
+    assert s["count"]["deals"] is None and s["count"]["deals_expected"] == Plan.build(load_constraints(script)).summary().deals_expected
+    fetched = _invoke(group, ["fetch", s["id"], "--format", "pbn"])
+    generated = CliRunner().invoke(truedeal_cli, ["generate", script, "-n", str(n), "--seed", seed])
+    assert fetched.exit_code == 0 and generated.exit_code == 0
+    assert fetched.stdout == generated.stdout
 
 
 def test_a_routed_job_on_real_workers_matches_generate(store, workers, group):

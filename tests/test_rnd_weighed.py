@@ -184,7 +184,7 @@ def test_classes_listed_with_a_seat_relaxed_keep_the_law_and_reject_only_that_se
     owners = _all_deals()
     weights = _weights(owners)
     program = parse_program(PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r"))
-    plan = Plan._build_weighed_relaxed(None, program, Relaxation((KEEP, KEEP, HONOURS, KEEP)), None, [], 0.0)
+    plan = Plan._build_weighted_relaxed(None, program, Relaxation((KEEP, KEEP, HONOURS, KEEP)), None, [], 0.0)
     assert plan is not None and plan.weighted and not plan.union.exact
     summary = plan.summary()
     assert summary.method.endswith("; rejection for the honour conditions of south") and summary.rejection is not None

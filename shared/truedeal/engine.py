@@ -266,7 +266,7 @@ class Plan:
             plan.relaxed = _relaxed_parts(comp, relaxation)
             weigh = None if exact_only else (
                 functools.partial(cls._build_weighted, spec, program, None, progress, t0, split, out_of_pack, max_parts)
-                if relaxation.none else functools.partial(cls._build_weighed_relaxed, spec, program, relaxation, progress, wide, t0))
+                if relaxation.none else functools.partial(cls._build_weighted_relaxed, spec, program, relaxation, progress, wide, t0))
             if not plan.exact:
                 try:
                     return cls._measured_or_weighed(plan, f"{wide[0] if wide else 'not exact'}; rejection", weigh, None,
@@ -369,7 +369,7 @@ class Plan:
                    program=program, listed=plans[0].listed, union=weighted)
 
     @classmethod
-    def _build_weighed_relaxed(cls, spec, program: ir.Program, relaxation: Relaxation, progress, wide: list[TooWide],
+    def _build_weighted_relaxed(cls, spec, program: ir.Program, relaxation: Relaxation, progress, wide: list[TooWide],
                                t0: float) -> Plan | None:
         """A plan weighing ``program``'s ``rnd`` (:mod:`truedeal.weighted`)
         over listings of its classes with ``relaxation``'s parts left to

@@ -49,7 +49,8 @@ class CountResult(BaseModel):
 
     spec: dict[str, Any] = Field(description="The spec in canonical form (full seat names, ranges as [min, max]).")
     possible: bool = Field(description="Whether at least one deal satisfies the spec.")
-    exact: bool = Field(description="True when the count is exact, false when it is an estimate.")
+    exact: bool = Field(description="True when `deals` is an exact count; false for an estimate, and for a script "
+                        "whose rnd() is weighed (its exact expected count is `deals_expected`).")
     deals: int | None = Field(description="Exact number of deals that satisfy the spec.")
     deals_text: str | None = Field(description="`deals` as a decimal string.")
     deals_estimate: float | None = None

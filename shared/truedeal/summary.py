@@ -20,6 +20,13 @@ from .cards import D
 _OPTIONAL = ("deals_estimate", "deals_estimate_stderr", "deals_expected", "branches", "slices")
 
 
+def expected_deals(count: int, scale: int) -> int | str:
+    """``count / scale`` deals: an integer, or the exact fraction ``"p/q"``
+    (the deals a script whose ``rnd`` is weighed keeps, on average)."""
+    x = Fraction(count, scale)
+    return x.numerator if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+
+
 @dataclass(frozen=True)
 class ListingSizes:
     """How big the listing is, and how long it took to build."""
@@ -93,4 +100,4 @@ class CountSummary:
         return cls(sizes=sizes, rejection=rejection, **fields)
 
 
-__all__ = ["CountSummary", "ListingSizes", "Rejection"]
+__all__ = ["CountSummary", "ListingSizes", "Rejection", "expected_deals"]

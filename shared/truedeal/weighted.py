@@ -21,7 +21,7 @@ from .errors import Impossible
 from .listing import count_cases
 from .randomness import Rng, SeededBits
 from .sampling import WideCategorical
-from .summary import CountSummary, ListingSizes, Rejection
+from .summary import CountSummary, ListingSizes, Rejection, expected_deals
 
 if TYPE_CHECKING:
     from .engine import Plan
@@ -100,7 +100,7 @@ class Weighted:
         if not self.exact:
             return self._estimate(sizes)
         p = self.deals / D
-        expected = str(self.deals.numerator) if self.deals.denominator == 1 else f"{self.deals.numerator}/{self.deals.denominator}"
+        expected = str(expected_deals(self.listed, self.points))
         return CountSummary(None, float(p), f"{p.numerator}/{p.denominator}", float(1 / p) if p else None, p > 0,
                             self.cases, self.method, sizes, deals_estimate=float(self.deals), deals_expected=expected,
                             branches=self.class_deals)

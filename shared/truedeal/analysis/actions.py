@@ -22,8 +22,9 @@ import numpy as np
 
 from ..constraints import ir
 from ..constraints.fold import as_num
+from ..summary import expected_deals
 from .conditioning import NotExact
-from .distribution import Distribution, expected_deals
+from .distribution import Distribution
 from .general import Query, _and, as_program, engine_counter, numeric_law, weight_scale
 from .laws import distribution_of
 from .sampled import DEFAULT_SEED, default_samples

@@ -21,6 +21,7 @@ from ..cards import MAX_HCP, SEAT_NAMES, SUIT_NAMES
 from ..formats.rotation import seat_index
 from ..patterns import PATTERNS
 from ..spec import Spec
+from ..summary import expected_deals
 from .conditioning import Counter, SeatCondition, allowed_hcp, allowed_patterns, count_with, spec_total
 from .shapeclasses import shape_classes
 
@@ -166,13 +167,6 @@ class Distribution:
 
 def _frac(x: Fraction) -> str:
     return f"{x.numerator}/{x.denominator}"
-
-
-def expected_deals(count: int, scale: int) -> int | str:
-    """``count / scale`` deals: an integer, or the exact fraction ``"p/q"``
-    (the deals a script whose ``rnd`` is weighed keeps, on average)."""
-    x = Fraction(count, scale)
-    return x.numerator if x.denominator == 1 else _frac(x)
 
 
 def deals_text(deals: int | str) -> str:

@@ -151,6 +151,18 @@ def test_count_prints_the_expected_count_and_generate_says_nothing_is_rejected(a
     assert dealt.err.startswith("truedeal: note: rnd() weighed, not rejected") and "acceptance" not in dealt.err
 
 
+def test_count_exact_weighs_rnd_where_generate_rejects_it():
+    """Rejection keeps 69% of this script's listed deals, so its plan rejects
+    ``rnd`` and ``count`` estimates; ``count --exact`` never estimates, so it
+    lists the classes: the brute-force expected count, exactly."""
+    script = PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r")
+    assert not Plan.build(parse_program(script)).weighted
+    estimated = json.loads(run("count", "--json", script).out)
+    assert "deals_expected" not in estimated and estimated["deals_estimate"] is not None
+    exact = json.loads(run("count", "--exact", "--json", script).out)
+    assert Fraction(exact["deals_expected"]) == sum(_weights(_all_deals())) and exact.get("rejection") is None
+
+
 def test_answer_and_distribution_are_exact_under_the_weighing(always_weighing):
     """``average``, ``frequency`` and ``distribution`` of a script whose
     ``rnd`` is weighed are exact (before: sampled): the mean of South's HCP

@@ -84,6 +84,11 @@ def patient(scale: int | None = None) -> Iterator[None]:
         _work_scale.reset(token)
 
 
+def is_patient() -> bool:
+    """Whether this is within :func:`patient` (``truedeal count --exact``)."""
+    return _work_scale.get() > 1
+
+
 def class_split(program: ir.Program, list_exactly: Callable[[ir.Program], Plan | None],
                 progress: Callable[[int, int], None] | None = None) -> ClassSplit | None:
     """``program`` split by the merged classes of placements of its coin

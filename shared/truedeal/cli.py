@@ -205,7 +205,8 @@ def cli() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--exact", "exact_only", is_flag=True,
               help="Never estimate: list coin-card classes with 20 times the usual work (minutes, not seconds; "
-                   "memory as usual), and exit 2 with the reason when no exact plan exists.")
+                   "memory as usual), weigh rnd() wherever its classes list exactly, and exit 2 with the "
+                   "reason when no exact plan exists.")
 def count(spec: str, as_json: bool, exact_only: bool) -> None:
     """Exact number of deals that satisfy SPEC, its probability and its cases."""
     summary = (_patient_plan(spec) if exact_only else _load_plan(spec, to_count=True)).summary()

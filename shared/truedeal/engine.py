@@ -39,7 +39,7 @@ import numpy as np
 
 from .cards import SEAT_NAMES, D
 from .choices import MAX_DEALS
-from .class_split import ClassSplit, class_split
+from .class_split import ClassSplit, class_split, is_patient
 from .constraints import card_classes, card_owner, ir, opaque, rnd_levels, separable
 from .constraints.compile import Compiled, compile_program, with_filters
 from .constraints.dds import needs_double_dummy
@@ -325,6 +325,8 @@ class Plan:
         classes = sum(not (level.support and support is not None) for level in found.parts)
         acceptance = self.acceptance or 0.0
         cheap = self.union is None and type(self.listing) is Listing and classes <= WEIGH_CLASSES
+        if classes and relaxation is None and is_patient():  # count --exact: an exact count is worth the listings
+            return True
         if not classes or not ((cheap and acceptance < WEIGH_CHEAP_BELOW) or acceptance < WEIGH_BELOW):
             return False
         return relaxation is None or self._relaxed_gain(found, relaxation) >= WEIGH_GAIN

@@ -10,7 +10,7 @@ holdings, each holding weighing C(9, length - honours) for its spot cards."""
 from __future__ import annotations
 
 from functools import cache
-from math import comb, factorial
+from math import comb, factorial, sqrt
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,7 @@ from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
 from truedeal.explain import explanation
 from truedeal.patterns import PATTERNS
+from truedeal.relaxation import KEEP, WHOLE, Relaxation
 
 SCRIPT = Path(__file__).parent / "scripts" / "67_one_hand_total_points.dlr"
 N = 0
@@ -40,14 +41,24 @@ def _losers(length: int, a: int, k: int, q: int) -> int:
     return 0 if length == 0 else 1 - a if length == 1 else 2 - a - k if length == 2 else 3 - a - k - q
 
 
+def _rest(hearts: int, south_hearts: int) -> int:
+    """The ways to deal the other 39 cards when North holds ``hearts``
+    hearts and South at least ``south_hearts``: South's hand by its hearts k,
+    C(13 - hearts, k) C(26 + hearts, 13 - k), then East's and West's, C(26, 13)."""
+    south = sum(comb(13 - hearts, k) * comb(26 + hearts, 13 - k) for k in range(south_hearts, 14))
+    return south * comb(26, 13)
+
+
 @cache
-def _law() -> dict[tuple[int, int], int]:
-    """Deals of script 67 by (total points, HCP): per pattern, a DP over the
-    suits with state (HCP, short honours, losers)."""
+def _law(south_hearts: int = 0) -> dict[tuple[int, int], int]:
+    """Deals of script 67 (with South holding ``south_hearts`` hearts or more)
+    by (total points, HCP): per pattern, a DP over the suits with state
+    (HCP, short honours, losers)."""
     masks = [(m & 1, m >> 1 & 1, m >> 2 & 1, m >> 3 & 1) for m in range(16)]  # A, K, Q, J held
-    rest = factorial(39) // factorial(13) ** 3
+    assert _rest(5, 0) == factorial(39) // factorial(13) ** 3
     law: dict[tuple[int, int], int] = {}
     for pattern in PATTERNS.tolist():
+        rest = _rest(pattern[1], south_hearts)
         ways = np.zeros((38, 5, 13), np.int64)
         ways[0, 0, 0] = 1
         for length in pattern:
@@ -97,7 +108,11 @@ def test_its_deals_follow_the_exact_law_of_total_points_and_hcp():
     owners = np.concatenate(list(Plan.build(program).deals(6_000, seed="one hand")))
     assert evaluate_cond(owners, program.condition).all()
     assert all(((owners == s).sum(axis=1) == 13).all() for s in range(4))
-    law = _law()
+    assert _chi_square_of_points(owners, _law()) > 1e-4
+
+
+def _chi_square_of_points(owners: np.ndarray, law: dict[tuple[int, int], int]) -> float:
+    """The p-value of North's (total points, HCP) in ``owners`` against ``law``."""
     cells = sorted(law)
     tp, hcp = _points(owners)
     observed = [int(((tp == t) & (hcp == h)).sum()) for t, h in cells]
@@ -105,7 +120,29 @@ def test_its_deals_follow_the_exact_law_of_total_points_and_hcp():
     keep = expected / expected.sum() * len(owners) >= 5  # chi-square needs 5 a cell; the rest pooled
     obs = [*np.array(observed)[keep], *([np.array(observed)[~keep].sum()] if (~keep).any() else [])]
     exp = [*expected[keep], *([expected[~keep].sum()] if (~keep).any() else [])]
-    assert chisquare(obs, np.array(exp) / sum(exp) * len(owners)).pvalue > 1e-4
+    return float(chisquare(obs, np.array(exp) / sum(exp) * len(owners)).pvalue)
+
+
+def test_one_seat_listed_by_rows_beside_seats_left_to_rejection():
+    """With South's hearts added, a relaxation that leaves every seat but
+    North to rejection lists North's rows and checks South on each deal:
+    the deals follow the joint law (North's DP, each pattern weighed by the
+    ways South then holds three hearts or more), and the pilot's acceptance
+    is the exact share of North's listed deals that South keeps."""
+    program = load_program(SCRIPT.read_text().replace("losers(north) <= 8", "losers(north) <= 8 && hearts(south) >= 3"))
+    plan = Plan._build_hand_relaxed(None, program, Relaxation((KEEP, KEEP, WHOLE, KEEP)), 0.0)
+    assert plan is not None and isinstance(plan.listing, one_hand.OneHandListing) and not plan.exact
+    assert plan.summary().method == ("exact listing (north's hand listed by its rows (a pattern and its tracked "
+                                     "cards)), rejection for the conditions of south")
+    explained = explanation(plan)
+    assert explained["listed by pattern"] == explained["listed by card"] == ["north"] and not explained["exact"]
+    kept, listed = sum(_law(3).values()), sum(_law().values())
+    assert plan.listed_deals == listed
+    share = kept / listed
+    assert abs((plan.acceptance or 0) - share) < 4 * sqrt(share * (1 - share) / plan.pilot_draws)
+    owners = np.concatenate(list(plan.deals(6_000, seed="rows beside rejection")))
+    assert evaluate_cond(owners, program.condition).all()
+    assert _chi_square_of_points(owners, _law(3)) > 1e-4
 
 
 def test_rows_count_what_the_factored_listing_counts():

@@ -38,6 +38,26 @@ def test_the_support_replaces_each_opaque_comparison_by_its_sign():
     assert opaque.support(parse_program("condition hcp(north) >= 12")) is None
 
 
+def test_possible_is_true_where_some_truths_of_the_opaque_parts_make_the_condition_true():
+    """Checked on 4,000 random deals against every assignment of truths to
+    the opaque comparisons (each replaced by a constant): ``possible`` holds
+    wherever their or does (a bound: ``c && !c`` would still be possible),
+    and here exactly there.  A coin counts both ways, so there is no support."""
+    coin = ("c = rnd(2) == 0\nd = rnd(3) == 1\n"
+            "condition (c && hcp(north) >= 12) || (!c && !d && hcp(south) >= 12) || (d && spades(west) >= 5)")
+    program = parse_program(coin)
+    assert opaque.support(program) is None
+    owners = np.argsort(np.random.default_rng(7).random((4_000, 52)), axis=1) % 4
+    signs = list(opaque.signs(program.condition))
+    assert len(signs) == 2
+    some = np.zeros(len(owners), bool)
+    for truths in ((a, b) for a in (False, True) for b in (False, True)):
+        fixed = opaque.Substitute(dict(zip(signs, truths))).cond(program.condition)
+        some |= evaluate_cond(owners.astype(np.uint8), fixed)
+    possible = evaluate_cond(owners.astype(np.uint8), opaque.possible(program).condition)
+    assert 0 < some.sum() < len(owners) and (possible == some).all()
+
+
 @pytest.fixture
 def no_weighing(monkeypatch):
     """Plans as where ``rnd`` cannot be weighed (:mod:`truedeal.constraints.rnd_levels`:

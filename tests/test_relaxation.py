@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from truedeal.constraints import ir
 from truedeal.constraints.dealer import load_program, parse_program
 from truedeal.constraints.evaluate import evaluate_cond
@@ -84,6 +86,7 @@ CALM_BESIDE_A_HEART_RESPONSE = (Path(__file__).parent / "scripts" / "65_calm_opp
     "hcp(south) <= 9", "hcp(south) <= 9 && hearts(south) >= 5")
 
 
+@pytest.mark.memory_mb(600)  # 533 MB on 2026-11-28, with that day's code and the code before it alike
 def test_a_relaxed_plan_says_what_it_rejects_and_its_deals_fit():
     """A script the listing cannot hold whole (four seats read honours: the
     opener's and the responder's points, and each opponent's honours suit by

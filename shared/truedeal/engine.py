@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -57,6 +58,9 @@ from .spec import SeatConstraint, Spec
 from .summary import CountSummary, ListingSizes, Rejection
 from .union import Union
 from .weighted import Weighted
+
+if TYPE_CHECKING:
+    from .one_hand import OneHandListing
 
 #: Draws used to estimate the acceptance rate of seats handled by rejection.
 PILOT_DRAWS = 200_000
@@ -221,8 +225,8 @@ class Plan:
         wide: list[TooWide] = []
         failed: list[Relaxation] = []
         for relaxation in _relaxations(program, exact_only):
-            if any(f.covers(relaxation) for f in failed):
-                continue  # it relaxes no more than one that was too wide
+            if any(f.covers(relaxation) for f in failed) and _hand_read(program, relaxation) is None:
+                continue  # it relaxes no more than one that was too wide (and no one seat's rows list it)
             comp = compile_program(program if relaxation.none else relax(program, relaxation), out_of_pack and relaxation.none)
             if relaxation.none and not comp.exact and (hand := cls._build_one_hand(spec, program, comp, t0)):
                 return hand  # any listing of comp would reject
@@ -252,6 +256,8 @@ class Plan:
                 return hand
             if listing is None and relaxation.none:
                 listing = _honours_by_suit(comp, wide)
+            if listing is None and not relaxation.none and (hand := cls._build_hand_relaxed(spec, program, relaxation, t0)):
+                return hand
             if listing is None:
                 listing = _pool_filtered(comp, progress, wide, POOL_FILTERED_WIDTH if relaxation.none else MAX_FEATURE_CELLS)
             if listing is None and relaxation.none and not comp.exact and not exact_only:  # (a support plan rejects)
@@ -468,18 +474,28 @@ class Plan:
     @classmethod
     def _build_one_hand(cls, spec, program: ir.Program, comp: Compiled, t0: float) -> Plan | None:
         """A program that reads one seat, listed by that hand's rows
-        (:mod:`truedeal.one_hand`; ``comp``, the program compiled, bounds
-        its patterns), or None when it reads more, or its rows are too many."""
-        from . import one_hand  # ~25 ms of imports (the evaluator) that most plans never need
-
-        seat = one_hand.hand_seat(program)
-        if seat is None:
+        (:func:`_hand_rows`), or None when it reads more, or its rows are too many."""
+        listing = _hand_rows(program, comp)
+        if listing is None:
             return None
-        patterns = one_hand.allowed_patterns(comp, seat)
-        if one_hand.row_count(one_hand.tracked_ranks(program), patterns) > one_hand.MAX_HAND_ROWS:
-            return None
-        listing = one_hand.OneHandListing(program, seat, patterns)
         return cls(spec if isinstance(spec, Spec) else None, listing, time.perf_counter() - t0, program=program)  # type: ignore[arg-type]
+
+    @classmethod
+    def _build_hand_relaxed(cls, spec, program: ir.Program, relaxation: Relaxation, t0: float) -> Plan | None:
+        """``program`` with every seat but one relaxed whole, that seat's
+        hand listed by its rows (:mod:`truedeal.one_hand`) and the rest left
+        to rejection; None when ``relaxation`` keeps more than one seat, the
+        rows are too many, or the pilot keeps too few to deal."""
+        held = _hand_read(program, relaxation)
+        listing = None if held is None else _hand_rows(held)
+        if listing is None:
+            return None
+        plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program)  # type: ignore[arg-type]
+        plan.relaxed = relaxation.describe()
+        try:
+            return cls._measured_or_weighed(plan, "one hand's rows; rejection", None, None, relaxation, t0)
+        except TooLargeToDeal:
+            return None
 
     @classmethod
     def _build_class_split(cls, spec, program: ir.Program, progress, t0: float) -> Plan | None:
@@ -652,6 +668,8 @@ class Plan:
             listed = "exact listing"
             if self.union is not None:  # the support of opaque parts, split or an either/or
                 listed = f"exact listing ({self.union.method.removeprefix('exact: ').removesuffix(', no rejection')})"
+            elif hasattr(self.listing, "what"):  # one seat's rows, the other seats relaxed
+                listed = f"exact listing ({self.listing.what})"
             return listed + ", rejection for " + "; ".join(self.relaxed)
         return "exact for " + (_names(self.kept_rules()) or "no seat") + ", rejection for " + _names(self.rejected)
 
@@ -1088,10 +1106,37 @@ def _honours_by_suit(comp: Compiled, wide: list[TooWide]):
 
 
 def _listed_odds(program: ir.Program) -> float | None:
-    """The probability of ``program``'s listing, None if none fits."""
+    """The probability of ``program``'s listing (or, for one seat, of its
+    hand's rows: :func:`_hand_rows`), None if none fits."""
     comp = compile_program(program)
-    listing = _any_listing(comp, None, []) or _pool_filtered(comp, None, [])
+    listing = _any_listing(comp, None, []) or _pool_filtered(comp, None, []) or _hand_rows(opaque.possible(program))
     return None if listing is None else listing.deals / D
+
+
+def _hand_read(program: ir.Program, relaxation: Relaxation) -> ir.Program | None:
+    """What rejection leaves to list of ``program`` relaxed by ``relaxation``
+    (:func:`~.constraints.opaque.possible`), when it reads one seat alone; else None."""
+    from . import one_hand
+
+    if relaxation.none:
+        return None
+    held = opaque.possible(relax(program, relaxation))
+    return held if one_hand.hand_seat(held) is not None else None
+
+
+def _hand_rows(program: ir.Program, comp: Compiled | None = None) -> OneHandListing | None:
+    """The listing of one seat's hand by its rows (:mod:`truedeal.one_hand`)
+    of a ``program`` that reads that seat alone (``comp``, it compiled,
+    bounds its patterns); None when it reads more, or its rows are too many."""
+    from . import one_hand  # ~25 ms of imports (the evaluator) that most plans never need
+
+    seat = one_hand.hand_seat(program)
+    if seat is None:
+        return None
+    patterns = one_hand.allowed_patterns(comp or compile_program(program), seat)
+    if one_hand.row_count(one_hand.tracked_ranks(program), patterns) > one_hand.MAX_HAND_ROWS:
+        return None
+    return one_hand.OneHandListing(program, seat, patterns)
 
 
 def exact_source(spec: Spec | ir.Program) -> Compiled | list[SeatConstraint] | None:

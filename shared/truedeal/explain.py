@@ -52,6 +52,7 @@ def explanation(plan: Plan) -> dict[str, Any]:
     if plan.union is not None:
         out["listings"] = _listings(plan.union)
     if isinstance(listed.listing, OneHandListing):  # rows of one hand, evaluated whole: no forms
+        out["listed by pattern"] = out["listed by card"] = [SEAT_NAMES[listed.listing.seat]]
         out["tracked ranks"] = [f"{SUIT_NAMES[k]}: {''.join(_RANKS[r] for r in listed.listing.tracked[k]) or '-'}" for k in range(4)]
         out["forms"] = [f"none: the condition is evaluated once per row of {SEAT_NAMES[listed.listing.seat]}'s hand"]
     if plan.acceptance is not None:  # rejection, or rnd() weighed over classes listed with seats relaxed

@@ -116,7 +116,8 @@ class OneHandListing:
         self.total = sum(self.e_weight)
         self.cells = np.zeros((1, 0), np.int64)
         self.cases = len(self.e_weight)  # a row is one case: a pattern and a holding of the tracked cards
-        self.method = f"exact: {SEAT_NAMES[seat]}'s hand listed by its rows (a pattern and its tracked cards), no rejection"
+        self.what = f"{SEAT_NAMES[seat]}'s hand listed by its rows (a pattern and its tracked cards)"
+        self.method = f"exact: {self.what}, no rejection"
 
     @property
     def deals(self) -> int:

@@ -31,6 +31,41 @@ def support(program: ir.Program) -> ir.Program | None:
     return ir.Program(condition=condition, predeal=program.predeal)
 
 
+def possible(program: ir.Program) -> ir.Program:
+    """``program`` true wherever some truths of its opaque comparisons make
+    it true: its :func:`support` where that exists, and a condition still
+    where a comparison counts both ways (each node is bounded above and
+    below, as a three-valued logic would, with its sharing kept)."""
+    return ir.Program(condition=_Bounds().upper(program.condition), predeal=program.predeal)
+
+
+class _Bounds:
+    """Each condition's upper bound (true if it may hold) and lower bound
+    (true if it must), the opaque comparisons unknown, memoised by identity."""
+
+    def __init__(self) -> None:
+        self.memo: dict[tuple[int, bool], tuple[ir.Cond, ir.Cond]] = {}
+
+    def upper(self, c: ir.Cond) -> ir.Cond:
+        return self._bound(c, True)
+
+    def _bound(self, c: ir.Cond, up: bool) -> ir.Cond:
+        hit = self.memo.get((id(c), up))
+        if hit is None:
+            hit = self.memo[(id(c), up)] = (c, self._rebuild(c, up))  # keep c alive: its id stays unique
+        return hit[1]
+
+    def _rebuild(self, c: ir.Cond, up: bool) -> ir.Cond:
+        if isinstance(c, (ir.And, ir.Or)):
+            junction = fold.and_ if isinstance(c, ir.And) else fold.or_
+            return functools.reduce(junction, (self._bound(i, up) for i in c.items))
+        if isinstance(c, ir.Not):
+            return fold.not_(self._bound(c.item, not up))
+        if isinstance(c, ir.Compare) and _reads_opaque(c):
+            return ir.Truth(up)
+        return c
+
+
 def _reads_opaque(c: ir.Compare) -> bool:
     return any(isinstance(x, ir.OpaqueNum) for x in ir.nodes(c))
 

@@ -84,8 +84,9 @@ def ranked(program: ir.Program, odds: Callable[[ir.Program], float | None]) -> l
 def _factors(program: ir.Program, seat: int, anything: frozenset[int], honours: bool, shapes: bool,
              odds: Callable[[ir.Program], float | None]) -> dict[int, float]:
     """The estimated share kept when ``seat``'s honours or whole conditions
-    go to rejection.  A seat that cannot be listed alone counts as 1: it must
-    be relaxed, so the ranking tries that first.  When every part that reads
+    go to rejection.  A seat that cannot be listed alone (``odds`` lists a
+    seat that no factored listing holds by its hand's rows) counts as 1: it
+    must be relaxed, so the ranking tries that first.  When every part that reads
     the seat reads its cards (``shapes`` false), relaxing its honours is
     relaxing it whole: one option, not two that list the same."""
     others = tuple(WHOLE if s in anything and s != seat else KEEP for s in range(4))

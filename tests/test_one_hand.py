@@ -21,10 +21,10 @@ from truedeal.cards import HCP_OF_RANK, card
 from truedeal.constraints.compile import compile_program
 from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
-from truedeal.engine import Plan
+from truedeal.engine import Plan, _relaxed_rows
 from truedeal.explain import explanation
 from truedeal.patterns import PATTERNS
-from truedeal.relaxation import KEEP, WHOLE, Relaxation
+from truedeal.relaxation import KEEP, WHOLE, Relaxation, relax
 
 SCRIPT = Path(__file__).parent / "scripts" / "67_one_hand_total_points.dlr"
 N = 0
@@ -130,8 +130,11 @@ def test_one_seat_listed_by_rows_beside_seats_left_to_rejection():
     ways South then holds three hearts or more), and the pilot's acceptance
     is the exact share of North's listed deals that South keeps."""
     program = load_program(SCRIPT.read_text().replace("losers(north) <= 8", "losers(north) <= 8 && hearts(south) >= 3"))
-    plan = Plan._build_hand_relaxed(None, program, Relaxation((KEEP, KEEP, WHOLE, KEEP)), 0.0)
+    relaxation, rows = Relaxation((KEEP, KEEP, WHOLE, KEEP)), {}
+    ranked_rows = _relaxed_rows(relax(program, relaxation), rows)  # as the ranking lists North alone
+    plan = Plan._build_hand_relaxed(None, program, relaxation, rows, 0.0)
     assert plan is not None and isinstance(plan.listing, one_hand.OneHandListing) and not plan.exact
+    assert plan.listing is ranked_rows  # the rows are listed once, for the ranking and the plan
     assert plan.summary().method == ("exact listing (north's hand listed by its rows (a pattern and its tracked "
                                      "cards)), rejection for the conditions of south")
     explained = explanation(plan)

@@ -224,7 +224,8 @@ class Plan:
                 pass  # the branches are too wide too: list the whole, relaxed
         wide: list[TooWide] = []
         failed: list[Relaxation] = []
-        for relaxation in _relaxations(program, exact_only):
+        rows: dict[int, tuple[ir.Program, OneHandListing | None]] = {}  # a seat's rows, ranked and then planned
+        for relaxation in _relaxations(program, exact_only, rows):
             if any(f.covers(relaxation) for f in failed) and _hand_read(program, relaxation) is None:
                 continue  # it relaxes no more than one that was too wide (and no one seat's rows list it)
             comp = compile_program(program if relaxation.none else relax(program, relaxation), out_of_pack and relaxation.none)
@@ -256,7 +257,7 @@ class Plan:
                 return hand
             if listing is None and relaxation.none:
                 listing = _honours_by_suit(comp, wide)
-            if listing is None and not relaxation.none and (hand := cls._build_hand_relaxed(spec, program, relaxation, t0)):
+            if listing is None and not relaxation.none and (hand := cls._build_hand_relaxed(spec, program, relaxation, rows, t0)):
                 return hand
             if listing is None:
                 listing = _pool_filtered(comp, progress, wide, POOL_FILTERED_WIDTH if relaxation.none else MAX_FEATURE_CELLS)
@@ -481,13 +482,13 @@ class Plan:
         return cls(spec if isinstance(spec, Spec) else None, listing, time.perf_counter() - t0, program=program)  # type: ignore[arg-type]
 
     @classmethod
-    def _build_hand_relaxed(cls, spec, program: ir.Program, relaxation: Relaxation, t0: float) -> Plan | None:
+    def _build_hand_relaxed(cls, spec, program: ir.Program, relaxation: Relaxation,
+                            rows: dict[int, tuple[ir.Program, OneHandListing | None]], t0: float) -> Plan | None:
         """``program`` with every seat but one relaxed whole, that seat's
-        hand listed by its rows (:mod:`truedeal.one_hand`) and the rest left
-        to rejection; None when ``relaxation`` keeps more than one seat, the
-        rows are too many, or the pilot keeps too few to deal."""
-        held = _hand_read(program, relaxation)
-        listing = None if held is None else _hand_rows(held)
+        hand listed by its rows (:func:`_relaxed_rows`, memoised in ``rows``)
+        and the rest left to rejection; None when ``relaxation`` keeps more
+        than one seat, the rows are too many, or the pilot keeps too few to deal."""
+        listing = None if _hand_read(program, relaxation) is None else _relaxed_rows(relax(program, relaxation), rows)
         if listing is None:
             return None
         plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program)  # type: ignore[arg-type]
@@ -1039,12 +1040,14 @@ def other_listing_kind(comp: Compiled) -> str | None:
     return "paired" if paired.view(comp) is not None else None
 
 
-def _relaxations(program: ir.Program, exact_only: bool) -> Iterator[Relaxation]:
+def _relaxations(program: ir.Program, exact_only: bool,
+                 rows: dict[int, tuple[ir.Program, OneHandListing | None]]) -> Iterator[Relaxation]:
     """None first; then, unless ``exact_only``, every relaxation, best first
-    (ranked only once the exact listing has failed: ranking lists each seat alone)."""
+    (ranked only once the exact listing has failed: ranking lists each seat
+    alone, a seat's rows memoised in ``rows``)."""
     yield Relaxation()
     if not exact_only:
-        yield from ranked(program, _listed_odds)
+        yield from ranked(program, functools.partial(_listed_odds, rows=rows))
 
 
 def _any_listing(comp: Compiled, progress, wide: list[TooWide], narrow_first: bool = False) -> Listing | None:
@@ -1105,12 +1108,24 @@ def _honours_by_suit(comp: Compiled, wide: list[TooWide]):
         return None
 
 
-def _listed_odds(program: ir.Program) -> float | None:
+def _listed_odds(program: ir.Program, rows: dict[int, tuple[ir.Program, OneHandListing | None]]) -> float | None:
     """The probability of ``program``'s listing (or, for one seat, of its
-    hand's rows: :func:`_hand_rows`), None if none fits."""
+    hand's rows: :func:`_relaxed_rows`), None if none fits."""
     comp = compile_program(program)
-    listing = _any_listing(comp, None, []) or _pool_filtered(comp, None, []) or _hand_rows(opaque.possible(program))
+    listing = _any_listing(comp, None, []) or _pool_filtered(comp, None, []) or _relaxed_rows(program, rows)
     return None if listing is None else listing.deals / D
+
+
+def _relaxed_rows(relaxed: ir.Program, rows: dict[int, tuple[ir.Program, OneHandListing | None]]) -> OneHandListing | None:
+    """:func:`_hand_rows` of what ``relaxed`` may keep (:func:`~.constraints.opaque.possible`),
+    memoised in ``rows`` by its identity (:func:`~.relaxation.relax` gives
+    the same object for the same ask): a seat's rows listed for the ranking
+    are those a one-seat mix then plans with (3NT over RHO's 3x listed them
+    twice: a plan of 6.4 s)."""
+    hit = rows.get(id(relaxed))
+    if hit is None:
+        hit = rows[id(relaxed)] = (relaxed, _hand_rows(opaque.possible(relaxed)))
+    return hit[1]
 
 
 def _hand_read(program: ir.Program, relaxation: Relaxation) -> ir.Program | None:

@@ -55,11 +55,26 @@ class Relaxation:
         return tuple(parts)
 
 
+#: Programs relaxed lately, by (the program's identity, the levels): the
+#: same object for the same ask, so that what is listed of it (a seat's rows,
+#: ranked and then planned) is listed once.  The program is kept alive with
+#: its key.
+_RELAXED: dict[tuple[int, tuple[int, ...]], tuple[ir.Program, ir.Program]] = {}
+_MOST_RELAXED = 128  # a ranking asks for at most 8, and a plan for at most 80 more
+
+
 def relax(program: ir.Program, relaxation: Relaxation) -> ir.Program:
     """``program`` with every comparison that reads what ``relaxation`` leaves
-    out replaced by an opaque test: a wider spec, which a listing may hold."""
-    walker = _Relaxer(relaxation)
-    return ir.Program(condition=walker.cond(program.condition), predeal=program.predeal)
+    out replaced by an opaque test: a wider spec, which a listing may hold
+    (the same object when asked again lately)."""
+    key = (id(program), relaxation.levels)
+    hit = _RELAXED.get(key)
+    if hit is None:
+        if len(_RELAXED) >= _MOST_RELAXED:
+            del _RELAXED[next(iter(_RELAXED))]
+        walker = _Relaxer(relaxation)
+        hit = _RELAXED[key] = (program, ir.Program(condition=walker.cond(program.condition), predeal=program.predeal))
+    return hit[1]
 
 
 def ranked(program: ir.Program, odds: Callable[[ir.Program], float | None]) -> list[Relaxation]:

@@ -28,7 +28,7 @@ from truedeal.constraints.dealer import load_program, parse_program
 from truedeal.constraints.describe import cond
 from truedeal.constraints.evaluate import evaluate_cond, evaluate_num
 from truedeal.engine import Plan
-from truedeal.relaxation import HONOURS, KEEP, Relaxation
+from truedeal.relaxation import HONOURS, KEEP, WHOLE, Relaxation
 
 #: North and East hold the majors; South and West split the minors, their
 #: ten honours (T-A of diamonds and clubs) free: 252 deals in all.
@@ -198,6 +198,7 @@ def test_classes_listed_with_a_seat_relaxed_keep_the_law_and_reject_only_that_se
     program = parse_program(PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r"))
     plan = Plan._build_weighted_relaxed(None, program, Relaxation((KEEP, KEEP, HONOURS, KEEP)), None, [], 0.0)
     assert plan is not None and plan.weighted and not plan.union.exact
+    assert not plan.counts_exactly  # count --exact refuses it (it printed the estimate until 2026-11-28)
     summary = plan.summary()
     assert summary.method.endswith("; rejection for the honour conditions of south") and summary.rejection is not None
     listed = plan.union.deals  # each class's listed deals, weighed: what the picks draw from
@@ -207,6 +208,33 @@ def test_classes_listed_with_a_seat_relaxed_keep_the_law_and_reject_only_that_se
     index = {row[FREE].tobytes(): k for k, row in enumerate(owners)}
     observed = np.bincount([index[row[FREE].tobytes()] for row in drawn], minlength=len(owners))
     test = chi_square("deals", list(range(len(owners))), observed, [w / sum(weights) for w in weights])
+    assert test.p_value > 1e-4, test
+
+
+def test_a_plan_that_rejects_the_leveled_seat_gives_way_to_one_that_weighs_it(monkeypatch):
+    """A relaxation that rejects South, the seat that ``rnd`` levels, cannot
+    weigh it: every class lists West's part alone.  Keeping South alone, its
+    classes list what each keeps, and West is rejected: that plan's pilot
+    keeps more, so it is taken, and its 60,000 seeded deals follow the
+    brute-force law (here every plan is tried: the rule tries them only
+    below WEIGH_BELOW)."""
+    from truedeal import engine
+
+    monkeypatch.setattr(engine, "WEIGH_BELOW", 1.01)
+    condition = "((hcp(south) >= 12 and {r} < 3) or (diamonds(south) >= 6 and {r} < 7)) and hcp(west) >= 6"
+    program = parse_program(PREDEAL + "r = rnd(10)\ncondition " + condition.format(r="r"))
+    poor = Plan._build_weighted_relaxed(None, program, Relaxation((KEEP, KEEP, WHOLE, KEEP)), None, [], 0.0)
+    assert poor is not None and poor.union.exact is False
+    better = Plan._weighed_on_one_seat(poor, None, program, None, 0.0)
+    assert better is not poor and (better.acceptance or 0) > (poor.acceptance or 0)
+    assert better.summary().method.endswith("rejection for the conditions of west")
+    owners = _all_deals()
+    kept = sum(evaluate_cond(owners, parse_program("condition " + condition.format(r=r)).condition).astype(int)
+               for r in range(10))
+    drawn = np.concatenate(list(better.deals(60_000, seed="one seat weighed")))
+    index = {row[FREE].tobytes(): k for k, row in enumerate(owners)}
+    observed = np.bincount([index[row[FREE].tobytes()] for row in drawn], minlength=len(owners))
+    test = chi_square("deals", list(range(len(owners))), observed, [k / kept.sum() for k in kept])
     assert test.p_value > 1e-4, test
 
 

@@ -227,7 +227,7 @@ def _patient_plan(spec: str) -> Plan:
 
     with patient():
         plan = _load_plan(spec, to_count=True)
-    if not plan.keeps_all:
+    if not plan.counts_exactly:
         raise UserError(f"no exact plan within the bounds ({plan.summary().method}); without --exact, count estimates it")
     return plan
 

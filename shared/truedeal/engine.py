@@ -239,6 +239,7 @@ class Plan:
                 comp, listing = asked, _any_listing(asked, progress, wide)
             if listing is None and relaxation.none and (sums := separable.separated(program)) is not program:
                 plan = cls._build_program(sums, progress, exact_only, split, out_of_pack, max_parts, narrow_first)
+                plan = cls._weighed_on_one_seat(plan, spec, program, progress, t0)  # (a seat may list as written)
                 plan.build_seconds = time.perf_counter() - t0  # the plain listing's attempt included
                 return plan
             # (a split lists exact parts: with opaque parts, only their support splits, below)
@@ -258,7 +259,7 @@ class Plan:
             if listing is None and relaxation.none:
                 listing = _honours_by_suit(comp, wide)
             if listing is None and not relaxation.none and (hand := cls._build_hand_relaxed(spec, program, relaxation, rows, t0)):
-                return hand
+                return cls._weighed_on_one_seat(hand, spec, program, progress, t0)
             if listing is None:
                 listing = _pool_filtered(comp, progress, wide, POOL_FILTERED_WIDTH if relaxation.none else MAX_FEATURE_CELLS)
             if listing is None and relaxation.none and not comp.exact and not exact_only:  # (a support plan rejects)
@@ -276,8 +277,9 @@ class Plan:
                 if relaxation.none else functools.partial(cls._build_weighted_relaxed, spec, program, relaxation, progress, wide, t0))
             if not plan.exact:
                 try:
-                    return cls._measured_or_weighed(plan, f"{wide[0] if wide else 'not exact'}; rejection", weigh, None,
-                                                    None if relaxation.none else relaxation, t0)
+                    measured = cls._measured_or_weighed(plan, f"{wide[0] if wide else 'not exact'}; rejection", weigh,
+                                                        None, None if relaxation.none else relaxation, t0)
+                    return measured if relaxation.none else cls._weighed_on_one_seat(measured, spec, program, progress, t0)
                 except TooLargeToDeal:  # its pilot cannot deal: a narrower relaxation may
                     failed.append(relaxation)
                     continue
@@ -378,6 +380,25 @@ class Plan:
                    program=program, listed=plans[0].listed, union=weighted)
 
     @classmethod
+    def _weighed_on_one_seat(cls, plan: Plan, spec, program: ir.Program, progress, t0: float) -> Plan:
+        """``plan`` (seats relaxed, its pilot measured), or a plan that keeps
+        one seat alone, listed by its rows where no factored listing holds it,
+        and weighs ``rnd`` over its classes (:meth:`_build_weighted_relaxed`),
+        where that plan's pilot keeps more.  A leveled seat's classes then
+        differ in what is listed (the library's Lebensohl: West's two-suiters
+        always, its one-suiters 29 times in 1,000), which the relaxations that
+        rank first, rejecting that seat, cannot weigh.  Tried only where
+        ``plan`` keeps under :data:`WEIGH_BELOW` and ``rnd`` has classes."""
+        if plan.counts_exactly or (plan.acceptance or 0.0) >= WEIGH_BELOW or rnd_levels.levels(program) is None:
+            return plan
+        best = plan
+        for relaxation in _one_seat_mixes(program):
+            other = cls._build_weighted_relaxed(spec, program, relaxation, progress, [], t0)
+            if other is not None and (other.acceptance or 0.0) > (best.acceptance or 0.0):
+                best = other
+        return best
+
+    @classmethod
     def _build_weighted_relaxed(cls, spec, program: ir.Program, relaxation: Relaxation, progress, wide: list[TooWide],
                                t0: float) -> Plan | None:
         """A plan weighing ``program``'s ``rnd`` (:mod:`truedeal.weighted`)
@@ -389,12 +410,16 @@ class Plan:
             return None
         plans: list[Plan] = []
         for level in found.parts:
-            comp = compile_program(relax(level.program, relaxation))
-            listing = _any_listing(comp, progress, wide)
+            relaxed = relax(level.program, relaxation)
+            compiled = compile_program(relaxed)
+            listing: Listing | OneHandListing | None = _any_listing(compiled, progress, wide)
+            comp: Compiled | None = compiled
+            if listing is None and _hand_read(level.program, relaxation) is not None:  # one seat kept: its rows
+                listing, comp = _relaxed_rows(relaxed, {}), None
             if listing is None:
                 return None
-            plans.append(cls(None, listing, 0.0, program=level.program, listed=comp,
-                             relaxed=() if comp.exact else relaxation.describe()))
+            plans.append(cls(None, listing, 0.0, program=level.program, listed=comp,  # type: ignore[arg-type]
+                             relaxed=() if comp is not None and comp.exact else relaxation.describe()))
         weighted = Weighted(plans, [level.weight for level in found.parts], found.points)
         try:
             weighted.measure(PILOT_DRAWS)
@@ -590,8 +615,14 @@ class Plan:
 
     @property
     def keeps_all(self) -> bool:
-        """Whether every deal drawn from what the plan lists is kept."""
+        """Whether every deal drawn from what the plan lists is kept (a
+        weighing whose classes reject draws its own passes)."""
         return self.exact or self.weighted
+
+    @property
+    def counts_exactly(self) -> bool:
+        """Whether :meth:`summary` is exact: no part rejected, ``rnd`` weighed over exact classes at most."""
+        return self.exact or (isinstance(self.union, Weighted) and self.union.exact)
 
     @property
     def deals_total(self) -> int:
@@ -1126,6 +1157,16 @@ def _relaxed_rows(relaxed: ir.Program, rows: dict[int, tuple[ir.Program, OneHand
     if hit is None:
         hit = rows[id(relaxed)] = (relaxed, _hand_rows(opaque.possible(relaxed)))
     return hit[1]
+
+
+def _one_seat_mixes(program: ir.Program) -> list[Relaxation]:
+    """For each seat ``program`` reads, the relaxation that leaves every
+    other seat it reads to rejection, whole."""
+    from .relaxation import KEEP, WHOLE, SeatsRead
+
+    read = SeatsRead()(program.condition)[1]
+    return [Relaxation(tuple(WHOLE if s in read and s != seat else KEEP for s in range(4)))  # type: ignore[arg-type]
+            for seat in sorted(read)]
 
 
 def _hand_read(program: ir.Program, relaxation: Relaxation) -> ir.Program | None:

@@ -217,10 +217,10 @@ def test_a_plan_that_rejects_the_leveled_seat_gives_way_to_one_that_weighs_it(mo
     classes list what each keeps, and West is rejected: that plan's pilot
     keeps more, so it is taken, and its 60,000 seeded deals follow the
     brute-force law (here every plan is tried: the rule tries them only
-    below WEIGH_BELOW)."""
+    below WEIGH_SEAT_BELOW)."""
     from truedeal import engine
 
-    monkeypatch.setattr(engine, "WEIGH_BELOW", 1.01)
+    monkeypatch.setattr(engine, "WEIGH_SEAT_BELOW", 1.01)
     condition = "((hcp(south) >= 12 and {r} < 3) or (diamonds(south) >= 6 and {r} < 7)) and hcp(west) >= 6"
     program = parse_program(PREDEAL + "r = rnd(10)\ncondition " + condition.format(r="r"))
     poor = Plan._build_weighted_relaxed(None, program, Relaxation((KEEP, KEEP, WHOLE, KEEP)), None, [], 0.0)

@@ -84,6 +84,13 @@ WEIGH_BELOW = 0.05
 #: support (rnd set aside) are at least this many times those kept.
 WEIGH_GAIN = 2.0
 GAIN_DRAWS = 20_000  # the pilot's first deals that estimate that share
+#: A relaxed plan of a leveled script that keeps under this share also tries
+#: keeping each seat alone with rnd weighed (:meth:`Plan._weighed_on_one_seat`):
+#: each try lists every class of one seat (1-7 s in the library).  Under 1% it
+#: kept 1.4-15 times more in 7 scripts of the library's 70 (Ogust 0.0135% ->
+#: 0.207%); between 1% and 5% it gained at most 1.4 times (Vics 1m: 3.67% ->
+#: 5.12%, plan 2.7 s -> 15.5 s) and cost 3 s to 20 s a plan (Jacoby 2NT: 2 s -> 22 s, no gain).
+WEIGH_SEAT_BELOW = 0.01
 #: ... when the check solves deals double dummy (about 25 deals a second per strain here).
 DD_PILOT_DRAWS = 256
 #: ... and the deals a rejection batch draws then (two DDS calls).
@@ -141,9 +148,10 @@ class Plan:
         """
         if check_stream(stream) == "v3" and (routed := cls.build_routed(spec)) is not None:
             return routed
-        if isinstance(spec, ir.Program) or not spec.is_simple():
-            return cls._build_program(spec, progress)
         t0 = time.perf_counter()
+        if isinstance(spec, ir.Program) or not spec.is_simple():
+            program = spec if isinstance(spec, ir.Program) else spec.program()
+            return cls._weighed_on_one_seat(cls._build_program(spec, progress), spec, program, progress, t0)
         rules = spec.constraints()
         try:
             listing = build_listing(rules, progress)
@@ -239,7 +247,6 @@ class Plan:
                 comp, listing = asked, _any_listing(asked, progress, wide)
             if listing is None and relaxation.none and (sums := separable.separated(program)) is not program:
                 plan = cls._build_program(sums, progress, exact_only, split, out_of_pack, max_parts, narrow_first)
-                plan = cls._weighed_on_one_seat(plan, spec, program, progress, t0)  # (a seat may list as written)
                 plan.build_seconds = time.perf_counter() - t0  # the plain listing's attempt included
                 return plan
             # (a split lists exact parts: with opaque parts, only their support splits, below)
@@ -259,7 +266,7 @@ class Plan:
             if listing is None and relaxation.none:
                 listing = _honours_by_suit(comp, wide)
             if listing is None and not relaxation.none and (hand := cls._build_hand_relaxed(spec, program, relaxation, rows, t0)):
-                return cls._weighed_on_one_seat(hand, spec, program, progress, t0)
+                return hand
             if listing is None:
                 listing = _pool_filtered(comp, progress, wide, POOL_FILTERED_WIDTH if relaxation.none else MAX_FEATURE_CELLS)
             if listing is None and relaxation.none and not comp.exact and not exact_only:  # (a support plan rejects)
@@ -277,9 +284,8 @@ class Plan:
                 if relaxation.none else functools.partial(cls._build_weighted_relaxed, spec, program, relaxation, progress, wide, t0))
             if not plan.exact:
                 try:
-                    measured = cls._measured_or_weighed(plan, f"{wide[0] if wide else 'not exact'}; rejection", weigh,
-                                                        None, None if relaxation.none else relaxation, t0)
-                    return measured if relaxation.none else cls._weighed_on_one_seat(measured, spec, program, progress, t0)
+                    return cls._measured_or_weighed(plan, f"{wide[0] if wide else 'not exact'}; rejection", weigh, None,
+                                                    None if relaxation.none else relaxation, t0)
                 except TooLargeToDeal:  # its pilot cannot deal: a narrower relaxation may
                     failed.append(relaxation)
                     continue
@@ -388,14 +394,17 @@ class Plan:
         differ in what is listed (the library's Lebensohl: West's two-suiters
         always, its one-suiters 29 times in 1,000), which the relaxations that
         rank first, rejecting that seat, cannot weigh.  Tried only where
-        ``plan`` keeps under :data:`WEIGH_BELOW` and ``rnd`` has classes."""
-        if plan.counts_exactly or (plan.acceptance or 0.0) >= WEIGH_BELOW or rnd_levels.levels(program) is None:
+        ``plan`` keeps under :data:`WEIGH_SEAT_BELOW` and ``rnd`` has classes
+        (the script as written: a seat may list as written and not with its
+        sums made features, or the other way round)."""
+        if plan.counts_exactly or (plan.acceptance or 0.0) >= WEIGH_SEAT_BELOW or rnd_levels.levels(program) is None:
             return plan
         best = plan
         for relaxation in _one_seat_mixes(program):
             other = cls._build_weighted_relaxed(spec, program, relaxation, progress, [], t0)
             if other is not None and (other.acceptance or 0.0) > (best.acceptance or 0.0):
                 best = other
+        best.build_seconds = time.perf_counter() - t0  # the tries included
         return best
 
     @classmethod

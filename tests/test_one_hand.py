@@ -148,6 +148,20 @@ def test_one_seat_listed_by_rows_beside_seats_left_to_rejection():
     assert _chi_square_of_points(owners, _law(3)) > 1e-4
 
 
+def test_rows_listed_within_wider_rows_are_the_same_rows():
+    """A class of ``rnd`` lists its rows among the whole script's (``within``):
+    the same rows and weights as listed from every pattern, and fewer evaluated."""
+    program = load_program(SCRIPT)
+    wider = load_program(SCRIPT.read_text().replace(" && losers(north) <= 8", ""))
+    patterns = one_hand.allowed_patterns(compile_program(program), N)
+    alone = one_hand.OneHandListing(program, N, patterns)
+    outer = one_hand.OneHandListing(wider, N, one_hand.allowed_patterns(compile_program(wider), N))
+    inner = one_hand.OneHandListing(program, N, patterns, within=outer)
+    assert len(alone.e_weight) < len(outer.e_weight)
+    assert (inner.lengths == alone.lengths).all() and (inner.masks == alone.masks).all()
+    assert inner.e_weight == alone.e_weight and inner.total == alone.total
+
+
 def test_rows_count_what_the_factored_listing_counts():
     """A one-seat condition the factored listing holds: both count alike."""
     program = load_program("condition hcp(north) >= 12 && losers(north) <= 7 && shape(north, any 5332 + any 4432)")

@@ -397,10 +397,17 @@ class Plan:
         ``plan`` keeps under :data:`WEIGH_SEAT_BELOW` and ``rnd`` has classes
         (the script as written: a seat may list as written and not with its
         sums made features, or the other way round)."""
-        if plan.counts_exactly or (plan.acceptance or 0.0) >= WEIGH_SEAT_BELOW or rnd_levels.levels(program) is None:
+        found = rnd_levels.levels(program)
+        if plan.counts_exactly or (plan.acceptance or 0.0) >= WEIGH_SEAT_BELOW or found is None:
             return plan
+        # a try keeps at most acceptance / share of what plan keeps, share the
+        # weighed part of plan's listed deals that its classes list: so not
+        # where that is under WEIGH_GAIN (Weak Jump Shift: 22 s of tries for nothing)
+        owners = None if plan.union is not None else plan._listed_draw(GAIN_DRAWS, Rng(SeededBits("truedeal/pilot")))
         best = plan
         for relaxation in _one_seat_mixes(program):
+            if owners is not None and _weighed_share(owners, found, relaxation) * WEIGH_GAIN > 1:
+                continue
             other = cls._build_weighted_relaxed(spec, program, relaxation, progress, [], t0)
             if other is not None and (other.acceptance or 0.0) > (best.acceptance or 0.0):
                 best = other
@@ -418,13 +425,15 @@ class Plan:
         if found is None:
             return None
         plans: list[Plan] = []
+        rows: dict[int, tuple[ir.Program, OneHandListing | None]] = {}
         for level in found.parts:
             relaxed = relax(level.program, relaxation)
             compiled = compile_program(relaxed)
             listing: Listing | OneHandListing | None = _any_listing(compiled, progress, wide)
             comp: Compiled | None = compiled
-            if listing is None and _hand_read(level.program, relaxation) is not None:  # one seat kept: its rows
-                listing, comp = _relaxed_rows(relaxed, {}), None
+            if listing is None and _hand_read(level.program, relaxation) is not None:  # one seat kept: its rows,
+                # among those of the whole script's (rnd unknown), listed once for all the classes
+                listing, comp = _hand_rows(opaque.possible(relaxed), within=_relaxed_rows(relax(program, relaxation), rows)), None
             if listing is None:
                 return None
             plans.append(cls(None, listing, 0.0, program=level.program, listed=comp,  # type: ignore[arg-type]
@@ -1168,6 +1177,18 @@ def _relaxed_rows(relaxed: ir.Program, rows: dict[int, tuple[ir.Program, OneHand
     return hit[1]
 
 
+def _weighed_share(owners: np.ndarray, found: rnd_levels.Levels, relaxation: Relaxation) -> float:
+    """The mean over ``owners`` of the share of ``rnd``'s numbers whose
+    class, relaxed by ``relaxation``, may keep the deal
+    (:func:`~.constraints.opaque.possible`)."""
+    from .constraints.evaluate import satisfies as fits
+
+    listed = np.zeros(len(owners))
+    for level in found.parts:
+        listed += level.weight * fits(owners, opaque.possible(relax(level.program, relaxation)))
+    return float(listed.mean()) / found.points
+
+
 def _one_seat_mixes(program: ir.Program) -> list[Relaxation]:
     """For each seat ``program`` reads, the relaxation that leaves every
     other seat it reads to rejection, whole."""
@@ -1189,10 +1210,11 @@ def _hand_read(program: ir.Program, relaxation: Relaxation) -> ir.Program | None
     return held if one_hand.hand_seat(held) is not None else None
 
 
-def _hand_rows(program: ir.Program, comp: Compiled | None = None) -> OneHandListing | None:
+def _hand_rows(program: ir.Program, comp: Compiled | None = None, within: OneHandListing | None = None) -> OneHandListing | None:
     """The listing of one seat's hand by its rows (:mod:`truedeal.one_hand`)
     of a ``program`` that reads that seat alone (``comp``, it compiled,
-    bounds its patterns); None when it reads more, or its rows are too many."""
+    bounds its patterns; ``within``, rows that hold all of its own); None
+    when it reads more, or its rows are too many."""
     from . import one_hand  # ~25 ms of imports (the evaluator) that most plans never need
 
     seat = one_hand.hand_seat(program)
@@ -1201,7 +1223,7 @@ def _hand_rows(program: ir.Program, comp: Compiled | None = None) -> OneHandList
     patterns = one_hand.allowed_patterns(comp or compile_program(program), seat)
     if one_hand.row_count(one_hand.tracked_ranks(program), patterns) > one_hand.MAX_HAND_ROWS:
         return None
-    return one_hand.OneHandListing(program, seat, patterns)
+    return one_hand.OneHandListing(program, seat, patterns, within)
 
 
 def exact_source(spec: Spec | ir.Program) -> Compiled | list[SeatConstraint] | None:

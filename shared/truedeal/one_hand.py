@@ -105,13 +105,22 @@ class _Layout:
 class OneHandListing:
     """The rows of ``seat``'s hand that fit ``program`` (see module doc)."""
 
-    def __init__(self, program: ir.Program, seat: int, patterns: np.ndarray) -> None:
+    def __init__(self, program: ir.Program, seat: int, patterns: np.ndarray, within: OneHandListing | None = None) -> None:
+        """``within``: a listing of the same seat and tracked ranks whose
+        rows hold every row that fits ``program`` (a class of ``rnd`` within
+        the script): only its rows are evaluated."""
         self.seat, self.tracked = seat, tracked_ranks(program)
         self.layout = _Layout(tuple(s for s in range(4) if s != seat))
-        lengths, masks = _rows(self.tracked, patterns)
-        fits = np.concatenate([evaluate_cond(self._canonical(lengths[a : a + _BLOCK], masks[a : a + _BLOCK]),
-                                             program.condition) for a in range(0, len(lengths), _BLOCK)])
-        self.lengths, self.masks = lengths[fits], masks[fits]
+        lengths: np.ndarray
+        masks: np.ndarray
+        if within is not None and (within.seat, within.tracked) == (seat, self.tracked):
+            lengths, masks = within.lengths, within.masks
+        else:
+            lengths, masks = _rows(self.tracked, patterns)
+        fits = np.concatenate([np.zeros(0, bool), *(evaluate_cond(self._canonical(lengths[a : a + _BLOCK], masks[a : a + _BLOCK]),
+                                                                  program.condition) for a in range(0, len(lengths), _BLOCK))])
+        self.lengths: np.ndarray = lengths[fits]
+        self.masks: np.ndarray = masks[fits]
         self.e_weight = self._spot_ways().tolist()
         self.total = sum(self.e_weight)
         self.cells = np.zeros((1, 0), np.int64)

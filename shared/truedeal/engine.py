@@ -52,7 +52,7 @@ from .every_deal import deal_numbers
 from .listing import Listing, TooWide, build_listing, count_cases
 from .listing.layout import MAX_FEATURE_CELLS
 from .randomness import CHUNK_DEALS, DEFAULT_STREAM, Rng, SeededBits, check_stream, chunk_rng
-from .relaxation import Relaxation, ranked, relax
+from .relaxation import KEEP, WHOLE, Relaxation, SeatsRead, ranked, relax
 from .sampling import Sampler
 from .spec import SeatConstraint, Spec
 from .summary import CountSummary, ListingSizes, Rejection
@@ -349,19 +349,12 @@ class Plan:
     def _relaxed_gain(self, found: rnd_levels.Levels, relaxation: Relaxation) -> float:
         """How many times this plan's acceptance weighing would keep with
         each class listed under ``relaxation``: one over the classes' listed
-        share of the pilot's deals, weighed (a class's listing holds the deals
-        that fit the support of its relaxed program).  Where the classes
-        differ only in relaxed parts, each lists what this plan does: 1."""
-        from .constraints.evaluate import satisfies as fits
-
-        held = [opaque.support(relax(level.program, relaxation)) for level in found.parts]
-        owners = self._listed_draw(GAIN_DRAWS, Rng(SeededBits("truedeal/pilot")))
-        listed = np.zeros(len(owners))
-        for level, program in zip(found.parts, held):
-            if program is None:  # (a relaxed part on both sides of a negation: no estimate)
-                return 1.0
-            listed += level.weight * fits(owners, program)
-        share = float(listed.mean()) / found.points
+        share of the pilot's deals, weighed (:func:`_weighed_share`).  Where
+        the classes differ only in relaxed parts, each lists what this plan
+        does: 1; and 1 where a relaxed part counts both ways (no support: no estimate)."""
+        if any(opaque.support(relax(level.program, relaxation)) is None for level in found.parts):
+            return 1.0
+        share = _weighed_share(self._listed_draw(GAIN_DRAWS, Rng(SeededBits("truedeal/pilot"))), found, relaxation)
         return 1 / share if share else math.inf
 
     @classmethod
@@ -1192,8 +1185,6 @@ def _weighed_share(owners: np.ndarray, found: rnd_levels.Levels, relaxation: Rel
 def _one_seat_mixes(program: ir.Program) -> list[Relaxation]:
     """For each seat ``program`` reads, the relaxation that leaves every
     other seat it reads to rejection, whole."""
-    from .relaxation import KEEP, WHOLE, SeatsRead
-
     read = SeatsRead()(program.condition)[1]
     return [Relaxation(tuple(WHOLE if s in read and s != seat else KEEP for s in range(4)))  # type: ignore[arg-type]
             for seat in sorted(read)]

@@ -87,9 +87,10 @@ GAIN_DRAWS = 20_000  # the pilot's first deals that estimate that share
 #: A relaxed plan of a leveled script that keeps under this share also tries
 #: keeping each seat alone with rnd weighed (:meth:`Plan._weighed_on_one_seat`):
 #: each try lists every class of one seat (1-7 s in the library).  Under 1% it
-#: kept 1.4-15 times more in 7 scripts of the library's 70 (Ogust 0.0135% ->
-#: 0.207%); between 1% and 5% it gained at most 1.4 times (Vics 1m: 3.67% ->
-#: 5.12%, plan 2.7 s -> 15.5 s) and cost 3 s to 20 s a plan (Jacoby 2NT: 2 s -> 22 s, no gain).
+#: kept 2-15 times more in 5 scripts of the library's 70 (Ogust 0.0135% ->
+#: 0.207%), and cost 4-18 s a plan for nothing in 5 others (Weak Jump Shift
+#: 3.2 s -> 21.6 s); between 1% and 5% it gained at most 1.4 times (Vics 1m:
+#: 3.67% -> 5.12%, plan 2.7 s -> 15.5 s) and cost up to 20 s a plan (Jacoby 2NT: 2 s -> 22 s, no gain).
 WEIGH_SEAT_BELOW = 0.01
 #: ... when the check solves deals double dummy (about 25 deals a second per strain here).
 DD_PILOT_DRAWS = 256

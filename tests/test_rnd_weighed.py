@@ -238,6 +238,16 @@ def test_a_plan_that_rejects_the_leveled_seat_gives_way_to_one_that_weighs_it(mo
     assert test.p_value > 1e-4, test
 
 
+@pytest.mark.parametrize("script", ["rnd(10) > 20", "rnd(1) > 0", "rnd(10) > 20 && hcp(north) > 10"])
+def test_a_script_whose_rnd_keeps_nothing_counts_zero_and_deals_none(script):
+    """Every class of ``rnd``'s numbers folds to false: 0 deals expected, and
+    ``generate`` says no deal satisfies (an IndexError until 2026-11-28)."""
+    counted = json.loads(run("count", script, "--json").out)
+    assert counted["probability_exact"] == "0/1" and counted["possible"] is False
+    dealt = run("generate", script, "-n", "2")
+    assert dealt.returncode == 2 and dealt.out == "" and dealt.err == "truedeal: error: no deal satisfies this spec (it counts 0 deals)\n"
+
+
 @pytest.mark.memory_mb(1000)  # two classes, each a split within a split (920 MB in process for one)
 def test_classes_that_are_splits_draw_their_chunks_together(monkeypatch, always_weighing):
     """Calm opponents beside a 1NT opener need a split on East's patterns

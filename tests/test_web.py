@@ -116,6 +116,12 @@ def test_count_impossible_spec_is_flagged(client):
     assert body["one_in"] is None
 
 
+def test_count_of_a_script_whose_rnd_keeps_nothing_is_zero(client):
+    """Every class of ``rnd``'s numbers keeps no deal: 0 deals, not a 500 (an IndexError until 2026-11-28)."""
+    body = client.post("/api/count", json={"script": "rnd(1) > 0"}).get_json()
+    assert body["possible"] is False and body["probability_exact"] == "0/1"
+
+
 def test_count_is_cached_per_canonical_spec(app, client):
     counter = app.extensions["truedeal"].counter
     spec = {"east": {"diamonds": [6, 13], "clubs": 6}}

@@ -91,10 +91,12 @@ def _levels(program: ir.Program) -> Levels | None:
     truths = np.array(evaluate_given(units, dict(zip(sources, grid))))  # (units, points)
     classes, weights = np.unique(truths.T, axis=0, return_counts=True)
     polarity = signs(program.condition)
-    parts = [_level(program, units, row, int(w), polarity) for row, w in zip(classes, weights)]
-    parts = [p for p in parts if p.program.condition != ir.Truth(False)]
+    every = [_level(program, units, row, int(w), polarity) for row, w in zip(classes, weights)]
+    parts = [p for p in every if p.program.condition != ir.Truth(False)] or every[:1]  # (none: it keeps no deal)
     if len(parts) > MAX_LEVELS:
         return None
+    # (k indexes the classes before those that keep nothing were dropped: an
+    # order kept as it is, since the classes' order is part of a seed's deals)
     order = sorted(range(len(parts)), key=lambda k: -int(classes[k].sum()))
     return Levels(int(weights.sum()), tuple(parts[k] for k in order))
 

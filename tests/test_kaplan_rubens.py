@@ -10,6 +10,7 @@ count's law, and the corpus script of two seats deals only hands that fit.
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from math import factorial
 from pathlib import Path
@@ -18,7 +19,9 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
+from cli_runner import run
 from truedeal.cards import card
+from truedeal.constraints import kaplan_rubens
 from truedeal.constraints.dealer import load_program, parse_program
 from truedeal.constraints.evaluate import evaluate_num
 from truedeal.engine import Plan
@@ -186,6 +189,22 @@ def test_one_seats_cccc_counts_what_the_suit_by_suit_count_gives():
     plan = Plan.build(parse_program("condition cccc(north) >= 1400"))
     assert plan.summary().exact
     assert plan.summary().deals == others * sum(n for v, n in law.items() if v >= 1400)
+
+
+@pytest.mark.parametrize("spec, kept", [
+    ('{"north": {"hcp": [12, 37]}, "east": {"cccc": [-50, 3560]}}', "all"),
+    ("hcp(north) >= 12 && cccc(east) >= -50 && cccc(east) != 3565", "all"),
+    ("hcp(north) >= 12 && cccc(east) > 3560", "none"),
+])
+def test_a_cccc_range_that_restricts_nothing_is_dropped(spec, kept):
+    """The law's least and greatest values are -50 and 3560, the spec's
+    bounds: a range of them restricts nothing, so the count is North's alone,
+    exact (an estimate by rejection on East until 2026-11-28); past them, nothing."""
+    law = cccc_law()
+    assert (min(law), max(law)) == kaplan_rubens.cccc_range() == (-50, 3560)
+    north = Plan.build(parse_program("condition hcp(north) >= 12")).summary().deals
+    counted = json.loads(run("count", spec, "--json").out)
+    assert counted["method"].startswith("exact") and counted["deals"] == (north if kept == "all" else 0)
 
 
 def test_drawn_deals_follow_the_exact_law_of_cccc():

@@ -39,7 +39,7 @@ import numpy as np
 from ..arrays import unique_rows
 from ..cards import HCP_OF_RANK, MAX_HCP
 from ..patterns import PATTERNS
-from . import bounded, ir
+from . import bounded, ir, kaplan_rubens
 from .bounded import hand_max, local_max
 
 #: Truth values of the three-valued evaluation.
@@ -470,6 +470,10 @@ class _Compiler:
         raise TypeError(f"not a condition: {c!r}")
 
     def compare(self, c: ir.Compare) -> Tree:
+        if kaplan_rubens.is_cccc(c.left) and isinstance(c.right, ir.Linear) and not c.right.terms:
+            lo, hi = kaplan_rubens.cccc_range()  # (its pieces, each bounded whatever the shape, cannot show it)
+            if (known := decided(c.op, lo - c.right.const, hi - c.right.const)) is not None:
+                return ("const", known)
         try:
             alts = [(g1 + g2, _sub(a, b)) for g1, a in self.alternatives(c.left) for g2, b in self.alternatives(c.right)]
         except NotExact:
@@ -567,10 +571,15 @@ class _Compiler:
         lo, hi = const, const + sum(term_top(t) for t in terms)
         for c, _, _ in length_terms:
             lo, hi = (lo, hi + 13 * c) if c > 0 else (lo + 13 * c, hi)
-        values = {ir_compare(op, v, 0) for v in (lo, hi)}
-        if op in ("==", "!=") and lo != hi:
-            return None if lo <= 0 <= hi else (op == "!=")
-        return values.pop() if len(values) == 1 else None
+        return decided(op, lo, hi)
+
+
+def decided(op: str, lo: int, hi: int) -> bool | None:
+    """Whether ``v op 0`` holds for every ``v`` in ``lo..hi`` (True), for none (False), or it depends (None)."""
+    values = {ir_compare(op, v, 0) for v in (lo, hi)}
+    if op in ("==", "!=") and lo != hi:
+        return None if lo <= 0 <= hi else (op == "!=")
+    return values.pop() if len(values) == 1 else None
 
 
 def _signed_parts(fn: ir.LocalFn) -> list[tuple[ir.LocalFn, int]]:

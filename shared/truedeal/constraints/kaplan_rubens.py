@@ -23,8 +23,10 @@ times narrower (``cccc(north) >= 1400`` is a fifth's sum of at least 280).
 
 from __future__ import annotations
 
-from itertools import permutations
+from functools import cache
+from itertools import combinations, permutations
 
+from ..patterns import PATTERNS
 from . import ir
 
 #: The ranks read, ace first (0 = A ... 6 = 8), as a table's bits.
@@ -88,3 +90,20 @@ def cccc(seat: int) -> ir.IfElse:
     """``cccc(seat)``: the suits' shares, less 50 for a 4333 hand and 100 for any other."""
     terms = ((STEP, ir.Feature(seat, ir.ALL_SUITS, CCCC_BY_SUIT)),)
     return ir.IfElse(ir.ShapeIn(seat, SQUARE), ir.Linear(terms, -50), ir.Linear(terms, -100))
+
+
+def is_cccc(num: ir.Num) -> bool:
+    """Whether ``num`` is ``cccc(seat)`` for some seat."""
+    return isinstance(num, ir.IfElse) and isinstance(num.cond, ir.ShapeIn) and num == cccc(num.cond.seat)
+
+
+@cache
+def cccc_range() -> tuple[int, int]:
+    """The smallest and largest ``cccc`` of a 13-card hand (-50 and 3560):
+    over the patterns, each suit's extreme share at its length (the suits
+    hold different cards, so each reaches its own), less the shape term."""
+    shares = [[suit_cccc(length, set(held)) for k in range(min(length, 7) + 1) if length - k <= 6
+               for held in combinations(RANKS_READ, k)] for length in range(14)]
+    ends = [(min(v), max(v)) for v in shares]
+    values = [sum(ends[n][end] for n in p) - (50 if tuple(p) in SQUARE else 100) for p in PATTERNS.tolist() for end in (0, 1)]
+    return min(values), max(values)

@@ -470,9 +470,8 @@ class _Compiler:
         raise TypeError(f"not a condition: {c!r}")
 
     def compare(self, c: ir.Compare) -> Tree:
-        if kaplan_rubens.is_cccc(c.left) and isinstance(c.right, ir.Linear) and not c.right.terms:
-            lo, hi = kaplan_rubens.cccc_range()  # (its pieces, each bounded whatever the shape, cannot show it)
-            if (known := decided(c.op, lo - c.right.const, hi - c.right.const)) is not None:
+        if (ends := _known_range(c.left)) is not None and isinstance(c.right, ir.Linear) and not c.right.terms:
+            if (known := decided(c.op, ends[0] - c.right.const, ends[1] - c.right.const)) is not None:
                 return ("const", known)
         try:
             alts = [(g1 + g2, _sub(a, b)) for g1, a in self.alternatives(c.left) for g2, b in self.alternatives(c.right)]
@@ -538,6 +537,7 @@ class _Compiler:
                 for part, sign in _signed_parts(feat.fn):
                     key = (feat.seat, tuple(sorted(set(feat.suits))), part)
                     honour[key] = honour.get(key, 0) + sign * coef
+        const += _fixed_sums(lengths)
         g = math.gcd(*honour.values(), *lengths.values())
         if g > 1:  # 2 hcp(n) >= 25 is hcp(n) >= 13: one form, whatever the scale
             honour = {k: c // g for k, c in honour.items()}
@@ -572,6 +572,37 @@ class _Compiler:
         for c, _, _ in length_terms:
             lo, hi = (lo, hi + 13 * c) if c > 0 else (lo + 13 * c, hi)
         return decided(op, lo, hi)
+
+
+def _fixed_sums(lengths: dict[tuple[int, int], int]) -> int:
+    """Take out of ``lengths`` (coefficients by seat and suit) the sums that
+    every deal fixes, a suit's four lengths or a seat's, each 13, where they
+    come with one coefficient; return what they add to the constant."""
+    added = 0
+    for axis in (1, 0):  # (a suit's four seats, then a seat's four suits)
+        groups: dict[int, list[tuple[int, int]]] = {}
+        for key in lengths:
+            groups.setdefault(key[axis], []).append(key)
+        for keys in groups.values():
+            coefs = {lengths[k] for k in keys}
+            if len(keys) == 4 and len(coefs) == 1:
+                added += 13 * coefs.pop()
+                for k in keys:
+                    del lengths[k]
+    return added
+
+
+#: What an opaque number may be, whatever the deal (``tricks(seat, strain) > 13`` holds for none).
+OPAQUE_RANGES = {"tricks": (0, 13), "imps": (-24, 24)}
+
+
+def _known_range(num: ir.Num) -> tuple[int, int] | None:
+    """The least and greatest value of a number that the pieces' own bounds
+    cannot show: an opaque number's, or ``cccc``'s (each piece is bounded
+    whatever the shape, while the shape decides the piece)."""
+    if isinstance(num, ir.OpaqueNum):
+        return OPAQUE_RANGES.get(num.name)
+    return kaplan_rubens.cccc_range() if kaplan_rubens.is_cccc(num) else None
 
 
 def decided(op: str, lo: int, hi: int) -> bool | None:
@@ -693,11 +724,22 @@ def compile_program(program: ir.Program, out_of_pack: bool = False) -> Compiled:
     rank_seats = sorted({t.seat for f in forms for t in f.terms} | set(forced.values()))
     tracked = _tracked(forms, forced)
     out = Compiled(tuple(patterned), {}, tuple(rank_seats), tracked, forced, forms, atoms, shapes, tree,
-                   program.condition if comp.inexact else None, dead=dead)
+                   program.condition if comp.inexact and _reads_unknown(tree, set()) else None, dead=dead)
     _size_forms(out)
     out.pattern_masks = {s: _pattern_mask(out, s) for s in out.patterned}
     out.pool_bounds = {s: _pool_bound(out, s) for s in out.pooled}
     return out
+
+
+def _reads_unknown(tree: Tree, seen: set[int]) -> bool:
+    """Whether ``tree`` still reads a part the listing cannot (``hcp(north)
+    >= 0 || tricks(north, spades) > 5`` does not: the listing is exact)."""
+    if tree[0] == "unknown":
+        return True
+    if tree[0] not in ("and", "or", "not") or id(tree) in seen:
+        return False
+    seen.add(id(tree))
+    return any(_reads_unknown(x, seen) for x in ((tree[1],) if tree[0] == "not" else tree[1]))
 
 
 def _dead_cards(program: ir.Program, forms: list[Form], patterned: set[int]) -> dict[int, int]:

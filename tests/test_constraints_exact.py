@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from truedeal.cards import SUITS, card
+from truedeal.cards import SUITS, D, card
 from truedeal.constraints import ir
 from truedeal.engine import Plan
 from truedeal.spec import load_spec
@@ -212,6 +212,25 @@ def test_constraints_that_restrict_nothing_are_dropped():
     plan = Plan.build(load_spec({"north": {"hcp": [0, 37], "spades": {"length": [0, 13]}, "controls": [0, 12]}}))
     info = plan.summary().to_json()
     assert info["method"] == "exact" and info["one_in"] == 1.0 and info["cells"] == 1
+
+
+@pytest.mark.parametrize("nested, same", [
+    ('{"any_of": [{"script": "condition hcp(north) >= 15"}, {"script": "condition hcp(south) >= 15"}]}',
+     "hcp(north) >= 15 || hcp(south) >= 15"),
+    ('{"any_of": [{"script": "predeal north SA\\ncondition hcp(north) >= 15"},'
+     ' {"script": "predeal south SA\\ncondition hcp(south) >= 15"}]}',
+     "(hascard(north, AS) && hcp(north) >= 15) || (hascard(south, AS) && hcp(south) >= 15)"),
+])
+def test_a_script_within_an_either_or_is_read(nested, same):
+    """A branch's script holds in that branch, its predealt cards as held
+    cards (until 2026-11-28 it was dropped: every deal counted and drawn);
+    the deals drawn fit the condition it means."""
+    from truedeal.constraints.dealer import parse_program
+    from truedeal.constraints.evaluate import evaluate_cond
+
+    plan, meant = Plan.build(load_spec(nested)), parse_program("condition " + same)
+    assert plan.deals_total == Plan.build(meant).deals_total < D
+    assert evaluate_cond(np.concatenate(list(plan.deals(500, seed="branch"))), meant.condition).all()
 
 
 @pytest.mark.parametrize("script, same", [

@@ -62,8 +62,14 @@ def _spec_extras(spec) -> list[ir.Cond]:
 
 
 def _nested(spec) -> ir.Cond:
-    """A whole spec inside an either/or: its cards are conditions, not predeals."""
+    """A whole spec inside an either/or: its cards (held, or predealt by its
+    script) are conditions, not predeals."""
     items = [seat_condition(seat, s, None) for seat, s in spec.seats()]
+    if spec.script is not None:
+        from .dealer import parse_program
+
+        script = parse_program(spec.script)
+        items += [script.condition, *(_held(seat, c) for seat, cards in script.predeal for c in cards)]
     return ir.And(tuple(items + _spec_extras(spec)))
 
 
@@ -129,4 +135,9 @@ def _holds(seat: int, cards: tuple[str, ...], predeal: dict[int, list[int]] | No
     if predeal is not None:
         predeal.setdefault(seat, []).extend(card_number(c) for c in cards)
         return []
-    return [ir.Compare("==", _feat(seat, ("SHDC".index(c[0]),), ir.one_rank(_RANKS.index(c[1]))), ir.Linear((), 1)) for c in cards]
+    return [_held(seat, card_number(c)) for c in cards]
+
+
+def _held(seat: int, number: int) -> ir.Cond:
+    """``seat`` holds the card ``number`` (:func:`truedeal.cards.card`)."""
+    return ir.Compare("==", _feat(seat, (number % 4,), ir.one_rank(number // 4)), ir.Linear((), 1))

@@ -332,6 +332,7 @@ def test_parse_condition_for_json_specs():
 
 ERRORS = [
     ("condition hcp(nort) > 3", 1, 15, "bad seat 'nort'"),
+    ("condition hcp(south) > 5\naction frequency (hcp(south), 10, 5)", 2, 35, "the upper bound 5 is below the lower bound 10"),
     ("condition hcp(n) > 3", 1, 15, "bad seat 'n'"),
     ("\n\ncondition foo(north) > 3", 3, 11, "unknown function 'foo'"),
     ("condition x > 3", 1, 11, "undefined variable 'x'"),

@@ -77,7 +77,7 @@ def test_an_estimate_is_labelled(client):
         ({"of": "hcp(north)"}, "/constraints"),
         ({"constraints": NT, "of": "hcp(north)", "extra": 1}, "/extra"),
         ({"constraints": {"north": {"hcp": [17, 15]}}, "of": "hcp(north)"}, "/constraints/north/hcp"),
-        ({"constraints": {"north": {"hcp": 30, "spades": 13}}, "of": "hcp(north)"}, "/of"),
+        ({"constraints": {"north": {"hcp": 30, "spades": 13}}, "of": "hcp(north)"}, "/constraints"),  # no deal fits
     ],
 )
 def test_bad_input_is_a_problem_with_a_pointer(client, body, pointer):

@@ -11,7 +11,7 @@ With a ``budget``, a spec whose listing is estimated to take longer
 Answers::
 
     {"kind": "ok", "value": <Plan.summary()> | <distribution JSON>, "rss": <bytes>}
-    {"kind": "too_wide" | "invalid" | "error", "value": "<one line>", "rss": <bytes>}
+    {"kind": "too_wide" | "invalid" | "impossible" | "error", "value": "<one line>", "rss": <bytes>}
 
 It first writes ``{"kind": "ready"}`` once its imports are done (so that a
 count's time limit does not include the interpreter's start), and it exits
@@ -28,6 +28,7 @@ import signal
 import sys
 from typing import Any
 
+from truedeal.errors import Impossible
 from truedeal.output import whole_stdout
 from truedeal.resources import resident_bytes
 
@@ -53,7 +54,7 @@ class OverBudget(Exception):
 def answer(request: dict) -> dict:
     """The value of one request (see the module doc); engine and input errors propagate."""
     from truedeal.engine import Plan
-    from truedeal.spec import SpecError, load_spec
+    from truedeal.spec import load_spec
 
     spec = load_spec(request["spec"])
     if request["op"] == "count":
@@ -67,12 +68,9 @@ def answer(request: dict) -> dict:
         return Plan.build_to_count(spec).summary().to_json()
     from truedeal.analysis.laws import distribution_of
 
-    try:
-        out = distribution_of(spec, request["of"]).to_json()
-    except ValueError as exc:  # an estimate of a spec no deal fits
-        raise SpecError(str(exc)) from None
+    out = distribution_of(spec, request["of"]).to_json()  # (an estimate of a spec no deal fits: Impossible)
     if out.get("deals") == 0:
-        raise SpecError("no deal satisfies this spec (it counts 0 deals)")
+        raise Impossible("no deal satisfies this spec (it counts 0 deals)")
     return out
 
 
@@ -101,6 +99,8 @@ def main() -> None:
                 reply = {"kind": "too_wide", "value": " ".join(str(exc).split())}
             except OverBudget as exc:
                 reply = {"kind": "over_budget", "value": min(exc.args[0], 1e300)}
+            except Impossible as exc:
+                reply = {"kind": "impossible", "value": str(exc)}
             except (SpecError, UnsupportedFeature, NotExact) as exc:
                 reply = {"kind": "invalid", "value": str(exc)}
             except MemoryError:

@@ -75,7 +75,7 @@ def with_budget(line: str, seconds: float) -> str:
 
 class CountFailed(Exception):
     """A count that cannot be given; ``kind`` is ``too_wide``, ``timeout``,
-    ``busy`` or ``error``; the message is one line."""
+    ``busy``, ``client_busy``, ``invalid``, ``impossible`` or ``error``; the message is one line."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)

@@ -64,8 +64,11 @@ def distribution() -> Response:
     try:
         out = state().counter.distribution(spec, expr, request_client())
     except CountFailed as exc:
-        if exc.kind == "invalid":  # the expression, or no deal fits: say which field
+        if exc.kind == "invalid":  # the expression (the constraints were read above)
             raise _invalid("of", str(exc)) from None
+        if exc.kind == "impossible":
+            raise Problem(422, str(exc), kind="impossible-spec", title="Impossible spec",
+                          errors=[{"detail": str(exc), "pointer": "/constraints"}]) from None
         raise api_problem_for(exc) from None
     return current_app.response_class(json.dumps(_with_texts(out)), mimetype="application/json")
 

@@ -21,6 +21,7 @@ from ..constraints import ir
 from ..constraints.dds import needs_double_dummy
 from ..constraints.evaluate import evaluate_num
 from ..engine import Plan, TooWide
+from ..errors import Impossible
 from ..evaluate import pattern_index
 from .conditioning import NotExact
 from .general import Query, as_program
@@ -98,7 +99,7 @@ def sampled_distribution(constraints, query: Query, reason: str, n: int = DEFAUL
                          seed: str = DEFAULT_SEED) -> SampledDistribution:
     """Estimate the law of ``query`` from ``n`` uniform deals of ``constraints``
     (and its ``given`` condition).  Raises :class:`NotExact` if even dealing
-    is impossible (too wide for rejection) and ValueError if no deal fits."""
+    is impossible (too wide for rejection) and :class:`Impossible` if no deal fits."""
     program = as_program(constraints)
     cond = program.condition if query.given == ir.TRUE else ir.And((program.condition, query.given))
     try:
@@ -106,7 +107,7 @@ def sampled_distribution(constraints, query: Query, reason: str, n: int = DEFAUL
     except TooWide as exc:
         raise NotExact(f"cannot even deal this spec: {' '.join(str(exc).split())}") from None
     if not plan.possible:
-        raise ValueError("no deal satisfies this spec and condition")
+        raise Impossible("no deal satisfies this spec and condition")
     counts: dict = {}
     # rnd(...) draws from its own generator, derived from the seed so that reruns agree
     rng = np.random.default_rng(int.from_bytes(hashlib.sha256(seed.encode()).digest()[:8], "little"))

@@ -349,7 +349,11 @@ class _ScriptParser(ExprParser):
         self.comma()
         lo = self.number("a lower bound", signed=True)
         self.comma()
-        return (lo, self.number("an upper bound", signed=True))
+        at = self.tok
+        hi = self.number("an upper bound", signed=True)
+        if hi < lo:  # (dealer's table of hi - lo + 1 counts would be negative)
+            raise self.error(at, f"the upper bound {hi} is below the lower bound {lo}")
+        return (lo, hi)
 
 
 # ----------------------------------------------------------------- entry points

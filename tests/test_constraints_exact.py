@@ -297,6 +297,64 @@ def test_union_keeps_each_deal_from_its_first_branch_only():
     assert chisquare(list(counts.values())).pvalue > 1e-4
 
 
+def test_an_either_or_too_wide_to_count_together_is_drawn_uniformly_by_passes(monkeypatch):
+    """Where the branches list but their conjunctions do not, each branch is
+    weighed once and a deal drawn from one is kept only if it fits no earlier
+    one: over the 252 deals of a predealt space (test_rnd_weighed), South's
+    12+ or West's 8+ (both where South has exactly 12), the share kept is the
+    brute-force one within 4 standard errors, the count (the branches' sum
+    times that share) within 4 of its own, and 30,000 deals are uniform over
+    the either/or.  (The conjunctions are made too wide here by hand.)"""
+    from test_rnd_weighed import FREE, PREDEAL, _all_deals
+    from truedeal import engine
+    from truedeal.constraints.dealer import parse_program
+    from truedeal.constraints.evaluate import evaluate_cond
+    from truedeal.listing import TooWide
+
+    def too_wide(*_):
+        raise TooWide("the branches' conjunctions, by hand")
+
+    monkeypatch.setattr(engine, "_union_deals", too_wide)
+    owners = _all_deals()
+    south, west = (evaluate_cond(owners, parse_program("condition " + c).condition)
+                   for c in ("hcp(south) >= 12", "hcp(west) >= 8"))
+    assert (south & west).any() and not (south & west).all()
+    plan = Plan.build(parse_program(PREDEAL + "condition hcp(south) >= 12 || hcp(west) >= 8"))
+    assert plan.weighted and not plan.counts_exactly
+    summary, share = plan.summary(), (south | west).sum() / (south.sum() + west.sum())
+    assert summary.method.startswith("an either/or of 2 exact listings, too wide to count together")
+    assert abs(plan.acceptance - share) < 4 * (share * (1 - share) / plan.union.pilot_draws) ** 0.5
+    assert abs(summary.deals_estimate - (south | west).sum()) < 4 * summary.deals_estimate_stderr
+    drawn = np.concatenate(list(plan.deals(30_000, seed="union by passes")))
+    index = {row[FREE].tobytes(): k for k, row in enumerate(owners)}
+    observed = Counter(index[row[FREE].tobytes()] for row in drawn)
+    assert set(observed) == set(np.nonzero(south | west)[0].tolist())
+    assert chisquare(list(observed.values())).pvalue > 1e-4
+
+
+@pytest.mark.memory_mb(1000)  # the conjunction tried first (830 MB in process)
+def test_partnership_branches_that_cannot_meet_are_counted_by_their_sum():
+    """N+S 25+ with a spade fit, or E+W 25+ with a heart fit: each branch is
+    exact, their conjunction (four patterned seats) is too wide to list, and
+    no deal fits both (50 HCP).  Drawn by passes, every deal is kept, the
+    count is the branches' sum, and each deal fits its branch; ``count
+    --exact`` refuses it (it was rejection on two seats until 2026-11-28)."""
+    from cli_runner import run
+    from truedeal.constraints.dealer import parse_program
+    from truedeal.constraints.evaluate import evaluate_cond
+
+    ns, ew = ("hcp(north) + hcp(south) >= 25 && spades(north) + spades(south) >= 8",
+              "hcp(east) + hcp(west) >= 25 && hearts(east) + hearts(west) >= 8")
+    plan = Plan.build(parse_program(f"condition ({ns}) || ({ew})"))
+    branches = [2_430_271_843_833_430_368_843_120_000] * 2  # each, by a DP over the suits written for the audit
+    assert plan.weighted and plan.acceptance == 1.0 and plan.union.class_deals == branches
+    assert plan.summary().deals_estimate == float(sum(branches))
+    rows = np.concatenate(list(plan.deals(2_000, seed="partnerships")))
+    fit = [evaluate_cond(rows, parse_program("condition " + b).condition) for b in (ns, ew)]
+    assert (fit[0] ^ fit[1]).all() and 0.4 < fit[0].mean() < 0.6  # the branches are equally likely
+    assert run("count", "--exact", f"({ns}) || ({ew})").returncode == 2
+
+
 def test_seeded_streams_of_programs_are_reproducible():
     spec = load_spec({"north": {"controls": [4, 12], "losers": [0, 7]}})
     a = np.concatenate(list(Plan.build(spec).deals(500, seed="x")))

@@ -325,7 +325,7 @@ def test_fetch_before_done_is_an_error(store, group):
     "spec, n, reason",
     [
         (IMPOSSIBLE, 10, "no deal satisfies this spec"),
-        ({"script": "rnd(10) > 20 && hcp(north) > 10"}, 10, "no deal satisfies this spec"),  # rnd never keeps (an IndexError until 2026-11-28)
+        ({"script": "rnd(10) > 20 && hcp(north) > 10"}, 10, "no deal satisfies this spec"),  # (an IndexError until 2026-11-28)
         (STRONG_NT, WORKER_MAX_DEALS + 1, f"this worker takes at most {WORKER_MAX_DEALS:,} deals per job"),
     ],
 )

@@ -248,6 +248,51 @@ def test_a_script_whose_rnd_keeps_nothing_counts_zero_and_deals_none(script):
     assert dealt.returncode == 2 and dealt.out == "" and dealt.err == "truedeal: error: no deal satisfies this spec (it counts 0 deals)\n"
 
 
+def test_a_one_seat_try_is_skipped_where_its_classes_list_more_than_the_plan(monkeypatch):
+    """A try keeps at most the plan's acceptance times ``points * listed``
+    over ``sum_c weights[c] listed(c)``.  Here the plan lists West's 14+
+    (18 deals) and rejects South; South's classes list 1,600, weighed:
+    the try would keep 0.1125 times as much (brute force).  The estimate
+    from deals of the pack agrees within 5%, while the share of the plan's
+    own deals that the classes list bounds it at about 1.5; so with the
+    threshold between the two, the try is skipped, and below both it is
+    made, and keeps what the estimate said.  (Keeping West alone, the
+    other try, gains 10/7: three classes of ten list nothing.)"""
+    from truedeal import engine
+    from truedeal.relaxation import relax
+
+    condition = "((hcp(south) >= 12 and {r} < 3) or (diamonds(south) >= 6 and {r} < 7)) and hcp(west) >= 14"
+    program = parse_program(PREDEAL + "r = rnd(10)\ncondition " + condition.format(r="r"))
+    west_alone = Relaxation((KEEP, KEEP, WHOLE, KEEP))
+    comp = engine.compile_program(relax(program, west_alone))  # West listed, South rejected
+    plan = Plan(None, engine._any_listing(comp, None, []), 0.0, program=program, listed=comp,
+                relaxed=west_alone.describe())
+    plan._measure_acceptance("South rejected")
+    owners = _all_deals()
+    south, diamonds, west = (evaluate_cond(owners, load_program("condition " + c).condition).sum()
+                             for c in ("hcp(south) >= 12 or diamonds(south) >= 6", "diamonds(south) >= 6", "hcp(west) >= 14"))
+    assert (south, diamonds, west) == (232, 226, 18)
+    gain = Fraction(10 * west, 3 * south + 4 * diamonds)
+    tried: list[Relaxation] = []
+    build = Plan._build_weighted_relaxed.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(Plan, "_build_weighted_relaxed",
+                        classmethod(lambda cls, *a, **k: tried.append(a[2]) or build(cls, *a, **k)))
+    monkeypatch.setattr(engine, "WEIGH_SEAT_BELOW", 1.01)
+    monkeypatch.setattr(engine, "WEIGH_SEAT_GAIN", 1.4)
+    south_alone = Relaxation((KEEP, KEEP, KEEP, WHOLE))
+    found = rnd_levels.levels(program)
+    estimate = plan._one_seat_gain(plan._listed_draw(20_000, engine.Rng(engine.SeededBits("truedeal/pilot"))),
+                                   engine._pack_deals(engine.PACK_DRAWS, program.predeal), found, south_alone)
+    assert abs(estimate / float(gain) - 1) < 0.05
+    Plan._weighed_on_one_seat(plan, None, program, None, 0.0)
+    assert south_alone not in tried
+    monkeypatch.setattr(engine, "WEIGH_SEAT_GAIN", 0.05)
+    Plan._weighed_on_one_seat(plan, None, program, None, 0.0)
+    assert south_alone in tried
+    made = Plan._build_weighted_relaxed(None, program, south_alone, None, [], 0.0)
+    assert made is not None and abs(made.acceptance / plan.acceptance / float(gain) - 1) < 0.05
+
+
 @pytest.mark.memory_mb(1000)  # two classes, each a split within a split (920 MB in process for one)
 def test_classes_that_are_splits_draw_their_chunks_together(monkeypatch, always_weighing):
     """Calm opponents beside a 1NT opener need a split on East's patterns

@@ -31,7 +31,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -49,6 +49,7 @@ from .either_or import cross_seat_branches, pattern_branches
 from .errors import Impossible, TooLargeToDeal
 from .evaluate import satisfies
 from .every_deal import deal_numbers
+from .fill import OPEN, deal_open
 from .listing import Listing, TooWide, build_listing, count_cases
 from .listing.layout import MAX_FEATURE_CELLS
 from .randomness import CHUNK_DEALS, DEFAULT_STREAM, Rng, SeededBits, check_stream, chunk_rng
@@ -61,6 +62,9 @@ from .weighted import Weighted
 
 if TYPE_CHECKING:
     from .one_hand import OneHandListing
+
+#: A seat's rows by the identity of the relaxed program they list (:func:`_relaxed_rows`).
+RowsMemo = dict[int, tuple[ir.Program, "OneHandListing | None"]]
 
 #: Draws used to estimate the acceptance rate of seats handled by rejection.
 PILOT_DRAWS = 200_000
@@ -92,6 +96,16 @@ GAIN_DRAWS = 20_000  # the pilot's first deals that estimate that share
 #: 3.2 s -> 21.6 s); between 1% and 5% it gained at most 1.4 times (Vics 1m:
 #: 3.67% -> 5.12%, plan 2.7 s -> 15.5 s) and cost up to 20 s a plan (Jacoby 2NT: 2 s -> 22 s, no gain).
 WEIGH_SEAT_BELOW = 0.01
+#: ... and only where it may keep this many times as much (:meth:`Plan._one_seat_gain`):
+#: the estimate was within 7% of what the tries kept in the library
+#: (Ogust 1.46 estimated, 1.46 kept; Basic Responses 1.83, 1.88; Gazzilli
+#: 5.76, 5.51; Lebensohl 8.38, 9.03), and 0.01-0.6 for the tries that kept
+#: less, which cost 4-18 s a plan (Weak Jump Shift 3.2 s -> 21.6 s).
+WEIGH_SEAT_GAIN = 1.25
+#: Deals of the whole pack (seeded) that estimate what a one-seat try lists.
+PACK_DRAWS = 100_000
+#: What a branch of an either/or counted by passes rejects (:meth:`Plan._union_by_passes`).
+EARLIER_BRANCHES = "the earlier branches of the either/or"
 #: ... when the check solves deals double dummy (about 25 deals a second per strain here).
 DD_PILOT_DRAWS = 256
 #: ... and the deals a rejection batch draws then (two DDS calls).
@@ -152,7 +166,9 @@ class Plan:
         t0 = time.perf_counter()
         if isinstance(spec, ir.Program) or not spec.is_simple():
             program = spec if isinstance(spec, ir.Program) else spec.program()
-            return cls._weighed_on_one_seat(cls._build_program(spec, progress), spec, program, progress, t0)
+            rows: RowsMemo = {}  # listed for the ranking, then for the one-seat tries
+            plan = cls._build_program(spec, progress, rows=rows)
+            return cls._weighed_on_one_seat(plan, spec, program, progress, t0, rows)
         rules = spec.constraints()
         try:
             listing = build_listing(rules, progress)
@@ -210,7 +226,8 @@ class Plan:
 
     @classmethod
     def _build_program(cls, spec: Spec | ir.Program, progress, exact_only: bool = False, split: bool = True,
-                       out_of_pack: bool = False, max_parts: int = MAX_PATTERN_PARTS, narrow_first: bool = False) -> Plan:
+                       out_of_pack: bool = False, max_parts: int = MAX_PATTERN_PARTS, narrow_first: bool = False,
+                       rows: RowsMemo | None = None) -> Plan:
         """List a Program: exactly, with its sums of per-suit pieces as single
         features when it is too wide as written (:mod:`truedeal.constraints.separable`),
         split by card owners when it is too wide
@@ -233,7 +250,7 @@ class Plan:
                 pass  # the branches are too wide too: list the whole, relaxed
         wide: list[TooWide] = []
         failed: list[Relaxation] = []
-        rows: dict[int, tuple[ir.Program, OneHandListing | None]] = {}  # a seat's rows, ranked and then planned
+        rows = {} if rows is None else rows  # a seat's rows, ranked and then planned
         for relaxation in _relaxations(program, exact_only, rows):
             if any(f.covers(relaxation) for f in failed) and _hand_read(program, relaxation) is None:
                 continue  # it relaxes no more than one that was too wide (and no one seat's rows list it)
@@ -380,7 +397,8 @@ class Plan:
                    program=program, listed=plans[0].listed, union=weighted)
 
     @classmethod
-    def _weighed_on_one_seat(cls, plan: Plan, spec, program: ir.Program, progress, t0: float) -> Plan:
+    def _weighed_on_one_seat(cls, plan: Plan, spec, program: ir.Program, progress, t0: float,
+                             rows: RowsMemo | None = None) -> Plan:
         """``plan`` (seats relaxed, its pilot measured), or a plan that keeps
         one seat alone, listed by its rows where no factored listing holds it,
         and weighs ``rnd`` over its classes (:meth:`_build_weighted_relaxed`),
@@ -390,36 +408,52 @@ class Plan:
         rank first, rejecting that seat, cannot weigh.  Tried only where
         ``plan`` keeps under :data:`WEIGH_SEAT_BELOW` and ``rnd`` has classes
         (the script as written: a seat may list as written and not with its
-        sums made features, or the other way round)."""
+        sums made features, or the other way round), and each seat only where
+        it may keep :data:`WEIGH_SEAT_GAIN` times as much (:meth:`_one_seat_gain`)."""
         found = rnd_levels.levels(program)
         if plan.counts_exactly or (plan.acceptance or 0.0) >= WEIGH_SEAT_BELOW or found is None:
             return plan
-        # a try keeps at most acceptance / share of what plan keeps, share the
-        # weighed part of plan's listed deals that its classes list: so not
-        # where that is under WEIGH_GAIN (Weak Jump Shift: 22 s of tries for nothing)
         owners = None if plan.union is not None else plan._listed_draw(GAIN_DRAWS, Rng(SeededBits("truedeal/pilot")))
+        pack = None if owners is None else _pack_deals(PACK_DRAWS, program.predeal)
         best = plan
         for relaxation in _one_seat_mixes(program):
-            if owners is not None and _weighed_share(owners, found, relaxation) * WEIGH_GAIN > 1:
+            if owners is not None and pack is not None and plan._one_seat_gain(owners, pack, found, relaxation) < WEIGH_SEAT_GAIN:
                 continue
-            other = cls._build_weighted_relaxed(spec, program, relaxation, progress, [], t0)
+            other = cls._build_weighted_relaxed(spec, program, relaxation, progress, [], t0, rows)
             if other is not None and (other.acceptance or 0.0) > (best.acceptance or 0.0):
                 best = other
         best.build_seconds = time.perf_counter() - t0  # the tries included
         return best
 
+    def _one_seat_gain(self, owners: np.ndarray, pack: tuple[np.ndarray, int], found: rnd_levels.Levels,
+                       relaxation: Relaxation) -> float:
+        """About how many times this plan's acceptance (``rnd`` and some
+        seats rejected; ``owners``, its listed deals) a plan weighing ``rnd``
+        over one seat's classes (``relaxation``) keeps.  Both keep the same
+        deals, weighed; each draws its listed deals, weighed by the classes
+        that list them: the try ``sum_c weights[c] listed(c)``, this plan
+        ``points * listed``.  The share of ``owners`` that the classes list
+        bounds that ratio (weakly: a class may list deals this plan does not);
+        past :data:`WEIGH_SEAT_GAIN`, the share of ``pack`` (deals of the pack, and
+        how many there are) that they list estimates it (where it holds some)."""
+        share = _weighed_share(owners, found, relaxation)
+        gain = 1 / share if share else math.inf
+        held = _weighed_share(pack[0], found, relaxation) if gain >= WEIGH_SEAT_GAIN else 0.0
+        return min(gain, self.listed_deals / (held * pack[1])) if held else gain
+
     @classmethod
     def _build_weighted_relaxed(cls, spec, program: ir.Program, relaxation: Relaxation, progress, wide: list[TooWide],
-                               t0: float) -> Plan | None:
+                               t0: float, rows: RowsMemo | None = None) -> Plan | None:
         """A plan weighing ``program``'s ``rnd`` (:mod:`truedeal.weighted`)
         over listings of its classes with ``relaxation``'s parts left to
-        rejection; None when it has no such classes, a class does not list,
-        or the pilot keeps too few (:data:`MIN_ACCEPTANCE`)."""
+        rejection (a class of one seat kept by its rows, among the whole
+        script's, memoised in ``rows``); None when it has no such classes, a
+        class does not list, or the pilot keeps too few (:data:`MIN_ACCEPTANCE`)."""
         found = rnd_levels.levels(program)
         if found is None:
             return None
         plans: list[Plan] = []
-        rows: dict[int, tuple[ir.Program, OneHandListing | None]] = {}
+        rows = {} if rows is None else rows
         for level in found.parts:
             relaxed = relax(level.program, relaxation)
             compiled = compile_program(relaxed)
@@ -466,11 +500,34 @@ class Plan:
             return plan
 
         plans = [part([b]) for b in branches]
-        deals = _union_deals(plans, branches, part)
-        union = Union(plans, [ir.And(tuple(common + [b])) for b in branches], deals)
+        conds: list[ir.Cond] = [ir.And(tuple(common + [b])) for b in branches]
+        try:
+            deals = _union_deals(plans, branches, part)
+        except TooWide:  # the branches list, their conjunctions do not: drawn exactly, counted from the share kept
+            return cls._union_by_passes(spec, program, plans, conds, t0)
+        union = Union(plans, conds, deals)
         main = plans[0]
         plan = cls(spec if isinstance(spec, Spec) else None, main.listing, time.perf_counter() - t0, program=program, union=union)
         return plan
+
+    @classmethod
+    def _union_by_passes(cls, spec, program: ir.Program, plans: list[Plan], conds: list[ir.Cond], t0: float) -> Plan:
+        """An either/or whose branches list exactly (``plans``, of ``conds``)
+        but whose count no listing gives: each branch weighed once
+        (:class:`~truedeal.weighted.Weighted`), a deal drawn from branch i kept
+        only if it fits no earlier branch.  The law is uniform over the union
+        (each deal comes from its first branch alone) and the count is the
+        branches' sum times the share kept, an estimate.  Raises TooWide
+        when the pilot keeps too few."""
+        classes = [plans[0]] + [
+            replace(p, program=ir.Program(condition=ir.And((c, ir.Not(ir.Or(tuple(conds[:i]))))), predeal=program.predeal),
+                    relaxed=(EARLIER_BRANCHES,), _sampler=None) for i, (p, c) in enumerate(zip(plans, conds)) if i]
+        union = Weighted(classes, [1] * len(classes), 1, either_or=True)
+        union.measure(PILOT_DRAWS)
+        if union.acceptance < MIN_ACCEPTANCE:
+            raise TooWide(f"an either/or whose branches overlap: a draw keeps only {union.acceptance:.2g}")
+        return cls(spec if isinstance(spec, Spec) else None, plans[0].listing, time.perf_counter() - t0,
+                   program=program, relaxed=(EARLIER_BRANCHES,), union=union, acceptance=union.acceptance)
 
     @classmethod
     def _build_card_split(cls, spec, program: ir.Program, progress, t0: float) -> Plan | None:
@@ -520,7 +577,7 @@ class Plan:
 
     @classmethod
     def _build_hand_relaxed(cls, spec, program: ir.Program, relaxation: Relaxation,
-                            rows: dict[int, tuple[ir.Program, OneHandListing | None]], t0: float) -> Plan | None:
+                            rows: RowsMemo, t0: float) -> Plan | None:
         """``program`` with every seat but one relaxed whole, that seat's
         hand listed by its rows (:func:`_relaxed_rows`, memoised in ``rows``)
         and the rest left to rejection; None when ``relaxation`` keeps more
@@ -1084,7 +1141,7 @@ def other_listing_kind(comp: Compiled) -> str | None:
 
 
 def _relaxations(program: ir.Program, exact_only: bool,
-                 rows: dict[int, tuple[ir.Program, OneHandListing | None]]) -> Iterator[Relaxation]:
+                 rows: RowsMemo) -> Iterator[Relaxation]:
     """None first; then, unless ``exact_only``, every relaxation, best first
     (ranked only once the exact listing has failed: ranking lists each seat
     alone, a seat's rows memoised in ``rows``)."""
@@ -1151,7 +1208,7 @@ def _honours_by_suit(comp: Compiled, wide: list[TooWide]):
         return None
 
 
-def _listed_odds(program: ir.Program, rows: dict[int, tuple[ir.Program, OneHandListing | None]]) -> float | None:
+def _listed_odds(program: ir.Program, rows: RowsMemo) -> float | None:
     """The probability of ``program``'s listing (or, for one seat, of its
     hand's rows: :func:`_relaxed_rows`), None if none fits."""
     comp = compile_program(program)
@@ -1159,7 +1216,7 @@ def _listed_odds(program: ir.Program, rows: dict[int, tuple[ir.Program, OneHandL
     return None if listing is None else listing.deals / D
 
 
-def _relaxed_rows(relaxed: ir.Program, rows: dict[int, tuple[ir.Program, OneHandListing | None]]) -> OneHandListing | None:
+def _relaxed_rows(relaxed: ir.Program, rows: RowsMemo) -> OneHandListing | None:
     """:func:`_hand_rows` of what ``relaxed`` may keep (:func:`~.constraints.opaque.possible`),
     memoised in ``rows`` by its identity (:func:`~.relaxation.relax` gives
     the same object for the same ask): a seat's rows listed for the ranking
@@ -1181,6 +1238,18 @@ def _weighed_share(owners: np.ndarray, found: rnd_levels.Levels, relaxation: Rel
     for level in found.parts:
         listed += level.weight * fits(owners, opaque.possible(relax(level.program, relaxation)))
     return float(listed.mean()) / found.points
+
+
+def _pack_deals(n: int, predeal: tuple[tuple[int, tuple[int, ...]], ...]) -> tuple[np.ndarray, int]:
+    """``n`` seeded uniform deals of the pack with the ``predeal``'s cards
+    given, and how many such deals there are."""
+    owners = np.full((n, 52), OPEN, np.uint8)
+    left = [13] * 4
+    for seat, cards in predeal:
+        owners[:, list(cards)] = seat
+        left[seat] -= len(cards)
+    deal_open(owners, Rng(SeededBits("truedeal/pilot")), np.arange(52), np.tile(left, (n, 1)), np.arange(4, dtype=np.uint8))
+    return owners, math.factorial(sum(left)) // math.prod(math.factorial(k) for k in left)
 
 
 def _one_seat_mixes(program: ir.Program) -> list[Relaxation]:

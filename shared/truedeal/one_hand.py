@@ -20,6 +20,7 @@ equally likely.  Plans take it only where they would otherwise reject.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from math import comb, factorial
 
 import numpy as np
@@ -92,6 +93,21 @@ def _held(masks: np.ndarray) -> np.ndarray:
     return np.stack([np.bitwise_count(masks[:, s].astype(np.uint16)) for s in range(4)], axis=1).astype(np.int64)
 
 
+@cache
+def _canonical_holdings(ranks: tuple[int, ...], suit: int) -> np.ndarray:
+    """(14, 2 ** k) the cards, as bits of their indices, that a canonical
+    holding in ``suit`` of each length and mask of the ``k`` tracked
+    ``ranks`` holds: the tracked cards its mask says, then the lowest other ranks."""
+    k = len(ranks)
+    bits = (np.arange(1 << k)[:, None] >> np.arange(k)) & 1
+    cards = (bits.astype("<u8") << np.array([card(r, suit) for r in ranks], "<u8")).sum(axis=1, dtype="<u8")
+    held = np.broadcast_to(cards, (14, 1 << k)).copy()
+    need = np.arange(14)[:, None] - bits.sum(axis=1)
+    for i, r in enumerate(r for r in range(12, -1, -1) if r not in ranks):
+        held[need > i] |= np.uint64(1) << np.uint64(card(r, suit))
+    return held
+
+
 @dataclass(frozen=True)
 class _Layout:
     """What :class:`~truedeal.engine.Plan` reads of a listing's layout."""
@@ -150,13 +166,12 @@ class OneHandListing:
 
     def _canonical(self, lengths: np.ndarray, masks: np.ndarray) -> np.ndarray:
         """A deal per row in which the hand holds its tracked cards and its lowest spot cards."""
-        owners = np.full((len(lengths), 52), (self.seat + 1) % 4, np.uint8)
-        self.give_tracked(owners, masks)
-        need = lengths - _held(masks)
+        cards = np.zeros(len(lengths), "<u8")  # bit c: the hand holds card c
         for s, ranks in enumerate(self.tracked):
-            for k, r in enumerate(r for r in range(12, -1, -1) if r not in ranks):
-                owners[need[:, s] > k, card(r, s)] = self.seat
-        return owners
+            cards |= _canonical_holdings(ranks, s)[lengths[:, s], masks[:, s]]
+        held = np.unpackbits(cards.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")[:, :52]
+        other = (self.seat + 1) % 4
+        return held * np.uint8((self.seat - other) % 256) + np.uint8(other)  # (uint8 wraps: seat or other)
 
     def make_sampler(self) -> OneHandSampler:
         return OneHandSampler(self)

@@ -50,8 +50,10 @@ class Weighted:
     proportional to ``w(d)`` still, and only the relaxed parts are
     rejected, never ``rnd``.  :meth:`measure` gives the share kept."""
 
-    def __init__(self, plans: list[Plan], weights: list[int], points: int) -> None:
-        self.plans, self.weights, self.points = plans, weights, points
+    def __init__(self, plans: list[Plan], weights: list[int], points: int, either_or: bool = False) -> None:
+        """``either_or``: the classes are an either/or's branches, each weighed
+        once, each rejecting the deals of the earlier ones (not ``rnd``'s)."""
+        self.plans, self.weights, self.points, self.either_or = plans, weights, points, either_or
         self.exact = all(p.exact for p in plans)
         self.class_deals = [p.deals_total if p.exact else p.listed_deals for p in plans]  # (listed, where not exact)
         self.listed = sum(w * d for w, d in zip(weights, self.class_deals))
@@ -80,6 +82,10 @@ class Weighted:
     @property
     def method(self) -> str:
         """How the plan draws, as ``count`` prints it."""
+        if self.either_or:
+            return (f"an either/or of {len(self.plans)} exact listings, too wide to count together: a deal drawn from "
+                    f"one is kept only if it fits no earlier one (uniform over the either/or); rejection for "
+                    + "; ".join(self.relaxed))
         shares = ", ".join(f"{Fraction(w, self.points)}" for w in self.weights)
         exact = "exact " if self.exact else ""
         listings = f"1 {exact}listing" if len(self.plans) == 1 else f"{len(self.plans)} {exact}listings"

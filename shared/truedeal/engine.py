@@ -56,7 +56,7 @@ from .randomness import CHUNK_DEALS, DEFAULT_STREAM, Rng, SeededBits, check_stre
 from .relaxation import KEEP, WHOLE, Relaxation, SeatsRead, ranked, relax
 from .sampling import Sampler
 from .spec import SeatConstraint, Spec
-from .summary import CountSummary, ListingSizes, Rejection
+from .summary import CountSummary, ListingSizes, Rejection, pilot_stderr
 from .union import Union
 from .weighted import Weighted
 
@@ -757,8 +757,7 @@ class Plan:
     def _estimate(self, sizes: ListingSizes) -> CountSummary:
         listed, acceptance = self.listed_deals, self.acceptance or 0.0
         estimate = listed * acceptance
-        # binomial standard error of the pilot's acceptance rate
-        se = math.sqrt(max(acceptance * (1 - acceptance), 1e-300) / self.pilot_draws)
+        se = pilot_stderr(acceptance, self.pilot_draws)
         rejection = Rejection([SEAT_NAMES[c.seat] for c in self.rejected], list(self.relaxed), acceptance, se,
                               self.pilot_draws, listed, self._listed_cases())
         return CountSummary(None, estimate / D, None, (D / estimate) if estimate else None, self.possible, None,

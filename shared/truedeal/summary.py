@@ -9,6 +9,7 @@ clients read the API's ``deals_text``).
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -101,3 +102,9 @@ class CountSummary:
 
 
 __all__ = ["CountSummary", "ListingSizes", "Rejection", "expected_deals"]
+
+
+def pilot_stderr(share: float, draws: int) -> float:
+    """The binomial standard error of the share of ``draws`` pilot deals
+    kept; where it kept all or none, ``1 / draws``, its resolution, not 0."""
+    return math.sqrt(max(share * (1 - share), 1 / max(draws, 1)) / max(draws, 1))

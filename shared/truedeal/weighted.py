@@ -8,7 +8,6 @@ plan, or each a listing of the class with some seats relaxed
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 from fractions import Fraction
@@ -21,7 +20,7 @@ from .errors import Impossible
 from .listing import count_cases
 from .randomness import Rng, SeededBits
 from .sampling import WideCategorical
-from .summary import CountSummary, ListingSizes, Rejection, expected_deals
+from .summary import CountSummary, ListingSizes, Rejection, expected_deals, pilot_stderr
 
 if TYPE_CHECKING:
     from .engine import Plan
@@ -113,7 +112,7 @@ class Weighted:
 
     def _estimate(self, sizes: ListingSizes) -> CountSummary:
         a = self.acceptance
-        se = math.sqrt(max(a * (1 - a), 1e-300) / max(self.pilot_draws, 1))  # binomial, of the pilot
+        se = pilot_stderr(a, self.pilot_draws)
         listed = float(self.deals)  # the listed deals, weighed
         estimate = listed * a
         rejection = Rejection([], self.relaxed, a, se, self.pilot_draws, int(self.deals), self.cases)

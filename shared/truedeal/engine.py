@@ -97,7 +97,7 @@ GAIN_DRAWS = 20_000  # the pilot's first deals that estimate that share
 #: 3.67% -> 5.12%, plan 2.7 s -> 15.5 s) and cost up to 20 s a plan (Jacoby 2NT: 2 s -> 22 s, no gain).
 WEIGH_SEAT_BELOW = 0.01
 #: ... and only where it may keep this many times as much (:meth:`Plan._one_seat_gain`):
-#: the estimate was within 7% of what the tries kept in the library
+#: the estimate was within 8% of what the tries kept in the library
 #: (Ogust 1.46 estimated, 1.46 kept; Basic Responses 1.83, 1.88; Gazzilli
 #: 5.76, 5.51; Lebensohl 8.38, 9.03), and 0.01-0.6 for the tries that kept
 #: less, which cost 4-18 s a plan (Weak Jump Shift 3.2 s -> 21.6 s).
@@ -413,11 +413,11 @@ class Plan:
         found = rnd_levels.levels(program)
         if plan.counts_exactly or (plan.acceptance or 0.0) >= WEIGH_SEAT_BELOW or found is None:
             return plan
-        owners = None if plan.union is not None else plan._listed_draw(GAIN_DRAWS, Rng(SeededBits("truedeal/pilot")))
-        pack = None if owners is None else _pack_deals(PACK_DRAWS, program.predeal)
+        sample = None if plan.union is not None else (  # plan's listed deals, and the pack's
+            plan._listed_draw(GAIN_DRAWS, Rng(SeededBits("truedeal/pilot"))), _pack_deals(PACK_DRAWS, program.predeal))
         best = plan
         for relaxation in _one_seat_mixes(program):
-            if owners is not None and pack is not None and plan._one_seat_gain(owners, pack, found, relaxation) < WEIGH_SEAT_GAIN:
+            if sample is not None and plan._one_seat_gain(*sample, found, relaxation) < WEIGH_SEAT_GAIN:
                 continue
             other = cls._build_weighted_relaxed(spec, program, relaxation, progress, [], t0, rows)
             if other is not None and (other.acceptance or 0.0) > (best.acceptance or 0.0):

@@ -101,10 +101,10 @@ class CountSummary:
         return cls(sizes=sizes, rejection=rejection, **fields)
 
 
-__all__ = ["CountSummary", "ListingSizes", "Rejection", "expected_deals"]
-
-
 def pilot_stderr(share: float, draws: int) -> float:
     """The binomial standard error of the share of ``draws`` pilot deals
     kept; where it kept all or none, ``1 / draws``, its resolution, not 0."""
     return math.sqrt(max(share * (1 - share), 1 / max(draws, 1)) / max(draws, 1))
+
+
+__all__ = ["CountSummary", "ListingSizes", "Rejection", "expected_deals", "pilot_stderr"]

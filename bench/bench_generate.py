@@ -101,6 +101,9 @@ SPECS = {
         "condition": "hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4333 + any 4432 + any 5332)"
                      " && spades(east) >= 5 && hcp(east) >= 8 && hcp(east) <= 16 && hcp(south) <= 12 && hcp(west) <= 10"
                      " && hcp(north) + hcp(south) >= 24"},
+    "N+S 25+ with a spade fit, or E+W 25+ with a heart fit (either/or by passes)": {
+        "condition": "(hcp(north) + hcp(south) >= 25 && spades(north) + spades(south) >= 8)"
+                     " || (hcp(east) + hcp(west) >= 25 && hearts(east) + hearts(west) >= 8)"},
 }
 
 

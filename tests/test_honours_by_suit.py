@@ -29,20 +29,30 @@ CALM = Path(__file__).parent / "scripts" / "65_calm_opponents_beside_1nt.dlr"
 N, E, S, W = range(4)
 
 
-def _calm_law() -> dict[tuple[int, int, int, int], int]:
+def _one_suit(placed: dict[int, int]) -> Counter:
+    """One suit's ways to give its top four to the seats (rank -> seat of
+    ``placed`` fixed), East and West taking at most one: by (North's HCP,
+    South's HCP, honours of each seat)."""
+    ways: Counter = Counter()
+    for owners in itertools.product(range(4), repeat=4):  # owner of the A, K, Q, J
+        if owners.count(E) <= 1 and owners.count(W) <= 1 and all(owners[r] == seat for r, seat in placed.items()):
+            points = [sum(4 - r for r, o in enumerate(owners) if o == seat) for seat in (N, S)]
+            ways[(*points, *(owners.count(s) for s in range(4)))] += 1
+    return ways
+
+
+def _calm_law(honours: dict[int, dict[int, int]] | None = None, spots: tuple[int, ...] = (0, 0, 0, 0)) -> dict[tuple[int, int, int, int], int]:
     """(North's HCP, South's HCP, East's honours, North's HCP in spades) ->
     deals of script 65.  Each suit's top four go to the four seats, East and
     West taking at most one; the state is North's and South's HCP, North's
     spade HCP and the honours each seat holds, and the 36 spot cards fill
-    each hand to 13."""
-    one_suit: Counter = Counter()
-    for owners in itertools.product(range(4), repeat=4):  # owner of the A, K, Q, J
-        if owners.count(E) <= 1 and owners.count(W) <= 1:
-            points = [sum(4 - r for r, o in enumerate(owners) if o == seat) for seat in (N, S)]
-            one_suit[(*points, *(owners.count(s) for s in range(4)))] += 1
+    each hand to 13.  Predealt: ``honours[suit][rank]`` is a seat's from the
+    start, and ``spots[seat]`` spot cards are (out of the 36)."""
+    honours = honours or {}
     law: Counter = Counter({(0, 0, 0, 0, 0, 0, 0): 1})
     for suit in range(4):  # spades first
         step: Counter = Counter()
+        one_suit = _one_suit(honours.get(suit, {}))
         for (n, s, spades, *held), ways in law.items():
             for (dn, ds, *more), w in one_suit.items():
                 if n + dn <= 17 and s + ds <= 9:
@@ -51,7 +61,7 @@ def _calm_law() -> dict[tuple[int, int, int, int], int]:
     out: Counter = Counter()
     for (n, s, spades, *held), ways in law.items():
         if 15 <= n <= 17 and 8 <= s <= 9:
-            out[(n, s, held[E], spades)] += ways * factorial(36) // prod(factorial(13 - h) for h in held)
+            out[(n, s, held[E], spades)] += ways * factorial(36 - sum(spots)) // prod(factorial(13 - h - p) for h, p in zip(held, spots))
     return dict(out)
 
 
@@ -66,6 +76,25 @@ def test_the_calm_opponents_count_exactly_where_they_were_rejected():
     plan = Plan.build(load_program(CALM))
     assert plan.exact and isinstance(plan.listing, HonoursBySuitListing)
     assert plan.deals_total == sum(_calm_law().values()) == 95_485_684_703_430_425_898_574_080
+
+
+def test_predealt_cards_count_and_deal_exactly_where_they_were_rejected():
+    """North holds the spade ace and the club deuce: each is a tracked card
+    with one owner (19.5% kept by rejection before)."""
+    program = load_program("predeal north SA, C2\n" + CALM.read_text())
+    plan = Plan.build(program)
+    assert plan.exact and isinstance(plan.listing, HonoursBySuitListing)
+    law = _calm_law(honours={0: {0: N}}, spots=(1, 0, 0, 0))
+    assert plan.deals_total == sum(law.values())
+    owners = np.concatenate(list(plan.deals(3_000, seed="predealt")))
+    assert satisfies(owners, program).all() and (owners[:, [0, 51]] == N).all()  # SA, C2
+    by_state: Counter = Counter()
+    for (n, s, e, _spades), deals in law.items():
+        by_state[(n, s, e)] += deals
+    held = owners[:, None, :16] == np.arange(4)[None, :, None]
+    points = held * np.repeat([4, 3, 2, 1], 4)
+    hands = zip(points[:, N].sum(axis=1).tolist(), points[:, S].sum(axis=1).tolist(), held[:, E].sum(axis=1).tolist())
+    assert _chisquare(Counter(hands), by_state) > 1e-4
 
 
 def test_its_draws_fit_and_follow_the_exact_law():

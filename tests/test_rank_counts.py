@@ -8,7 +8,7 @@ from math import factorial
 import numpy as np
 from scipy.stats import chisquare
 
-from truedeal.cards import HCP_OF_RANK
+from truedeal.cards import HCP_OF_RANK, card
 from truedeal.constraints.compile import compile_program
 from truedeal.engine import Plan
 from truedeal.evaluate import hcp
@@ -20,13 +20,21 @@ RANGES = [(11, 13), (9, 12), (8, 11), (7, 10)]
 FOUR = {name: {"hcp": list(r)} for name, r in zip(("north", "east", "south", "west"), RANGES)}
 
 
-def _card_by_card(ranges: list[tuple[int, int]]) -> dict[tuple[int, ...], int]:
+def _card_by_card(ranges: list[tuple[int, int]], predeal: dict[int, list[int]] | None = None) -> dict[tuple[int, ...], int]:
     """An independent count: the 16 honours dealt one at a time to the four
     seats (state: each seat's HCP and honour count), then 36!/prod((13-c)!)
-    ways for the spot cards."""
+    ways for the spot cards.  ``predeal``: seat -> ranks (0 = ace) of cards
+    it holds from the start (a spot card leaves one spot fewer to deal)."""
+    predeal = predeal or {}
+    start = [0] * 8
+    held = [r for ranks in predeal.values() for r in ranks if r < 4]
+    for seat, ranks in predeal.items():
+        start[seat] += sum(HCP_OF_RANK[r] for r in ranks if r < 4)
+        start[4 + seat] += len(ranks)
     states: dict[tuple, int] = defaultdict(int)
-    states[(0,) * 8] = 1
-    for points in [p for p in HCP_OF_RANK for _ in range(4)]:
+    states[tuple(start)] = 1
+    honours = [r for r in range(4) for _ in range(4 - held.count(r))]
+    for points in [HCP_OF_RANK[r] for r in honours]:
         nxt: dict[tuple, int] = defaultdict(int)
         for st, ways in states.items():
             for seat in range(4):
@@ -39,7 +47,7 @@ def _card_by_card(ranges: list[tuple[int, int]]) -> dict[tuple[int, ...], int]:
     law: dict[tuple[int, ...], int] = defaultdict(int)  # deals by HCP vector
     for st, ways in states.items():
         if all(lo <= st[s] <= hi for s, (lo, hi) in enumerate(ranges)):
-            spots = factorial(36)
+            spots = factorial(52 - len(honours) - sum(len(r) for r in predeal.values()))
             for c in st[4:]:
                 spots //= factorial(13 - c)
             law[st[:4]] += ways * spots
@@ -74,4 +82,36 @@ def test_four_hcp_seats_deal_uniformly_over_the_hcp_vectors():
     expected = np.array([exact[k] / total * len(owners) for k in keys])
     observed = np.array([seen.get(k, 0) for k in keys])
     assert (expected >= 5).all()
+    assert chisquare(observed, expected).pvalue > 1e-4
+
+
+PREDEALT = {  # one honour and one spot card: a combo places 15 honours, 35 spot cards
+    "north": {"hcp": [15, 17], "holds": ["SA"]}, "east": {"hcp": [8, 12]}, "south": {"hcp": [0, 9], "holds": ["H2"]},
+}
+
+
+def test_predealt_cards_beside_three_hcp_seats_are_exact_and_match_a_card_by_card_count():
+    """Predealt cards used to send such a spec to rejection (50% kept)."""
+    plan = Plan.build(load_spec(PREDEALT))
+    assert plan.exact and type(plan.listing) is RankCountListing
+    law = _card_by_card([(15, 17), (8, 12), (0, 9), (0, 37)], predeal={0: [0], 2: [12]})
+    assert plan.deals_total == sum(law.values())
+
+
+def test_predealt_cards_deal_uniformly_and_stay_where_they_were_put():
+    plan = Plan.build(load_spec(PREDEALT))
+    owners = np.concatenate(list(plan.deals(20_000, seed="predealt")))
+    assert (owners[:, card(0, 0)] == 0).all() and (owners[:, card(12, 1)] == 2).all()
+    assert ((owners[:, :, None] == np.arange(4)).sum(axis=1) == 13).all()
+    seen = Counter(zip(*(hcp(owners, s).tolist() for s in range(3))))
+    exact: dict[tuple[int, ...], int] = defaultdict(int)
+    for key, ways in _card_by_card([(15, 17), (8, 12), (0, 9), (0, 37)], predeal={0: [0], 2: [12]}).items():
+        exact[key[:3]] += ways
+    total = sum(exact.values())
+    keys = sorted(k for k in exact if exact[k] * len(owners) >= 10 * total)
+    expected = np.array([exact[k] / total * len(owners) for k in keys])
+    observed = np.array([seen.get(k, 0) for k in keys])
+    rare = len(owners) - expected.sum()  # the vectors expected fewer than 5 times, as one cell
+    assert rare >= 5
+    expected, observed = np.append(expected, rare), np.append(observed, len(owners) - observed.sum())
     assert chisquare(observed, expected).pvalue > 1e-4

@@ -258,6 +258,7 @@ class Plan:
             if relaxation.none and not comp.exact and (hand := cls._build_one_hand(spec, program, comp, t0)):
                 return hand  # any listing of comp would reject
             listing = _any_listing(comp, progress, wide, narrow_first)
+            plain = comp  # (its predealt cards as placed, not asked)
             if listing is None and relaxation.none and (narrow := compile_program(program, out_of_pack=True)).dead:
                 comp, listing = narrow, _any_listing(narrow, progress, wide)
             if listing is None and relaxation.none and (pool := set(comp.pooled) & {s for s, _ in program.predeal}):
@@ -281,8 +282,8 @@ class Plan:
                     return by_patterns
             if listing is None and relaxation.none and (hand := cls._build_one_hand(spec, program, comp, t0)):
                 return hand
-            if listing is None and relaxation.none:
-                listing = _honours_by_suit(comp, wide)
+            if listing is None and relaxation.none and (by_suit := _honours_by_suit((comp, plain), wide)):
+                comp, listing = by_suit
             if listing is None and not relaxation.none and (hand := cls._build_hand_relaxed(spec, program, relaxation, rows, t0)):
                 return hand
             if listing is None:
@@ -1192,19 +1193,22 @@ def _one_listing(comp: Compiled, progress, wide: list[TooWide]) -> Listing | Non
         return _other_listing(comp)
 
 
-def _honours_by_suit(comp: Compiled, wide: list[TooWide]):
+def _honours_by_suit(comps: tuple[Compiled, ...], wide: list[TooWide]):
     """The listing suit by suit (:mod:`truedeal.honours_by_suit`) of seats
     that read honours and no lengths, tried last: only plans that would
-    otherwise relax some seats take it.  None where it does not apply."""
+    otherwise relax some seats take it.  The first of ``comps`` (a spec's
+    predealt cards asked of the deal, then placed) that lists, with its
+    listing; None where none does."""
     from . import honours_by_suit
 
-    if not honours_by_suit.applicable(comp):
-        return None
-    try:
-        return honours_by_suit.HonoursBySuitListing(comp)
-    except TooWide as exc:
-        wide.append(exc)
-        return None
+    for i, comp in enumerate(comps):
+        if any(comp is c for c in comps[:i]) or not honours_by_suit.applicable(comp):
+            continue
+        try:
+            return comp, honours_by_suit.HonoursBySuitListing(comp)
+        except TooWide as exc:
+            wide.append(exc)
+    return None
 
 
 def _listed_odds(program: ir.Program, rows: RowsMemo) -> float | None:

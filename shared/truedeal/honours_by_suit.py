@@ -47,10 +47,11 @@ MAX_STEP_PAIRS = 3_000_000
 
 
 def applicable(comp: Compiled) -> bool:
-    """No patterns, no predealt cards, every feature a non-negative point
-    scale of one seat (HCP, controls, top-N, cards held; whole hand or some
-    suits), and ways per suit whose product fits an int64."""
-    if comp.patterned or comp.shapes or comp.forced or comp.dead or comp.filters or not comp.exact or not comp.rank_seats:
+    """No patterns, every feature a non-negative point scale of one seat
+    (HCP, controls, top-N, cards held; whole hand or some suits), and ways
+    per suit whose product fits an int64.  A predealt card is a tracked card
+    with one way to place it (its seat)."""
+    if comp.patterned or comp.shapes or comp.dead or comp.filters or not comp.exact or not comp.rank_seats:
         return False
     if any(t.fn.kind != "weights" or t.coef <= 0 or min(t.fn.weights) < 0 for f in comp.forms for t in f.terms):
         return False
@@ -125,8 +126,9 @@ class HonoursBySuitListing:
 
 def _step(comp: Compiled, suit: int, parts: int) -> _Step:
     ranks = comp.tracked[suit]
-    part = np.array(list(itertools.product(range(parts), repeat=len(ranks))), np.int64).reshape(-1, len(ranks))
     seats = comp.rank_seats
+    choices = [[seats.index(comp.forced[suit, r])] if (suit, r) in comp.forced else range(parts) for r in ranks]
+    part = np.array(list(itertools.product(*choices)), np.int64).reshape(-1, len(ranks))
     add = np.zeros((len(part), len(comp.forms) + len(seats)), np.int32)
     for i, row in enumerate(part.tolist()):
         held = {s: frozenset(r for r, p in zip(ranks, row) if p == j) for j, s in enumerate(seats)}

@@ -16,6 +16,11 @@ cannot hold (its feature space would be the product of every seat's HCP and
 honour count), in a few hundred thousand combos.  A draw picks a combo in
 proportion to its weight, deals each rank's suits by a uniform permutation,
 then the spots uniformly: every deal that fits is equally likely.
+
+Predealt cards are out of the combos: a predealt ace is one of its seat's
+aces from the start (the combo places the other three), and a predealt spot
+card is one spot card fewer to deal that seat.  Nothing else changes, since
+the features weigh a suit's ace like any other.
 """
 
 from __future__ import annotations
@@ -23,12 +28,12 @@ from __future__ import annotations
 import functools
 import itertools
 from dataclasses import dataclass
-from math import factorial
+from math import factorial, prod
 
 import numpy as np
 
 from .cards import card
-from .constraints.compile import Compiled, evaluate3
+from .constraints.compile import Compiled, evaluate3, goes_out_of_pack
 from .fill import deal_open
 from .randomness import Rng
 
@@ -38,17 +43,46 @@ _OPEN = 255
 
 
 def applicable(comp: Compiled) -> bool:
-    """Whole-hand, suit-blind features only, no patterns, no predealt cards."""
-    if comp.patterned or comp.forced or comp.dead or not comp.exact:
+    """Whole-hand, suit-blind features only, no patterns (predealt cards may
+    be held: see the module doc, but those that a plan takes out of the pack
+    stay there)."""
+    if comp.patterned or comp.dead or not comp.exact or goes_out_of_pack(comp):
         return False
     for form in comp.forms:
         for t in form.terms:
             if t.fn.kind != "weights" or t.suits != (0, 1, 2, 3):
                 return False
-    ranks = comp.tracked[0]
     seats = len(comp.rank_seats) + (1 if comp.free else 0)
-    n = len(_compositions(seats)) ** len(ranks)
-    return all(t == ranks for t in comp.tracked) and 0 < n <= MAX_COMBOS
+    n = prod(len(_compositions(seats, size)) for size in _Predealt(comp).open_sizes)
+    return 0 < n <= MAX_COMBOS
+
+
+def read_ranks(comp: Compiled) -> tuple[int, ...]:
+    """The ranks the forms weigh, ace first (a suit's tracked ranks, less the
+    ranks of the cards predealt in it that no form weighs)."""
+    return tuple(sorted({r for f in comp.forms for t in f.terms for r in t.fn.ranks}))
+
+
+class _Predealt:
+    """The predealt cards as a combo sees them: ``honours[i, k]`` cards of
+    rank ``ranks[i]`` held by ``comp.rank_seats[k]``, and ``spots[k]`` cards of
+    ranks no form weighs."""
+
+    def __init__(self, comp: Compiled) -> None:
+        self.ranks = read_ranks(comp)
+        seats = comp.rank_seats
+        self.honours = np.zeros((len(self.ranks), len(seats)), np.int64)
+        self.spots = np.zeros(len(seats), np.int64)
+        for (_, rank), seat in comp.forced.items():
+            if rank in self.ranks:
+                self.honours[self.ranks.index(rank), seats.index(seat)] += 1
+            else:
+                self.spots[seats.index(seat)] += 1
+
+    @property
+    def open_sizes(self) -> tuple[int, ...]:
+        """Each read rank's cards that a combo places."""
+        return tuple((4 - self.honours.sum(axis=1)).tolist())
 
 
 def _compositions(parts: int, cards: int = 4) -> np.ndarray:
@@ -96,12 +130,14 @@ class RankCountListing:
 
     def __init__(self, comp: Compiled) -> None:
         self.comp = comp
-        self.ranks = comp.tracked[0]
+        self.predealt = _Predealt(comp)
+        self.ranks = self.predealt.ranks
         self.seats = comp.rank_seats
         self.layout = _Layout(comp.free)
-        a = combos(len(self.seats) + (1 if comp.free else 0), len(self.ranks))  # last part: free
+        sizes = self.predealt.open_sizes
+        a = class_combos(len(self.seats) + (1 if comp.free else 0), sizes)  # last part: free
         a = a[self._fits(a)].astype(np.int64)
-        mult = _multinomials(a)
+        mult = _multinomials(a, sizes)
         g = self._spot_ways(a)
         keep = np.array([x > 0 for x in g], dtype=bool)
         self.a = a[keep]
@@ -114,8 +150,12 @@ class RankCountListing:
     def deals(self) -> int:
         return self.total * self.layout.free_ways()
 
+    def _held(self, a: np.ndarray) -> np.ndarray:
+        """The seats' counts of each read rank, predealt ones included: ``(n, ranks, seats)``."""
+        return a[:, :, : len(self.seats)] + self.predealt.honours
+
     def _fits(self, a: np.ndarray) -> np.ndarray:
-        counts = a.sum(axis=1)[:, : len(self.seats)]
+        counts = self._held(a).sum(axis=1) + self.predealt.spots
         ok = (counts <= 13).all(axis=1)
         leaves = {}
         for i, atom in enumerate(self.comp.atoms):
@@ -124,11 +164,13 @@ class RankCountListing:
         return ok & (evaluate3(self.comp.tree, leaves, len(a)) == 1)
 
     def _form_value(self, a: np.ndarray, form) -> np.ndarray:
-        return form_value(form, self.ranks, {seat: a[:, :, i] for i, seat in enumerate(self.seats)})
+        held = self._held(a)
+        return form_value(form, self.ranks, {seat: held[:, :, i] for i, seat in enumerate(self.seats)})
 
     def _spot_ways(self, a: np.ndarray) -> list[int]:
-        need = 13 - a.sum(axis=1)[:, : len(self.seats)]
-        return spot_ways(np.insert(need, 0, 52 - 4 * len(self.ranks), axis=1), bool(self.comp.free))
+        need = 13 - self._held(a).sum(axis=1) - self.predealt.spots
+        spots = 52 - 4 * len(self.ranks) - int(self.predealt.spots.sum())
+        return spot_ways(np.insert(need, 0, spots, axis=1), bool(self.comp.free))
 
     def make_sampler(self) -> RankCountSampler:
         return RankCountSampler(self)
@@ -181,15 +223,17 @@ def deal_ranks_and_spots(owners: np.ndarray, rng: Rng, ranks: tuple[int, ...], c
 
 
 def deal_classes_and_spots(owners: np.ndarray, rng: Rng, classes: tuple[tuple[int, ...], ...], counts: np.ndarray,
-                           seats: tuple[int, ...], free: tuple[int, ...]) -> None:
+                           seats: tuple[int, ...], free: tuple[int, ...], held: np.ndarray | None = None) -> None:
     """:func:`deal_ranks_and_spots` by classes of cards (each the cards that
     the seats' features weigh alike): ``counts[:, i, k]`` open cards of
-    ``classes[i]`` to ``seats[k]``; the cards of no class are the spot cards."""
+    ``classes[i]`` to ``seats[k]``; the open cards of no class are the spot
+    cards.  ``held[k]``: cards ``seats[k]`` holds already (predealt)."""
     dest = np.array(seats, np.uint8)
     arrays, spots = _class_arrays(classes)
     for i, cards in enumerate(arrays):
         deal_open(owners, rng, cards, counts[:, i], dest)
-    deal_open(owners, rng, spots, 13 - counts.sum(axis=1), dest)  # the seats hold only their tracked cards so far
+    room = 13 - counts.sum(axis=1) - (0 if held is None else held)  # the seats hold only their tracked cards so far
+    deal_open(owners, rng, spots, room, dest)
     deal_free_seats(owners, rng, free)
 
 
@@ -209,10 +253,11 @@ def _class_arrays(classes: tuple[tuple[int, ...], ...]) -> tuple[list[np.ndarray
     return [np.array(cards, np.int64) for cards in classes], spots
 
 
-def _multinomials(a: np.ndarray) -> np.ndarray:
-    """``prod over ranks of 4! / prod(a!)`` per combo (at most 24**4: int64)."""
+def _multinomials(a: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+    """``prod over ranks of n! / prod(a!)`` per combo, ``n`` the rank's open
+    cards of ``sizes`` (at most 24**5: int64)."""
     fact = np.array([1, 1, 2, 6, 24], dtype=np.int64)
-    return (24 // fact[a].prod(axis=2)).prod(axis=1)
+    return (fact[np.array(sizes, np.int64)] // fact[a].prod(axis=2)).prod(axis=1)
 
 
 class RankCountSampler:
@@ -228,5 +273,9 @@ class RankCountSampler:
         L = self.listing
         combo = L.a[self.pick.draw(n, rng)]  # (n, ranks, parts)
         owners = np.full((n, 52), _OPEN, dtype=np.uint8)
-        deal_ranks_and_spots(owners, rng, L.ranks, combo[:, :, : len(L.seats)], L.seats, L.comp.free)
+        for (suit, rank), seat in L.comp.forced.items():
+            owners[:, card(rank, suit)] = seat
+        classes = tuple(tuple(card(r, s) for s in range(4) if (s, r) not in L.comp.forced) for r in L.ranks)
+        held = L.predealt.honours.sum(axis=0) + L.predealt.spots
+        deal_classes_and_spots(owners, rng, classes, combo[:, :, : len(L.seats)], L.seats, L.comp.free, held)
         return owners

@@ -719,7 +719,8 @@ def compile_program(program: ir.Program, out_of_pack: bool = False) -> Compiled:
     forms = [Form(t) for t in comp.forms]
     patterned = sorted({s for a in atoms for _, s, _ in a.lengths} | {s.seat for s in shapes}
                        | {t.seat for f in forms for t in f.terms if t.fn.reads_length})
-    dead = _dead_cards(program, forms, set(patterned)) if out_of_pack else {}
+    held = {c: seat for seat, cards in program.predeal for c in cards}
+    dead = _dead_cards(held, forms, set(patterned)) if out_of_pack else {}
     forced = {(c % 4, c // 4): seat for seat, cards in program.predeal for c in cards if c not in dead}
     rank_seats = sorted({t.seat for f in forms for t in f.terms} | set(forced.values()))
     tracked = _tracked(forms, forced)
@@ -742,15 +743,23 @@ def _reads_unknown(tree: Tree, seen: set[int]) -> bool:
     return any(_reads_unknown(x, seen) for x in ((tree[1],) if tree[0] == "not" else tree[1]))
 
 
-def _dead_cards(program: ir.Program, forms: list[Form], patterned: set[int]) -> dict[int, int]:
-    """Predealt cards of ranks no form reads, whose seat nothing else reads
-    either: listing them would make that seat's holdings a coordinate, when it
-    only needs to be dealt one card fewer."""
+def _dead_cards(held: dict[int, int], forms: list[Form], patterned: set[int]) -> dict[int, int]:
+    """Of the predealt cards ``held`` (card -> seat), those of ranks no form
+    reads, whose seat nothing else reads either: listing them would make that
+    seat's holdings a coordinate, when it only needs to be dealt one card fewer."""
     read = {r for f in forms for t in f.terms for r in t.fn.ranks}
     seats = patterned | {t.seat for f in forms for t in f.terms}
-    dead = {c: seat for seat, cards in program.predeal for c in cards if seat not in seats and c // 4 not in read}
-    live = {seat for seat, cards in program.predeal for c in cards if c not in dead}
+    dead = {c: seat for c, seat in held.items() if seat not in seats and c // 4 not in read}
+    live = {seat for c, seat in held.items() if c not in dead}
     return {c: seat for c, seat in dead.items() if seat not in live}
+
+
+def goes_out_of_pack(comp: Compiled) -> bool:
+    """Whether :func:`compile_program` with ``out_of_pack`` would take some of
+    ``comp``'s predealt cards out of the pack (the plans that do so keep
+    their listing, and their seeded deals)."""
+    held = {4 * rank + suit: seat for (suit, rank), seat in comp.forced.items()}
+    return bool(_dead_cards(held, comp.forms, set(comp.patterned)))
 
 
 def _tracked(forms: list[Form], forced: dict) -> tuple[tuple[int, ...], ...]:

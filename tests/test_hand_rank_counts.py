@@ -154,3 +154,35 @@ def test_deals_are_uniform_over_hcp_vectors_and_north_spades():
         observed = np.array([seen.get(k, 0) for k in keys])
         expected *= observed.sum() / expected.sum()
         assert chisquare(observed, expected).pvalue > 1e-4
+
+
+@pytest.mark.parametrize("spec", [
+    {"north": {"losers": [0, 7], "holds": ["SA", "H5"]}, "west": {"controls": [2, 5]}},
+    {"north": {"spades": 5, "holds": ["SK", "S2", "DA"]}, "east": {"hcp": [10, 37]}},
+])
+def test_cards_predealt_to_the_hand_agree_with_the_factored_listing(spec):
+    """A predealt honour is in every mask of its suit, a predealt spot card
+    among the spot cards the hand holds."""
+    comp = _compiled(spec)
+    a, b = HandRankCountListing(comp), build_listing(comp)
+    assert (a.deals, a.cases) == (b.deals, count_cases(b)) and a.deals > 0
+
+
+def test_a_card_predealt_to_the_hand_beside_three_ranges_is_exact_and_deals_its_law():
+    """The spade ace at each seat in turn adds up to the count without it
+    (North listed by this listing, the others asked of the pool); North's
+    was dealt by rejection on South and West (48.9% kept).  Drawn deals fit,
+    hold the ace in North, and follow the listing's exact laws."""
+    plans = [Plan.build(load_spec({**NT_AND_THREE, seat: {**NT_AND_THREE[seat], "holds": ["SA"]}}))
+             for seat in ("north", "east", "south", "west")]
+    assert all(p.exact for p in plans) and isinstance(plans[0].listing, HandRankCountListing)
+    assert sum(p.deals_total for p in plans) == Plan.build(load_spec(NT_AND_THREE)).deals_total
+    owners = np.concatenate(list(plans[0].deals(20_000, seed="predealt hand")))
+    assert (owners[:, 0] == 0).all() and evaluate_cond(owners, load_spec(NT_AND_THREE).program().condition).all()
+    by_hcp, _ = _exact_laws(plans[0].listing)
+    seen = Counter(zip(*(hcp(owners, s).tolist() for s in range(3))))
+    total = sum(by_hcp.values())
+    keys = [k for k in sorted(by_hcp) if by_hcp[k] * len(owners) >= 5 * total]
+    expected = np.array([by_hcp[k] / total * len(owners) for k in keys])
+    observed = np.array([seen.get(k, 0) for k in keys])
+    assert chisquare(observed, expected * observed.sum() / expected.sum()).pvalue > 1e-4

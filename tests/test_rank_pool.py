@@ -223,6 +223,27 @@ def test_a_card_predealt_to_a_pool_seat_is_asked_of_the_pool():
     assert (owners[:, card(0, 0)] == 3).all() and evaluate_cond(owners, invite.condition).all()
 
 
+def test_cards_predealt_to_patterned_seats_stay_in_their_listing_beside_the_pool():
+    """Predealt to a patterned seat, an honour and a spot card are options of
+    that seat's suits; the pool weighs what the patterned seats leave, as
+    without them.  Small: the same deals and cases as the factored listing.
+    The spade ace at each seat in turn (two patterned, two pool seats asked)
+    adds up to the count without it; before, a predealt card sent the pool
+    to rejection (48% kept)."""
+    small = load_program(f"predeal south SK, H2\ncondition {_SMALL} && hcp(east) <= 8\n")
+    comp = compile_program(small)
+    assert applicable(comp)
+    factored, pooled = build_listing(comp), build_paired(comp)
+    assert pooled.deals == factored.deals > 0 and pooled.cases == count_cases(factored)
+    fit = ("hcp(north) >= 11 && hcp(north) <= 15 && spades(north) >= 5 && spades(south) >= 3 && hcp(south) >= 10"
+           " && hcp(east) >= 8 && hcp(west) <= 10\n")
+    plans = {seat: Plan.build(load_program(f"predeal {seat} SA\ncondition {fit}")) for seat in ("north", "east", "south", "west")}
+    assert all(p.exact and p.listing.layout.pool is not None for p in plans.values())
+    assert sum(p.deals_total for p in plans.values()) == Plan.build(load_program(f"condition {fit}")).deals_total
+    owners = np.concatenate(list(plans["north"].deals(4_000, seed="predealt beside a pool")))
+    assert (owners[:, card(0, 0)] == 0).all() and fits(owners, load_program(f"condition {fit}")).all()
+
+
 def test_a_shape_only_seat_beside_the_pool_counts_the_same_deals():
     comp = _comp(SHAPE_ONLY)
     assert build_paired(comp).deals == build_listing(comp).deals == 5_792_743_018_758_757_498_080_588

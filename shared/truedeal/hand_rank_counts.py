@@ -24,6 +24,11 @@ Its weight is exact:
 A draw picks an entry by weight, a hand row of its key by weight, the hand's
 spot cards, then each rank's remaining cards and the spot cards as
 :mod:`truedeal.rank_counts` does: every deal that fits is equally likely.
+
+Cards predealt to the hand are in each of its rows: a suit's honour mask
+holds them, and its spot cards are chosen among the others.  (Cards
+predealt to another seat are asked of the deal instead, a class of their
+own in the paired listing's pool: those plans keep their deals.)
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from .constraints.compile import FALSE, TRUE, Compiled, evaluate3
 from .fill import deal_open
 from .patterns import PATTERNS
 from .randomness import Rng
-from .rank_counts import MAX_COMBOS, _compositions, _Layout, combos, deal_ranks_and_spots, form_value, part_room, spot_ways
+from .rank_counts import MAX_COMBOS, _compositions, _Layout, combos, deal_ranks_and_spots, form_value, part_room, read_ranks, spot_ways
 
 #: Most hand rows enumerated (pattern x honour masks); past it, not applicable.
 MAX_HAND_ROWS = 5_000_000
@@ -50,11 +55,13 @@ _OPEN = 255
 def applicable(comp: Compiled) -> bool:
     """One patterned seat, at least one other constrained seat, and every
     part of the condition that reads another seat suit-blind."""
-    if len(comp.patterned) != 1 or comp.forced or comp.dead or not comp.exact:
+    if len(comp.patterned) != 1 or comp.dead or not comp.exact:
         return False
-    hand, ranks = comp.patterned[0], comp.tracked[0]
+    hand, ranks = comp.patterned[0], read_ranks(comp)
+    if any(seat != hand for seat in comp.forced.values()):
+        return False
     others = [s for s in comp.rank_seats if s != hand]
-    if not others or not ranks or any(t != ranks for t in comp.tracked):
+    if not others or not ranks:
         return False
     shared = _shared_forms(comp, hand)
     for f, form in enumerate(comp.forms):
@@ -79,18 +86,33 @@ def _hand_leaves(comp: Compiled, shared: list[bool]) -> list[tuple]:
     return atoms + [("shape", j) for j in range(len(comp.shapes))]
 
 
-def _valid_masks(ranks: tuple[int, ...]) -> np.ndarray:
-    """(14, 2**t) ways for a suit of each length to hold each honour mask."""
+def _valid_masks(comp: Compiled, ranks: tuple[int, ...]) -> np.ndarray:
+    """(4, 14, 2**t) ways for each suit of each length to hold each honour
+    mask: its spot cards, the hand's predealt ones among them (a mask that
+    lacks a predealt honour has none)."""
     t = len(ranks)
     pc = np.array([bin(m).count("1") for m in range(1 << t)])
-    return np.array([[comb(13 - t, L - c) if 0 <= L - c <= 13 - t else 0 for c in pc] for L in range(14)], np.int64)
+    out = np.zeros((4, 14, 1 << t), np.int64)
+    for suit in range(4):
+        must = sum(1 << i for i, r in enumerate(ranks) if (suit, r) in comp.forced)
+        held = _predealt_spots(comp, ranks, suit)
+        for m in range(1 << t):
+            if m & must == must:
+                out[suit, :, m] = [comb(13 - t - held, L - pc[m] - held) if 0 <= L - pc[m] - held <= 13 - t - held else 0
+                                   for L in range(14)]
+    return out
+
+
+def _predealt_spots(comp: Compiled, ranks: tuple[int, ...], suit: int) -> int:
+    """The hand's predealt cards of ``suit`` that no form weighs."""
+    return sum(1 for (k, r) in comp.forced if k == suit and r not in ranks)
 
 
 def _row_bound(comp: Compiled, hand: int) -> int:
     """Hand rows the listing would enumerate (before the condition prunes them)."""
-    n_masks = (_valid_masks(comp.tracked[0]) > 0).sum(axis=1)
+    n_masks = (_valid_masks(comp, read_ranks(comp)) > 0).sum(axis=2)  # (suits, lengths)
     allowed = PATTERNS[comp.pattern_masks[hand]]
-    return int(n_masks[allowed].prod(axis=1).sum())
+    return int(n_masks[np.arange(4), allowed].prod(axis=1).sum())
 
 
 class HandRankCountListing:
@@ -99,7 +121,7 @@ class HandRankCountListing:
     def __init__(self, comp: Compiled) -> None:
         self.comp = comp
         self.hand = comp.patterned[0]
-        self.ranks = comp.tracked[0]
+        self.ranks = read_ranks(comp)
         self.seats = tuple(s for s in comp.rank_seats if s != self.hand)
         self.layout = _Layout(comp.free)
         self.cells = np.zeros((1, 0), np.int64)
@@ -119,7 +141,7 @@ class HandRankCountListing:
         (pattern and masks), ``row_cum`` (running ways); per key its
         rank counts (``key_p``), signature, total ways and row count."""
         t = len(self.ranks)
-        ways = _valid_masks(self.ranks)
+        ways = _valid_masks(self.comp, self.ranks)
         forms = [f for f in range(len(self.comp.forms)) if not shared[f]]
         held = [frozenset(r for i, r in enumerate(self.ranks) if m >> i & 1) for m in range(1 << t)]
         value = np.array([[[[sum(term.value(s, L, held[m]) for term in self.comp.forms[f].terms) for f in forms]
@@ -139,9 +161,9 @@ class HandRankCountListing:
     def _pattern_rows(self, pi: int, ways: np.ndarray, value: np.ndarray, bits: np.ndarray, forms: list[int]):
         """(key, code, ways) of one pattern's hand rows that may fit."""
         t, lengths = len(self.ranks), PATTERNS[pi]
-        valid = [np.nonzero(ways[lengths[s]])[0] for s in range(4)]
+        valid = [np.nonzero(ways[s, lengths[s]])[0] for s in range(4)]
         masks = np.stack(np.meshgrid(*valid, indexing="ij"), axis=-1).reshape(-1, 4)
-        w = np.prod([ways[lengths[s], masks[:, s]] for s in range(4)], axis=0)
+        w = np.prod([ways[s, lengths[s], masks[:, s]] for s in range(4)], axis=0)
         x = sum(value[s, lengths[s], masks[:, s]] for s in range(4))  # (rows, hand forms)
         leaves = {}
         for leaf in self.leaves:
@@ -212,6 +234,8 @@ class HandRankCountSampler:
         self.spots = [np.array([card(r, s) for r in range(13) if r not in listing.ranks], np.int64) for s in range(4)]
         self.bits = ((np.arange(1 << t)[:, None] >> np.arange(t)) & 1).astype(bool)  # (mask, rank)
         self.popcount = self.bits.sum(axis=1)
+        self.predealt = [card(r, k) for k, r in listing.comp.forced]  # the hand's
+        self.hand_spots = np.array([_predealt_spots(listing.comp, listing.ranks, s) for s in range(4)], np.int64)
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
         from .sampling import _locate
@@ -224,9 +248,10 @@ class HandRankCountSampler:
         masks = (code[:, None] >> (t * np.arange(4))) & ((1 << t) - 1)  # (n, suits)
         lengths = PATTERNS[code >> (4 * t)]
         owners = np.full((n, 52), _OPEN, dtype=np.uint8)
+        owners[:, self.predealt] = L.hand
         for s in range(4):
             owners[:, self.honours[s]] = np.where(self.bits[masks[:, s]], L.hand, _OPEN)
-            need = lengths[:, s] - self.popcount[masks[:, s]]
+            need = lengths[:, s] - self.popcount[masks[:, s]] - self.hand_spots[s]
             deal_open(owners, rng, self.spots[s], need[:, None], np.array([L.hand], np.uint8))
         deal_ranks_and_spots(owners, rng, L.ranks, L.a[entry][:, :, 1 : 1 + len(L.seats)], L.seats, L.comp.free)
         return owners

@@ -72,7 +72,7 @@ def applicable(comp: Compiled) -> bool:
     from ..rank_counts import MAX_COMBOS, _compositions
 
     pool = set(comp.pooled)
-    if not pool or len(comp.patterned) < 2 or comp.forced or comp.dead or not comp.exact or not any(comp.tracked):
+    if not pool or len(comp.patterned) < 2 or pool & set(comp.forced.values()) or comp.dead or not comp.exact or not any(comp.tracked):
         return False
     mixed = _mixed_forms(comp)
     if prod(_part(comp.forms[m], pool, inside=True).dim for m in mixed[:-1]) > MAX_MIXED_RUNS:

@@ -50,26 +50,29 @@ def _rest(hearts: int, south_hearts: int) -> int:
 
 
 @cache
-def _law(south_hearts: int = 0) -> dict[tuple[int, int], int]:
-    """Deals of script 67 (with South holding ``south_hearts`` hearts or more)
-    by (total points, HCP): per pattern, a DP over the suits with state
-    (HCP, short honours, losers)."""
+def _law(south_hearts: int = 0, spade_king: bool = False, east_heart_deuce: bool = False) -> dict[tuple[int, int], int]:
+    """Deals of script 67 (with South holding ``south_hearts`` hearts or more;
+    with North's spade king, or East's heart deuce, predealt) by (total
+    points, HCP): per pattern, a DP over the suits with state (HCP, short
+    honours, losers)."""
     masks = [(m & 1, m >> 1 & 1, m >> 2 & 1, m >> 3 & 1) for m in range(16)]  # A, K, Q, J held
     assert _rest(5, 0) == factorial(39) // factorial(13) ** 3
     law: dict[tuple[int, int], int] = {}
     for pattern in PATTERNS.tolist():
-        rest = _rest(pattern[1], south_hearts)
+        # East holds the deuce: the other three seats share 38 cards, 12 of them East's
+        rest = factorial(38) // (factorial(12) * factorial(13) ** 2) if east_heart_deuce else _rest(pattern[1], south_hearts)
         ways = np.zeros((38, 5, 13), np.int64)
         ways[0, 0, 0] = 1
-        for length in pattern:
+        for suit, length in enumerate(pattern):
+            spots = 8 if east_heart_deuce and suit == 1 else 9
             new = np.zeros_like(ways)
             for a, k, q, j in masks:
                 held = a + k + q + j
-                if held > length or length - held > 9:
+                if held > length or length - held > spots or (spade_king and suit == 0 and not k):
                     continue
                 h = 4 * a + 3 * k + 2 * q + j
                 short, lose = int(length < 3 and h > 0), _losers(length, a, k, q)
-                new[h:, short:, lose:] += ways[: 38 - h, : 5 - short, : 13 - lose] * comb(9, length - held)
+                new[h:, short:, lose:] += ways[: 38 - h, : 5 - short, : 13 - lose] * comb(spots, length - held)
             ways = new
         for h, short, lose in zip(*np.nonzero(ways)):
             tp = h + _bonus(pattern) - short
@@ -171,10 +174,26 @@ def test_rows_count_what_the_factored_listing_counts():
     assert rows.deals == plan.deals_total
 
 
-def test_only_a_condition_on_one_seat_with_nothing_predealt_is_listed_by_rows():
+def test_only_a_condition_on_one_seat_with_nothing_opaque_is_listed_by_rows():
     two = load_program("condition hcp(north) >= 12 && hcp(south) >= 12")
     predealt = load_program("predeal north SA\ncondition hcp(north) >= 12")
     rnd = load_program("condition hcp(north) >= 12 && rnd(2) == 0")
-    assert [one_hand.hand_seat(p) for p in (two, predealt, rnd)] == [None, None, None]
-    assert one_hand.tracked_ranks(load_program("condition hcp(west, hearts) > 2 && hascard(west, 9C)")) == (
-        (), (0, 1, 2, 3), (), (5,))
+    assert [one_hand.hand_seat(p) for p in (two, predealt, rnd)] == [None, N, None]
+    assert one_hand.tracked_ranks(load_program("predeal south H2\ncondition hcp(west, hearts) > 2 && hascard(west, 9C)")) == (
+        (), (0, 1, 2, 3, 12), (), (5,))
+
+
+def test_predealt_cards_are_tracked_cards_of_the_rows_and_count_what_the_dp_gives():
+    """North's spade king is in every row; East's heart deuce in none, and
+    East is dealt 12 cards more.  Both were dealt by rejection (48% kept);
+    their deals fit, hold the predealt card, and follow the DP's law."""
+    for predeal, law in (("north SK", _law(spade_king=True)), ("east H2", _law(east_heart_deuce=True))):
+        program = load_program(f"predeal {predeal}\n" + SCRIPT.read_text())
+        plan = Plan.build(program)
+        assert plan.exact and isinstance(plan.listing, one_hand.OneHandListing)
+        assert plan.deals_total == sum(law.values())
+        owners = np.concatenate(list(plan.deals(6_000, seed=predeal)))
+        held = card(1, 0) if predeal == "north SK" else card(12, 1)
+        assert (owners[:, held] == (N if predeal == "north SK" else 1)).all() and evaluate_cond(owners, program.condition).all()
+        assert all(((owners == s).sum(axis=1) == 13).all() for s in range(4))
+        assert _chi_square_of_points(owners, law) > 1e-4

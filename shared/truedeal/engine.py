@@ -1285,7 +1285,7 @@ def _hand_rows(program: ir.Program, comp: Compiled | None = None, within: OneHan
     if seat is None:
         return None
     patterns = one_hand.allowed_patterns(comp or compile_program(program), seat)
-    if one_hand.row_count(one_hand.tracked_ranks(program), patterns) > one_hand.MAX_HAND_ROWS:
+    if one_hand.row_count(program, seat, patterns) > one_hand.MAX_HAND_ROWS:
         return None
     return one_hand.OneHandListing(program, seat, patterns, within)
 

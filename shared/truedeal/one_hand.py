@@ -15,13 +15,17 @@ cards alike for every row.
 A draw picks a row by weight, deals the hand its spot cards suit by suit,
 then the rest to the other seats, each uniformly: every deal that fits is
 equally likely.  Plans take it only where they would otherwise reject.
+
+Predealt cards are tracked cards: the hand's rows hold its own and none of
+the other seats', and the other seats share what is left, each holding
+its own predealt cards from the start.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from math import comb, factorial
+from math import comb, factorial, prod
 
 import numpy as np
 
@@ -41,34 +45,50 @@ _ALL = np.arange(52)
 
 
 def hand_seat(program: ir.Program) -> int | None:
-    """The one seat ``program`` reads, when it reads one seat, nothing opaque
-    (``rnd``, ``tricks``) and predeals nothing; else None."""
-    if program.predeal or ir.opaque_names(program.condition):
+    """The one seat ``program`` reads, when it reads one seat and nothing
+    opaque (``rnd``, ``tricks``); else None."""
+    if ir.opaque_names(program.condition):
         return None
     seats = {x.seat for x in ir.nodes(program.condition) if isinstance(x, (ir.Feature, ir.ShapeIn))}
     return seats.pop() if len(seats) == 1 else None
 
 
 def tracked_ranks(program: ir.Program) -> tuple[tuple[int, ...], ...]:
-    """Per suit, the ranks whose presence some feature of ``program`` reads."""
+    """Per suit, the ranks whose presence some feature of ``program`` reads,
+    and those of its predealt cards."""
     read: list[set[int]] = [set(), set(), set(), set()]
     for x in ir.nodes(program.condition):
         if isinstance(x, ir.Feature):
             for s in x.suits:
                 read[s] |= x.fn.ranks
+    for _, cards in program.predeal:
+        for c in cards:
+            read[c % 4].add(c // 4)
     return tuple(tuple(sorted(r)) for r in read)
 
 
-def _masks_by_length(k: int) -> list[np.ndarray]:
-    """Per suit length 0..13, the masks of ``k`` tracked cards a holding of that length may hold."""
-    counts = np.array([bin(m).count("1") for m in range(1 << k)])
-    return [np.nonzero((counts <= length) & (length - counts <= 13 - k))[0] for length in range(14)]
+def _masks_by_length(k: int, mine: int = 0, theirs: int = 0) -> list[np.ndarray]:
+    """Per suit length 0..13, the masks of ``k`` tracked cards a holding of
+    that length may hold: every card of ``mine`` (predealt to the hand) and
+    none of ``theirs`` (predealt to the other seats)."""
+    m = np.arange(1 << k)
+    counts = np.array([bin(x).count("1") for x in range(1 << k)])
+    fixed = ((m & mine) == mine) & ((m & theirs) == 0)
+    return [np.nonzero(fixed & (counts <= length) & (length - counts <= 13 - k))[0] for length in range(14)]
 
 
-def row_count(tracked: tuple[tuple[int, ...], ...], patterns: np.ndarray) -> int:
-    """How many rows a hand with these tracked ranks has over ``patterns``."""
-    per = [[len(m) for m in _masks_by_length(len(t))] for t in tracked]
+def row_count(program: ir.Program, seat: int, patterns: np.ndarray) -> int:
+    """How many rows ``seat``'s hand has over ``patterns``, for ``program``'s
+    tracked ranks and predealt cards."""
+    tracked = tracked_ranks(program)
+    per = [[len(m) for m in by_length] for by_length in _by_length(program, seat, tracked)]
     return sum(int(np.prod([per[s][p[s]] for s in range(4)])) for p in patterns)
+
+
+def _by_length(program: ir.Program, seat: int, tracked: tuple[tuple[int, ...], ...]) -> list[list[np.ndarray]]:
+    """Per suit, :func:`_masks_by_length` of its tracked cards and predealt ones."""
+    mine, theirs = _predealt_masks(program, seat, tracked)
+    return [_masks_by_length(len(t), mine[s], theirs[s]) for s, t in enumerate(tracked)]
 
 
 def allowed_patterns(comp: Compiled, seat: int) -> np.ndarray:
@@ -77,9 +97,9 @@ def allowed_patterns(comp: Compiled, seat: int) -> np.ndarray:
     return PATTERNS if mask is None else PATTERNS[mask]
 
 
-def _rows(tracked: tuple[tuple[int, ...], ...], patterns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every row over ``patterns``: (n, 4) suit lengths and (n, 4) masks of tracked cards."""
-    by_length = [_masks_by_length(len(t)) for t in tracked]
+def _rows(by_length: list[list[np.ndarray]], patterns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every row over ``patterns``: (n, 4) suit lengths and (n, 4) masks of
+    tracked cards (per suit and length, the masks of ``by_length``)."""
     lengths, masks = [], []
     for p in patterns:
         grid = np.stack(np.meshgrid(*[by_length[s][p[s]] for s in range(4)], indexing="ij"), axis=-1).reshape(-1, 4)
@@ -108,14 +128,31 @@ def _canonical_holdings(ranks: tuple[int, ...], suit: int) -> np.ndarray:
     return held
 
 
+def _predealt_masks(program: ir.Program, seat: int, tracked: tuple[tuple[int, ...], ...]) -> tuple[list[int], list[int]]:
+    """Per suit, the mask of tracked cards predealt to ``seat``, and of those
+    predealt to the other seats."""
+    mine, theirs = [0] * 4, [0] * 4
+    for holder, cards in program.predeal:
+        for c in cards:
+            bit = 1 << tracked[c % 4].index(c // 4)
+            if holder == seat:
+                mine[c % 4] |= bit
+            else:
+                theirs[c % 4] |= bit
+    return mine, theirs
+
+
 @dataclass(frozen=True)
 class _Layout:
-    """What :class:`~truedeal.engine.Plan` reads of a listing's layout."""
+    """What :class:`~truedeal.engine.Plan` reads of a listing's layout:
+    ``free``, the other seats, and ``room``, the cards each is dealt (13
+    less its predealt ones)."""
 
     free: tuple[int, ...]
+    room: tuple[int, ...] = (13, 13, 13)
 
     def free_ways(self) -> int:
-        return factorial(39) // factorial(13) ** 3
+        return factorial(sum(self.room)) // prod(factorial(k) for k in self.room)
 
 
 class OneHandListing:
@@ -126,13 +163,15 @@ class OneHandListing:
         rows hold every row that fits ``program`` (a class of ``rnd`` within
         the script): only its rows are evaluated."""
         self.seat, self.tracked = seat, tracked_ranks(program)
-        self.layout = _Layout(tuple(s for s in range(4) if s != seat))
+        others = tuple(s for s in range(4) if s != seat)
+        self.predeal = program.predeal
+        self.layout = _Layout(others, tuple(13 - sum(len(cards) for s, cards in program.predeal if s == o) for o in others))
         lengths: np.ndarray
         masks: np.ndarray
-        if within is not None and (within.seat, within.tracked) == (seat, self.tracked):
+        if within is not None and (within.seat, within.tracked, within.predeal) == (seat, self.tracked, self.predeal):
             lengths, masks = within.lengths, within.masks
         else:
-            lengths, masks = _rows(self.tracked, patterns)
+            lengths, masks = _rows(_by_length(program, seat, self.tracked), patterns)
         fits = np.concatenate([np.zeros(0, bool), *(evaluate_cond(self._canonical(lengths[a : a + _BLOCK], masks[a : a + _BLOCK]),
                                                                   program.condition) for a in range(0, len(lengths), _BLOCK))])
         self.lengths: np.ndarray = lengths[fits]
@@ -192,12 +231,14 @@ class OneHandSampler:
         L = self.listing
         row = self.pick.draw(n, rng)
         owners = np.full((n, 52), OPEN, np.uint8)
+        for seat, cards in L.predeal:
+            owners[:, list(cards)] = seat
         L.give_tracked(owners, L.masks[row])
         need = L.spots_needed(row)
         hand = np.array([L.seat], np.uint8)
         for s in range(4):
             deal_open(owners, rng, self.spots[s], need[:, s : s + 1], hand)
-        others = L.layout.free
-        deal_open(owners, rng, _ALL, np.full((n, 2), 13, np.int64), np.array(others[:2], np.uint8))
+        others, room = L.layout.free, L.layout.room
+        deal_open(owners, rng, _ALL, np.tile(room[:2], (n, 1)).astype(np.int64), np.array(others[:2], np.uint8))
         owners[owners == OPEN] = others[2]
         return owners

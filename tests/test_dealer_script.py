@@ -305,6 +305,23 @@ def test_opaque_functions():
     assert cond("rnd(10) < 3").left == ir.OpaqueNum("rnd", (lin(const=10),))
 
 
+@pytest.mark.parametrize("text, value", [
+    ("score(vul, x4S, 10)", 620),  # 120 tricks + 500 game bonus
+    ("score(nv, x3N, 9)", 400),  # 100 + 300
+    ("score(nv, x3N, 7)", -100),  # two down, 50 each
+    ("score(vul, x7N, 13)", 2220),  # 220 + 500 + 1500
+    ("score(vul, x4S, 20)", 710),  # past 13 tricks, 13: 120 + 3 overtricks of 30 + 500
+    ("imps(score(vul, x4S, 10) - score(nv, x3N, 9))", 6),  # 220: 220-260 is 6 IMPs
+    ("imps(-4000)", -24),
+    ("imps(10)", 0),
+])
+def test_scores_and_imps_of_constants_fold_to_their_value(text, value):
+    """A function of constants is a constant (the values from the laws of
+    duplicate scoring and the IMP table), so no rejection checks it."""
+    assert cond(f"{text} == {value}") == ir.TRUE
+    assert not ir.opaque_names(cond(f"hcp(north) >= 12 && {text} > 0"))
+
+
 @pytest.mark.parametrize("text, shown", [
     ("rnd(2) == 0", None),
     ("tricks(south, notrump) >= 9", None),

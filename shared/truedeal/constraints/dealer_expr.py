@@ -285,7 +285,7 @@ class ExprParser:
             raise self.error(first, f"bad shape: {e}") from None
         return ir.ShapeIn(seat, frozenset(tuple(int(x) for x in p) for p in PATTERNS[mask]))
 
-    def opaque(self, name: str) -> ir.OpaqueNum:
+    def opaque(self, name: str) -> ir.Num:
         if name == "tricks":
             seat = self.seat()
             self.comma()
@@ -296,8 +296,8 @@ class ExprParser:
             self.comma()
             contract = self.contract()
             self.comma()
-            return ir.OpaqueNum("score", (vul, contract, fold.as_num(self.expression())))
-        return ir.OpaqueNum(name, (fold.as_num(self.expression()),))  # imps, rnd
+            return fold.opaque("score", (vul, contract, fold.as_num(self.expression())))
+        return fold.opaque(name, (fold.as_num(self.expression()),))  # imps, rnd
 
     def contract(self) -> tuple[int, int]:
         """``x3N``-style contract as ``(level, strain)``, strain 0..4 for S H D C N."""

@@ -46,6 +46,11 @@ _IMP_STEPS = np.array(
 )  # fmt: skip
 
 
+def imps_of(d: np.ndarray) -> np.ndarray:
+    """The IMP value of each score difference of ``d``, its sign kept."""
+    return np.sign(d) * np.searchsorted(_IMP_STEPS, np.abs(d), side="right")
+
+
 def feature_values(owners: np.ndarray, feature: ir.Feature) -> np.ndarray:
     """``feature`` on each deal, as int64."""
     return _Evaluator(owners).feature(feature)
@@ -196,8 +201,7 @@ class _Evaluator:
         if x.name == "tricks":
             return self.tricks(*x.args)
         if x.name == "imps":
-            d = self.num(x.args[0])
-            return np.sign(d) * np.searchsorted(_IMP_STEPS, np.abs(d), side="right")
+            return imps_of(self.num(x.args[0]))
         if x.name == "score":
             return self.score(*x.args)
         raise NotImplementedError(f"{x.name}() cannot be evaluated by truedeal")

@@ -22,6 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import TypeGuard
 
+import numpy as np
+
 from . import bounded, ir
 
 ZERO = ir.Linear((), 0)
@@ -50,6 +52,23 @@ def const(n: int) -> ir.Linear:
 
 def is_const(x: object) -> TypeGuard[ir.Linear]:
     return isinstance(x, ir.Linear) and not x.terms
+
+
+def opaque(name: str, args: tuple) -> ir.Num:
+    """An opaque number (``tricks``, ``score``, ``imps``, ``rnd``), folded to
+    a constant where it is a function of constant arguments: ``score`` of a
+    constant trick count, ``imps`` of a constant.  (Else rejection would
+    check a constant on every deal, and the count would be an estimate.)"""
+    if name == "score" and is_const(args[2]):
+        from .dds import contract_scores
+
+        (level, strain), tricks = args[1], min(max(args[2].const, 0), 13)
+        return const(int(contract_scores(level, strain, args[0])[tricks]))
+    if name == "imps" and is_const(args[0]):
+        from .evaluate import imps_of
+
+        return const(int(imps_of(np.array(args[0].const))))
+    return ir.OpaqueNum(name, args)
 
 
 def is_cond(x) -> bool:

@@ -299,3 +299,24 @@ def test_a_split_whose_parts_all_count_zero_is_an_exact_zero():
     assert plan.exact and plan.deals_total == 0 and not plan.possible
     law = distribution_of(program, "hcp(north) >= 38 ? 0 : 1", sample=False)  # its bisection counts that 0
     assert law.counts == {1: sum(_deals(o, v) for o in range(4) for v in (12, 13, 14))}
+
+
+# ------------------------------------------------------------ predealt coins
+
+
+def test_a_predealt_coin_card_is_folded_where_the_script_is_read():
+    """Script 55 asks whether West holds the heart deuce: with the deuce
+    predealt, each placement leaves one branch, read as the script with that
+    branch alone (it was dealt by rejection, 44% kept, with the deuce at East).
+    A JSON spec whose seat holds the card folds it too."""
+    script = (Path(__file__).parent / "scripts" / "55_ternary_condition.dlr").read_text()
+    for seat, branch in (("east", "hearts(north) >= 5"), ("west", "spades(north) >= 5")):
+        folded = load_program(f"predeal {seat} H2\n" + script)
+        assert not any(card_owner.single_card(x) == card(12, 1) for x in ir.nodes(folded.condition) if isinstance(x, ir.Feature))
+        plan = Plan.build(folded)
+        alone = Plan.build(load_program(f"predeal {seat} H2\ncondition {branch} && hcp(north) >= 12"))
+        assert plan.exact and plan.deals_total == alone.deals_total
+    from truedeal.spec import load_spec
+
+    spec = load_spec({"west": {"holds": ["H2"]}, "condition": "hascard(west, 2H) && hcp(north) >= 12"}).program()
+    assert not any(isinstance(x, ir.Feature) and x.seat == W for x in ir.nodes(spec.condition))

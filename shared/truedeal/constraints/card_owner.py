@@ -89,6 +89,15 @@ def placed_program(program: ir.Program, cards: tuple[int, ...], owners: tuple[in
                       predeal=tuple((s, tuple(sorted(cs))) for s, cs in sorted(predeal.items())))
 
 
+def predeal_folded(program: ir.Program) -> ir.Program:
+    """``program`` with each ``hascard`` of a predealt card folded, and what
+    that decides (``hascard(west, 2H) ? ... : ...`` with the deuce predealt
+    to East is its second branch): the same deals, and nothing left to
+    list that the predeal already says."""
+    owners = {c: seat for seat, cards in program.predeal for c in cards}
+    return replace(program, condition=_Pruned(owners).cond(program.condition)) if owners else program
+
+
 def has_card(seat: int, c: int) -> ir.Cond:
     """``hascard(seat, c)``."""
     return ir.Compare("==", ir.Linear(((1, ir.Feature(seat, (c % 4,), ir.one_rank(c // 4))),)), ir.Linear((), 1))
@@ -130,8 +139,10 @@ class _Pruned(_Placed):
     def _cond(self, c: ir.Cond) -> ir.Cond:
         if isinstance(c, ir.Compare):
             return fold.compare(c.op, self.num(c.left), self.num(c.right))
-        if isinstance(c, (ir.And, ir.Or)):
-            return functools.reduce(fold.and_ if isinstance(c, ir.And) else fold.or_, (self.cond(i) for i in c.items))
+        if isinstance(c, ir.And):
+            return functools.reduce(fold.and_, (self.cond(i) for i in c.items), ir.TRUE)
+        if isinstance(c, ir.Or):
+            return functools.reduce(fold.or_, (self.cond(i) for i in c.items), ir.Truth(False))
         if isinstance(c, ir.Not):
             return fold.not_(self.cond(c.item))
         return c

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import errno
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..cards import card
 from . import fold, ir
+from .card_owner import predeal_folded
 from .dealer_expr import DEFAULT_SCALES, FUNCTIONS, RANKS, SEATS, ExprParser, describe
 from .dealer_lex import ScriptError, Token, tokenize
 
@@ -369,9 +370,9 @@ def parse_script(text: str) -> Script:
     final scales."""
     first = _ScriptParser(text)
     script = first.script()
-    if not first.scales_set:
-        return script
-    return _ScriptParser(text, scales={**DEFAULT_SCALES, **first.scales_set}).script()
+    if first.scales_set:
+        script = _ScriptParser(text, scales={**DEFAULT_SCALES, **first.scales_set}).script()
+    return replace(script, program=predeal_folded(script.program))
 
 
 def parse_program(text: str) -> ir.Program:

@@ -13,6 +13,7 @@ from dataclasses import replace
 from ..cards import SUIT_NAMES, card
 from ..patterns import PATTERNS
 from . import ir, kaplan_rubens
+from .card_owner import predeal_folded
 from .compile import rules_program
 
 _RANKS = "AKQJT98765432"
@@ -43,11 +44,11 @@ def spec_program(spec) -> ir.Program:
         items.append(script.condition)
         for seat, cards in script.predeal:
             predeal.setdefault(seat, []).extend(cards)
-    return replace(
+    return predeal_folded(replace(
         script,
         condition=ir.And(tuple(items)),
         predeal=tuple((seat, tuple(cards)) for seat, cards in sorted(predeal.items())),
-    )
+    ))
 
 
 def _spec_extras(spec) -> list[ir.Cond]:

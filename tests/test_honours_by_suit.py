@@ -41,7 +41,8 @@ def _one_suit(placed: dict[int, int]) -> Counter:
     return ways
 
 
-def _calm_law(honours: dict[int, dict[int, int]] | None = None, spots: tuple[int, ...] = (0, 0, 0, 0)) -> dict[tuple[int, int, int, int], int]:
+def _calm_law(honours: dict[int, dict[int, int]] | None = None,
+              spots: tuple[int, ...] = (0, 0, 0, 0)) -> dict[tuple[int, int, int, int], int]:
     """(North's HCP, South's HCP, East's honours, North's HCP in spades) ->
     deals of script 65.  Each suit's top four go to the four seats, East and
     West taking at most one; the state is North's and South's HCP, North's

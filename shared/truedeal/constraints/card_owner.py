@@ -139,10 +139,9 @@ class _Pruned(_Placed):
     def _cond(self, c: ir.Cond) -> ir.Cond:
         if isinstance(c, ir.Compare):
             return fold.compare(c.op, self.num(c.left), self.num(c.right))
-        if isinstance(c, ir.And):
-            return functools.reduce(fold.and_, (self.cond(i) for i in c.items), ir.TRUE)
-        if isinstance(c, ir.Or):
-            return functools.reduce(fold.or_, (self.cond(i) for i in c.items), ir.Truth(False))
+        if isinstance(c, (ir.And, ir.Or)):
+            empty: ir.Cond = ir.Truth(isinstance(c, ir.And))  # an empty And holds, an empty Or does not
+            return functools.reduce(fold.and_ if isinstance(c, ir.And) else fold.or_, (self.cond(i) for i in c.items), empty)
         if isinstance(c, ir.Not):
             return fold.not_(self.cond(c.item))
         return c

@@ -43,6 +43,7 @@ from .choices import MAX_DEALS
 from .class_split import ClassSplit, class_split, is_patient
 from .constraints import card_classes, card_owner, ir, opaque, rnd_levels, separable
 from .constraints.compile import Compiled, compile_program, with_filters
+from .constraints.complements import complemented
 from .constraints.dds import needs_double_dummy
 from .dealnumber import decode_batch, encode_batch
 from .either_or import cross_seat_branches, pattern_branches
@@ -168,7 +169,8 @@ class Plan:
             program = spec if isinstance(spec, ir.Program) else spec.program()
             rows: RowsMemo = {}  # listed for the ranking, then for the one-seat tries
             plan = cls._build_program(spec, progress, rows=rows)
-            return cls._weighed_on_one_seat(plan, spec, program, progress, t0, rows)
+            plan = cls._weighed_on_one_seat(plan, spec, program, progress, t0, rows)
+            return cls._read_on_the_other_side(plan, program, progress, t0)
         rules = spec.constraints()
         try:
             listing = build_listing(rules, progress)
@@ -188,6 +190,21 @@ class Plan:
             plan.build_seconds = time.perf_counter() - t0
             return plan
         raise wide
+
+    @classmethod
+    def _read_on_the_other_side(cls, plan: Plan, program: ir.Program, progress, t0: float) -> Plan:
+        """``plan``; or, where it does not count exactly, the plan of
+        ``program`` with its partnership sums read on the other side of the
+        table (:func:`~.constraints.complements.complemented`: fewer seats
+        read) when that one counts exactly.  Tried after the plain plan, so
+        that a plan that counted exactly keeps its deals."""
+        if plan.counts_exactly or (other := complemented(program)) is program:
+            return plan
+        read = cls._build_program(other, progress)
+        if not read.counts_exactly:
+            return plan
+        read.build_seconds = time.perf_counter() - t0  # the plain plan's attempt included
+        return read
 
     @classmethod
     def build_to_count(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None) -> Plan:

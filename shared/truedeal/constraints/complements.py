@@ -1,0 +1,83 @@
+"""Partnership sums read from the other side of the table.
+
+Every card is in one hand, so a point count or a length over some suits
+adds up to a constant over the four seats: ``hcp(east) + hcp(west)`` is
+``40 - hcp(north) - hcp(south)``, and ``hearts(east) + hearts(west)`` is
+``13 - hearts(north) - hearts(south)``.  Where East and West are read only
+in such sums, writing those sums on North and South leaves East and West
+unconstrained: "both sides have a fit" or "N+S at most 7 losers, E+W 15+
+HCP" become listings of two seats instead of four (exact, where they were
+dealt by rejection on a seat).  The rewrite is made only where it leaves
+fewer seats read; the deals are the same either way.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+from . import ir
+from .rewrite import Rewriter
+
+_KEY = tuple  # (suits, fn): what a term reads, whatever the seat
+
+
+def complemented(program: ir.Program) -> ir.Program:
+    """``program`` with its sums over one pair of seats written on the other
+    pair, pair by pair, wherever that leaves fewer seats read."""
+    if ir.opaque_names(program.condition):
+        return program  # tricks and the like read the whole deal anyway
+    while True:
+        read = _seats_read(program)
+        tries = [_rewritten(program, pair) for pair in itertools.combinations(range(4), 2)]
+        best = min(tries, key=lambda p: (len(s := _seats_read(p)), sorted(s)))  # fewest seats, North's side kept
+        if len(_seats_read(best)) >= len(read):
+            return program
+        program = best
+
+
+def _rewritten(program: ir.Program, pair: tuple[int, ...]) -> ir.Program:
+    other = tuple(s for s in range(4) if s not in pair)
+    return replace(program, condition=_Complemented(pair, other).cond(program.condition))
+
+
+def _seats_read(program: ir.Program) -> set[int]:
+    """The seats a condition reads (a feature or a shape), and those holding predealt cards."""
+    seats = {x.seat for x in ir.nodes(program.condition) if isinstance(x, (ir.Feature, ir.ShapeIn))}
+    return seats | {seat for seat, cards in program.predeal if cards}
+
+
+def _total(feature: ir.Feature) -> int | None:
+    """The four seats' sum of ``feature``'s function over its suits, or None
+    when the function is not a sum over the cards (losers, tables)."""
+    if feature.fn.kind == "length":
+        return 13 * len(feature.suits)
+    if feature.fn.kind == "weights":
+        return sum(feature.fn.weights) * len(feature.suits)
+    return None
+
+
+class _Complemented(Rewriter):
+    """Each ``c * f(X) + c * f(Y)`` of the seats ``pair`` (X, Y) written as
+    ``c * total - c * f(Z) - c * f(W)`` of the seats ``other``."""
+
+    def __init__(self, pair: tuple[int, ...], other: tuple[int, ...]) -> None:
+        super().__init__()
+        self.pair, self.other = pair, other
+
+    def _linear(self, lin: ir.Linear) -> ir.Num:
+        coefs: dict[tuple[int, _KEY], int] = {}
+        for coef, f in lin.terms:
+            coefs[f.seat, (f.suits, f.fn)] = coefs.get((f.seat, (f.suits, f.fn)), 0) + coef
+        const = lin.const
+        x, y = self.pair
+        for seat, key in list(coefs):
+            c, total = coefs.get((x, key), 0), _total(ir.Feature(x, *key))
+            if seat != x or c == 0 or coefs.get((y, key)) != c or total is None:
+                continue
+            del coefs[x, key], coefs[y, key]
+            const += c * total
+            for z in self.other:
+                coefs[z, key] = coefs.get((z, key), 0) - c
+        terms = tuple((c, ir.Feature(seat, *key)) for (seat, key), c in coefs.items() if c)
+        return ir.Linear(terms, const)

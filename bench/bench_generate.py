@@ -101,9 +101,16 @@ SPECS = {
         "condition": "hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4333 + any 4432 + any 5332)"
                      " && spades(east) >= 5 && hcp(east) >= 8 && hcp(east) <= 16 && hcp(south) <= 12 && hcp(west) <= 10"
                      " && hcp(north) + hcp(south) >= 24"},
-    "N+S 25+ with a spade fit, or E+W 25+ with a heart fit (either/or by passes)": {
+    "N+S 25+ with a spade fit, or E+W 25+ with a heart fit (read on N+S)": {
         "condition": "(hcp(north) + hcp(south) >= 25 && spades(north) + spades(south) >= 8)"
                      " || (hcp(east) + hcp(west) >= 25 && hearts(east) + hearts(west) >= 8)"},
+    "both sides with a fit: N+S 8+ spades, E+W 8+ hearts (read on N+S)": {
+        "condition": "spades(north) + spades(south) >= 8 && hearts(east) + hearts(west) >= 8"},
+    "N holds SA and 15-17, E 8-12, S 5-9 (predealt, rank counts)": {
+        "north": {"hcp": [15, 17], "holds": ["SA"]}, "east": {"hcp": [8, 12]}, "south": {"hcp": [5, 9]}},
+    "1NT holding SA, E 8-12, S 6-10, W 5-12 (predealt, one hand)": {
+        "north": {"hcp": [15, 17], "shape": BAL, "holds": ["SA"]}, "east": {"hcp": [8, 12]}, "south": {"hcp": [6, 10]},
+        "west": {"hcp": [5, 12]}},
 }
 
 

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from functools import cache
 from math import factorial
 
 import numpy as np
+import pytest
 from scipy.stats import chisquare
 
 from truedeal.cards import HCP_OF_RANK, card
 from truedeal.constraints.compile import compile_program
+from truedeal.constraints.dealer import load_program
+from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
 from truedeal.evaluate import hcp
+from truedeal.honours_by_suit import HonoursBySuitListing
 from truedeal.listing import build_listing, count_cases
 from truedeal.rank_counts import RankCountListing, applicable
 from truedeal.spec import load_spec
@@ -115,3 +120,49 @@ def test_predealt_cards_deal_uniformly_and_stay_where_they_were_put():
     assert rare >= 5
     expected, observed = np.append(expected, rare), np.append(observed, len(owners) - observed.sum())
     assert chisquare(observed, expected).pvalue > 1e-4
+
+
+@cache
+def _kqj_deals() -> np.ndarray:
+    """Every deal in which each seat holds one ace and nine spot cards (2-T)
+    predealt, and three of the twelve kings, queens and jacks: 12!/(3!)^4 =
+    369,600 owners rows."""
+    from itertools import combinations
+
+    base = np.zeros(52, np.uint8)
+    for seat in range(4):
+        base[card(0, seat)] = seat  # North the spade ace, East the heart ace...
+        base[[card(r, s) for r in range(4, 13) for s in range(4) if (9 * s + r - 4) % 4 == seat]] = seat
+    free = [card(r, s) for r in (1, 2, 3) for s in range(4)]
+    splits = [(n, e, s) for n in combinations(range(12), 3) for e in combinations(sorted(set(range(12)) - set(n)), 3)
+              for s in combinations(sorted(set(range(12)) - set(n) - set(e)), 3)]  # North's, East's, South's three
+    owner_of = np.full((len(splits), 12), 3, np.uint8)
+    for i, (n, e, s) in enumerate(splits):
+        owner_of[i, list(n)], owner_of[i, list(e)], owner_of[i, list(s)] = 0, 1, 2
+    rows = np.tile(base, (len(splits), 1))
+    rows[:, free] = owner_of
+    rows.flags.writeable = False
+    return rows
+
+
+@pytest.mark.parametrize("condition, kind", [
+    ("hcp(north) >= 11 && hcp(east) <= 8 && hcp(south) >= 9 && hcp(south) <= 10", RankCountListing),
+    ("hcp(north) + hcp(south) >= 21 && controls(east) <= 3 && hcp(west) >= 9", RankCountListing),
+    ("hcp(north) >= 10 && top3(east, hearts) <= 1 && top3(west, clubs) == 1", HonoursBySuitListing),
+])
+def test_predealt_aces_and_spots_beside_four_seats_count_what_brute_force_gives(condition, kind):
+    """Each seat holds an ace and nine spot cards predealt, so every seat is
+    read (7-13 HCP) and no free seat takes what the listing leaves: the
+    listing by rank counts or suit by suit, and the plan, against all
+    369,600 completions."""
+    owners = _kqj_deals()
+    assert ((owners[:, :, None] == np.arange(4)).sum(axis=1) == 13).all()
+    kqj = [card(r, s) for r in (1, 2, 3) for s in range(4)]
+    predeal = "".join(f"predeal {name} " + ", ".join("SHDC"[c % 4] + "AKQJT98765432"[c // 4] for c in np.nonzero(
+        (owners[0] == seat) & ~np.isin(np.arange(52), kqj))[0]) + "\n" for seat, name in enumerate(("north", "east", "south", "west")))
+    program = load_program(predeal + "condition " + condition)
+    expected = int(evaluate_cond(owners, load_program("condition " + condition).condition).sum())
+    assert 0 < expected < len(owners)
+    assert kind(compile_program(program)).deals == expected
+    plan = Plan.build(program)
+    assert plan.exact and plan.deals_total == expected

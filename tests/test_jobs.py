@@ -759,7 +759,11 @@ def test_submitting_lists_nothing(unit_store, monkeypatch):
     # an either/or beside rnd, its support listed (rejection keeps half: rnd not weighed): the job's plan and generate's (790 MB in process)
     pytest.param({"condition": f"(({NT_N}) and rnd(4) == 0) or ({NT_S})"}, marks=pytest.mark.memory_mb(900)),
     str(Path(__file__).parent / "scripts" / "69_leveled_by_rnd.dlr"),  # rnd weighed: a class picked, then its listing
-], ids=["either-or", "card-split", "honours-by-suit", "pool-filters", "opaque-support", "rnd-weighed"])
+    # E+W's fit read on North and South: the plan of the spec read on the other side
+    {"condition": "spades(north) + spades(south) >= 8 && hearts(east) + hearts(west) >= 8"},
+    # East read by its hearts alone beside West: split by North's and South's hearts, East's hand weighed
+    {"condition": "spades(north) + spades(south) >= 9 && hcp(north) >= 16 && hearts(east) >= 7"},
+], ids=["either-or", "card-split", "honours-by-suit", "pool-filters", "opaque-support", "rnd-weighed", "other-side", "one-suit-seat"])
 def test_a_plan_that_cannot_be_cut_is_built_whole_with_the_same_deals(unit_store, spec):
     _assert_built_whole_with_the_same_deals(unit_store, spec)
 

@@ -170,7 +170,8 @@ class Plan:
             rows: RowsMemo = {}  # listed for the ranking, then for the one-seat tries
             plan = cls._build_program(spec, progress, rows=rows)
             plan = cls._weighed_on_one_seat(plan, spec, program, progress, t0, rows)
-            return cls._read_on_the_other_side(plan, program, progress, t0)
+            plan = cls._read_on_the_other_side(plan, program, progress, t0)
+            return cls._split_by_one_suit_seat(plan, program, progress, t0)
         rules = spec.constraints()
         try:
             listing = build_listing(rules, progress)
@@ -205,6 +206,30 @@ class Plan:
             return plan
         read.build_seconds = time.perf_counter() - t0  # the plain plan's attempt included
         return read
+
+    @classmethod
+    def _split_by_one_suit_seat(cls, plan: Plan, program: ir.Program, progress, t0: float) -> Plan:
+        """``plan``; or, where it does not count exactly and a seat is read
+        only by its length in one suit beside a seat nothing reads, the split
+        of :mod:`truedeal.one_suit_seat` when each of its branches is exact."""
+        from .one_suit_seat import OneSuitSeatUnion, one_suit_seat
+
+        if plan.counts_exactly or (split := one_suit_seat(program)) is None:
+            return plan
+        plans, held = [], []
+        for m in range(14):
+            if not any(split.ways(13 - m)):
+                continue
+            branch = cls._build_program(split.branch(m), progress, exact_only=True)
+            if not branch.exact:
+                return plan
+            if branch.deals_total:
+                plans.append(branch)
+                held.append(m)
+        if not plans:
+            return plan
+        union = OneSuitSeatUnion(split, plans, held)
+        return cls(None, plans[0].listing, time.perf_counter() - t0, program=program, union=union)
 
     @classmethod
     def build_to_count(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None) -> Plan:

@@ -106,6 +106,8 @@ SPECS = {
                      " || (hcp(east) + hcp(west) >= 25 && hearts(east) + hearts(west) >= 8)"},
     "both sides with a fit: N+S 8+ spades, E+W 8+ hearts (read on N+S)": {
         "condition": "spades(north) + spades(south) >= 8 && hearts(east) + hearts(west) >= 8"},
+    "N+S 9+ spades, N 16+, E 7+ hearts (E weighed by its hearts)": {
+        "condition": "spades(north) + spades(south) >= 9 && hcp(north) >= 16 && hearts(east) >= 7"},
     "N holds SA and 15-17, E 8-12, S 5-9 (predealt, rank counts)": {
         "north": {"hcp": [15, 17], "holds": ["SA"]}, "east": {"hcp": [8, 12]}, "south": {"hcp": [5, 9]}},
     "1NT holding SA, E 8-12, S 6-10, W 5-12 (predealt, one hand)": {

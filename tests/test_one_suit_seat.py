@@ -63,11 +63,29 @@ def test_a_fit_beside_an_opponent_s_long_suit_is_exact():
     assert evaluate_cond(owners, program.condition).all()
 
 
+@pytest.mark.memory_mb(1100)  # the plain listing of four patterned seats, then the split of the wider spec
+def test_a_partner_read_by_the_same_suit_counts_what_one_listing_counts():
+    """West with at most 2 hearts: each of East's heart lengths k leaves West
+    H - k.  Against the plain listing of four patterned seats; and beside a
+    fit with both partners' points (7.8% kept by rejection on South and
+    West before, estimated 2.0892e25 +/- 0.016e25), exact."""
+    small = SMALL + " && hearts(west) <= 2"
+    plan = _split_plan(small)
+    plain = Plan.build(load_program(f"condition {small}\n"))
+    assert plain.exact and plain.union is None and plan.deals_total == plain.deals_total
+    assert plan.summary().method.startswith("exact: east and west read by their hearts alone")
+    wide = "spades(north) + spades(south) >= 9 && hcp(north) >= 16 && hcp(south) >= 5 && hearts(east) >= 6 && hearts(west) >= 3"
+    fit = Plan.build(load_program(f"condition {wide}\n"))
+    assert fit.exact and isinstance(fit.union, OneSuitSeatUnion) and abs(fit.deals_total - 2.0892e25) < 4 * 1.6e23
+    owners = np.concatenate(list(fit.deals(2_000, seed="partner")))
+    assert evaluate_cond(owners, load_program(f"condition {wide}\n").condition).all()
+
+
 def test_only_a_seat_read_by_one_suit_s_length_beside_a_free_seat_is_split():
     for condition in (
         "spades(north) + spades(south) >= 8 && hearts(east) >= 5 && hcp(east) >= 8",  # East's points too
         "spades(north) + spades(south) >= 8 && hearts(east) + spades(east) >= 9",  # two suits
-        "spades(north) >= 5 && hearts(east) >= 5 && hearts(west) >= 2",  # no free partner
+        "spades(north) >= 5 && hearts(east) >= 5 && spades(west) >= 2 && spades(south) >= 2",  # no partner free of other suits
     ):
         split = one_suit_seat(load_program(f"condition {condition}\n"))
         assert split is None or split.seat != 1, condition

@@ -37,13 +37,15 @@ FREE_PAIR = comb(26, 13)
 
 @dataclass(frozen=True)
 class OneSuitSeat:
-    """How ``program`` splits: ``seat`` is read only by ``items`` (its length
-    in ``suit``), ``partner`` by nothing, and ``rest`` reads neither."""
+    """How ``program`` splits: ``seat`` is read only by its length in
+    ``suit``, ``partner`` by nothing or by its length in that suit alone,
+    and ``rest`` reads neither."""
 
     seat: int
     partner: int
     suit: int
     allowed: tuple[bool, ...]  # per length 0..13 of the seat in the suit
+    partner_allowed: tuple[bool, ...]  # the same of the partner
     rest: ir.Program
 
     @property
@@ -52,8 +54,10 @@ class OneSuitSeat:
 
     def ways(self, left: int) -> list[int]:
         """Per length k of the seat in the suit, its hands of k cards of the
-        suit out of the ``left`` the other seats leave (0 where not allowed)."""
-        return [comb(left, k) * comb(26 - left, 13 - k) if ok else 0 for k, ok in enumerate(self.allowed)]
+        suit out of the ``left`` the other seats leave (0 where it, or the
+        partner's ``left - k``, is not allowed)."""
+        return [comb(left, k) * comb(26 - left, 13 - k) if ok and k <= left and self.partner_allowed[left - k] else 0
+                for k, ok in enumerate(self.allowed)]
 
     def branch(self, m: int) -> ir.Program:
         """``rest`` with the other two seats holding ``m`` cards of the suit."""
@@ -63,24 +67,38 @@ class OneSuitSeat:
 
 def one_suit_seat(program: ir.Program) -> OneSuitSeat | None:
     """The split of ``program`` (see the module doc), or None where no seat is
-    read by one suit's length alone beside a seat nothing reads (nor predeals)."""
+    read by one suit's length alone beside a seat read by nothing else (and
+    neither holds predealt cards)."""
     if ir.opaque_names(program.condition):
         return None
     items = _conjuncts(program.condition)
     held = {seat for seat, cards in program.predeal if cards}
     for seat in range(4):
-        mine = [i for i in items if _reads(i) == {(seat, "length")}]
-        suits = {f.suits for i in mine for f in ir.nodes(i) if isinstance(f, ir.Feature)}
-        rest = [i for i in items if not any(i is j for j in mine)]
-        read = set().union(*(_seats(i) for i in rest)) if rest else set()
-        free = [s for s in range(4) if s != seat and s not in read and s not in held]
-        if not mine or len(suits) != 1 or len(next(iter(suits))) != 1 or seat in read | held or not free:
-            continue
-        suit = next(iter(suits))[0]
-        allowed = evaluate_cond(_holding(seat, suit), ir.And(tuple(mine)))
-        rest_program = replace(program, condition=ir.And(tuple(rest)))
-        return OneSuitSeat(seat, free[0], suit, tuple(bool(x) for x in allowed), rest_program)
+        mine, suit = _length_items(items, seat)
+        for partner in range(4):
+            theirs, their_suit = _length_items(items, partner)
+            if theirs and their_suit != suit:
+                theirs = []
+            rest = [i for i in items if not any(i is j for j in mine + theirs)]
+            read = set().union(*(_seats(i) for i in rest)) if rest else set()
+            if not mine or partner == seat or {seat, partner} & (read | held):
+                continue
+            return OneSuitSeat(seat, partner, suit, _allowed(mine, seat, suit), _allowed(theirs, partner, suit),
+                               replace(program, condition=ir.And(tuple(rest))))
     return None
+
+
+def _length_items(items: list[ir.Cond], seat: int) -> tuple[list[ir.Cond], int]:
+    """The items that read ``seat``'s length in one suit and nothing else, and
+    that suit (([], -1) when they read two suits or there are none)."""
+    mine = [i for i in items if _reads(i) == {(seat, "length")}]
+    suits = {f.suits for i in mine for f in ir.nodes(i) if isinstance(f, ir.Feature)}
+    return (mine, next(iter(suits))[0]) if len(suits) == 1 else ([], -1)
+
+
+def _allowed(items: list[ir.Cond], seat: int, suit: int) -> tuple[bool, ...]:
+    """Per length 0..13 of ``seat`` in ``suit``, whether ``items`` hold."""
+    return tuple(bool(x) for x in evaluate_cond(_holding(seat, suit), ir.And(tuple(items))))
 
 
 def _conjuncts(cond: ir.Cond) -> list[ir.Cond]:
@@ -147,7 +165,9 @@ class OneSuitSeatUnion(Union):
     @property
     def method(self) -> str:
         s = self.split
-        return (f"exact: {SEAT_NAMES[s.seat]} read by its {SUIT_NAMES[s.suit]} alone beside {SEAT_NAMES[s.partner]}, "
+        read = (f"{SEAT_NAMES[s.seat]} read by its {SUIT_NAMES[s.suit]} alone beside {SEAT_NAMES[s.partner]}" if all(s.partner_allowed)
+                else f"{SEAT_NAMES[s.seat]} and {SEAT_NAMES[s.partner]} read by their {SUIT_NAMES[s.suit]} alone")
+        return (f"exact: {read}, "
                 f"split by the {SUIT_NAMES[s.suit]} of {' and '.join(SEAT_NAMES[o] for o in s.others)} into "
                 f"{len(self.plans)} exact listings, {SEAT_NAMES[s.seat]}'s hand weighed, no rejection")
 

@@ -89,3 +89,11 @@ def test_only_a_seat_read_by_one_suit_s_length_beside_a_free_seat_is_split():
     ):
         split = one_suit_seat(load_program(f"condition {condition}\n"))
         assert split is None or split.seat != 1, condition
+
+
+def test_a_split_that_no_deal_fits_counts_an_exact_zero():
+    """North 16+ and at most 9 HCP: every branch is empty, so the count is an
+    exact 0 (an exact law of North's HCP asks such ranges of its bisection:
+    they sent the script's averages to sampling)."""
+    plan = Plan.build(load_program(f"condition {FIT} && hcp(north) <= 9\n"))
+    assert plan.exact and plan.deals_total == 0 and not plan.possible

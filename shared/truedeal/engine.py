@@ -216,20 +216,17 @@ class Plan:
 
         if plan.counts_exactly or (split := one_suit_seat(program)) is None:
             return plan
-        plans, held = [], []
+        branches = {}
         for m in range(14):
-            if not any(split.ways(13 - m)):
-                continue
-            branch = cls._build_program(split.branch(m), progress, exact_only=True)
-            if not branch.exact:
-                return plan
-            if branch.deals_total:
-                plans.append(branch)
-                held.append(m)
-        if not plans:
+            if any(split.ways(13 - m)):
+                branches[m] = cls._build_program(split.branch(m), progress, exact_only=True)
+                if not branches[m].exact:
+                    return plan
+        held = [m for m, p in branches.items() if p.deals_total] or list(branches)[:1]  # none: an exact 0
+        if not held:
             return plan
-        union = OneSuitSeatUnion(split, plans, held)
-        return cls(None, plans[0].listing, time.perf_counter() - t0, program=program, union=union)
+        union = OneSuitSeatUnion(split, [branches[m] for m in held], held)
+        return cls(None, union.plans[0].listing, time.perf_counter() - t0, program=program, union=union)
 
     @classmethod
     def build_to_count(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None) -> Plan:

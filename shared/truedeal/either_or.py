@@ -54,7 +54,7 @@ def pattern_branches(program: ir.Program) -> list[tuple[list, list, int]]:
 
 
 def _either_ors(program: ir.Program) -> list[tuple[list, list]]:
-    items = _conjuncts(program.condition)
+    items = ir.conjuncts(program.condition)
     return [(items[:k] + items[k + 1 :], list(item.items)) for k, item in enumerate(items)
             if isinstance(item, ir.Or) and 1 < len(item.items) <= MAX_BRANCHES]
 
@@ -73,9 +73,3 @@ def _disjoint(masks: list[np.ndarray | None]) -> bool:
             return False
         seen |= m
     return True
-
-
-def _conjuncts(c: ir.Cond) -> list:
-    if isinstance(c, ir.And):
-        return [x for item in c.items for x in _conjuncts(item)]
-    return [c]

@@ -71,7 +71,7 @@ def one_suit_seat(program: ir.Program) -> OneSuitSeat | None:
     neither holds predealt cards)."""
     if ir.opaque_names(program.condition):
         return None
-    items = _conjuncts(program.condition)
+    items = ir.conjuncts(program.condition)
     held = {seat for seat, cards in program.predeal if cards}
     for seat in range(4):
         mine, suit = _length_items(items, seat)
@@ -99,13 +99,6 @@ def _length_items(items: list[ir.Cond], seat: int) -> tuple[list[ir.Cond], int]:
 def _allowed(items: list[ir.Cond], seat: int, suit: int) -> tuple[bool, ...]:
     """Per length 0..13 of ``seat`` in ``suit``, whether ``items`` hold."""
     return tuple(bool(x) for x in evaluate_cond(_holding(seat, suit), ir.And(tuple(items))))
-
-
-def _conjuncts(cond: ir.Cond) -> list[ir.Cond]:
-    """The items of ``cond``'s ``&&``, nested ones flattened (a spec wraps its script's condition)."""
-    if not isinstance(cond, ir.And):
-        return [cond]
-    return [x for item in cond.items for x in _conjuncts(item)]
 
 
 def _reads(item: ir.Cond) -> set[tuple[int, str]]:

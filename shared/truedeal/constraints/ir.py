@@ -216,6 +216,13 @@ Cond = Compare | ShapeIn | And | Or | Not | Truth
 TRUE = Truth(True)
 
 
+def conjuncts(cond: Cond) -> list[Cond]:
+    """The items of ``cond``'s ``&&``, nested ones flattened (a spec wraps its script's condition)."""
+    if isinstance(cond, And):
+        return [x for item in cond.items for x in conjuncts(item)]
+    return [cond]
+
+
 def nodes(node: object) -> Iterator[object]:
     """Every node under ``node`` (a tree, or a tuple of trees), each once, parents first, in order.
     Shared subtrees are visited once: a script's variables make its tree a

@@ -24,13 +24,16 @@ _KEY = tuple  # (suits, fn): what a term reads, whatever the seat
 
 def complemented(program: ir.Program) -> ir.Program:
     """``program`` with its sums over one pair of seats written on the other
-    pair, pair by pair, wherever that leaves fewer seats read."""
+    pair, pair by pair, wherever that leaves fewer seats read and no more
+    features."""
     if ir.opaque_names(program.condition):
         return program  # tricks and the like read the whole deal anyway
     while True:
-        read = _seats_read(program)
+        read, features = _seats_read(program), len(_features(program))
         tries = [_rewritten(program, pair) for pair in itertools.combinations(range(4), 2)]
-        best = min(tries, key=lambda p: (len(s := _seats_read(p)), sorted(s)))  # fewest seats, North's side kept
+        # no more features than before: a sum moved onto seats read by coin cards alone would make them points seats
+        tries = [p for p in tries if len(_features(p)) <= features]
+        best = min(tries, key=lambda p: (len(s := _seats_read(p)), sorted(s)), default=program)  # fewest seats, North's side kept
         if len(_seats_read(best)) >= len(read):
             return program
         program = best
@@ -45,6 +48,11 @@ def _seats_read(program: ir.Program) -> set[int]:
     """The seats a condition reads (a feature or a shape), and those holding predealt cards."""
     seats = {x.seat for x in ir.nodes(program.condition) if isinstance(x, (ir.Feature, ir.ShapeIn))}
     return seats | {seat for seat, cards in program.predeal if cards}
+
+
+def _features(program: ir.Program) -> set[ir.Feature]:
+    """The distinct features a condition reads (a seat's function over some suits)."""
+    return {x for x in ir.nodes(program.condition) if isinstance(x, ir.Feature)}
 
 
 def _total(feature: ir.Feature) -> int | None:

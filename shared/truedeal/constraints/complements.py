@@ -8,7 +8,9 @@ in such sums, writing those sums on North and South leaves East and West
 unconstrained: "both sides have a fit" or "N+S at most 7 losers, E+W 15+
 HCP" become listings of two seats instead of four (exact, where they were
 dealt by rejection on a seat).  The rewrite is made only where it leaves
-fewer seats read; the deals are the same either way.
+fewer seats read and reads no more features (moved onto seats read by coin
+cards alone, a sum would make them points seats); the deals are the same
+either way.
 """
 
 from __future__ import annotations

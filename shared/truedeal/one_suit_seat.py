@@ -73,10 +73,9 @@ def one_suit_seat(program: ir.Program) -> OneSuitSeat | None:
         return None
     items = ir.conjuncts(program.condition)
     held = {seat for seat, cards in program.predeal if cards}
-    for seat in range(4):
-        mine, suit = _length_items(items, seat)
-        for partner in range(4):
-            theirs, their_suit = _length_items(items, partner)
+    by_seat = [_length_items(items, seat) for seat in range(4)]
+    for seat, (mine, suit) in enumerate(by_seat):
+        for partner, (theirs, their_suit) in enumerate(by_seat):
             if theirs and their_suit != suit:
                 theirs = []
             rest = [i for i in items if not any(i is j for j in mine + theirs)]
@@ -144,6 +143,7 @@ class OneSuitSeatUnion(Union):
         self.branch_deals = [p.deals_total // FREE_PAIR * sum(split.ways(13 - m)) for p, m in zip(plans, held)]
         self.listed = self.deals = sum(self.branch_deals)
         self.pick = WideCategorical(self.branch_deals) if self.listed else None
+        self.length_picks = [WideCategorical(split.ways(13 - m)) for m in held]  # the seat's length, per branch
         self.suit_cards = np.array([card(r, split.suit) for r in range(13)], np.int64)
         self.other_cards = np.array([c for c in range(52) if c % 4 != split.suit], np.int64)
 
@@ -174,15 +174,15 @@ class OneSuitSeatUnion(Union):
         for i, plan in enumerate(self.plans):
             rows = np.nonzero(which == i)[0]
             if len(rows):
-                owners[rows] = self._dealt(plan._draw(len(rows), rng), 13 - self.held[i], rng)
+                owners[rows] = self._dealt(plan._draw(len(rows), rng), self.length_picks[i], rng)
         return owners
 
-    def _dealt(self, owners: np.ndarray, left: int, rng: Rng) -> np.ndarray:
+    def _dealt(self, owners: np.ndarray, length: WideCategorical, rng: Rng) -> np.ndarray:
         """``owners`` with the seat's and its partner's cards dealt again: the
-        seat's count of the suit by its ways, then its cards uniformly."""
+        seat's count of the suit by its ways (``length``), then its cards uniformly."""
         s = self.split
         owners[(owners == s.seat) | (owners == s.partner)] = OPEN
-        k = WideCategorical(s.ways(left)).draw(len(owners), rng).astype(np.int64)
+        k = length.draw(len(owners), rng).astype(np.int64)
         dest = np.array([s.seat], np.uint8)
         deal_open(owners, rng, self.suit_cards, k[:, None], dest)
         deal_open(owners, rng, self.other_cards, 13 - k[:, None], dest)

@@ -28,7 +28,7 @@ endplay_dealer = pytest.importorskip("endplay.dealer")
 
 SCRIPTS = sorted((Path(__file__).parent / "scripts").glob("*.dlr"))
 #: Loose scripts (each fits more than 1% of deals), for endplay's rejection dealer.
-LOOSE = ("01_", "07_", "09_", "12_", "13_", "15_", "34_", "46_")
+LOOSE = ("01_", "07_", "09_", "12_", "13_", "15_", "34_", "46_", "71_")
 #: Resident memory (MB) of the costlier scripts: 07 lists a partnership sum and a fit.
 MEMORY_MB = {"07_": 900}
 #: Deals a side, for endplay's rejection dealer (the suite's slowest oracle: 1,500 took 60 s of a slow machine).

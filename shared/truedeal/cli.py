@@ -213,7 +213,7 @@ def count(spec: str, as_json: bool, exact_only: bool) -> None:
     odds = odds_of_summary(summary)  # "1 in 291 (0.343%)"; the exact fraction is probability_exact
     if as_json:
         click.echo(json.dumps({**summary.to_json(), "odds": odds}))
-    elif summary.rejection is not None:
+    elif summary.rejection is not None and summary.deals is None:
         _echo_estimate(summary, summary.rejection, odds)
     elif summary.deals_expected is not None:
         _echo_expected(summary, odds)
@@ -267,6 +267,8 @@ def _echo_exact(summary: CountSummary, odds: str) -> None:
         click.echo(f"branches:     {_branch_list(summary.branches)}")
     if summary.branches is not None or summary.cases is None:  # not one listing: no sizes to show
         click.echo(f"method:       {summary.method}")
+        if summary.rejection is not None:  # counted exactly, drawn by rejection
+            click.echo(f"acceptance:   {percent_text(summary.rejection.acceptance_rate)} of listed deals (exact)")
         return
     click.echo(f"side total:   {sizes.side_total:,} x {sizes.unconstrained_ways:,} for the unconstrained seats")
     click.echo(f"method:       exact enumeration, no rejection ({sizes.entries:,} listing entries, {sizes.build_seconds:.3f} s)")

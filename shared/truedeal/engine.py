@@ -56,6 +56,7 @@ from .listing.layout import MAX_FEATURE_CELLS
 from .randomness import CHUNK_DEALS, DEFAULT_STREAM, Rng, SeededBits, check_stream, chunk_rng
 from .relaxation import KEEP, WHOLE, Relaxation, SeatsRead, ranked, relax
 from .sampling import Sampler
+from .shape_complements import broad_shapes
 from .spec import SeatConstraint, Spec
 from .summary import CountSummary, ListingSizes, Rejection, pilot_stderr
 from .union import Union
@@ -152,6 +153,8 @@ class Plan:
     draw_seconds: float = 0.0  # per listed deal, measured by the pilot (its first draws: high rather than low)
     _pilot_drawn: int = 0  # the pilot's draws, once measured
     _twin: tuple = ()  # (the plan in shards, or None) once stream v3 has been asked of a plan built whole
+    #: the exact count of a plan that rejects (:mod:`truedeal.shape_complements`), else None
+    counted: int | None = None
 
     @classmethod
     def build(cls, spec: Spec | ir.Program, progress: Callable[[int, int], None] | None = None,
@@ -290,7 +293,12 @@ class Plan:
         wide: list[TooWide] = []
         failed: list[Relaxation] = []
         rows = {} if rows is None else rows  # a seat's rows, ranked and then planned
+        complemented_shapes = False  # tried once, before the first relaxation
         for relaxation in _relaxations(program, exact_only, rows):
+            if not (relaxation.none or complemented_shapes):
+                complemented_shapes = True
+                if (counted := cls._build_shape_complements(spec, program, progress, t0)) is not None:
+                    return counted
             if any(f.covers(relaxation) for f in failed) and _hand_read(program, relaxation) is None:
                 continue  # it relaxes no more than one that was too wide (and no one seat's rows list it)
             comp = compile_program(program if relaxation.none else relax(program, relaxation), out_of_pack and relaxation.none)
@@ -371,6 +379,33 @@ class Plan:
         plan.relaxed = relaxed
         weigh = functools.partial(cls._build_weighted, spec, program, inner, progress, t0, split, out_of_pack, max_parts)
         return cls._measured_or_weighed(plan, "the parts no listing can hold; rejection", weigh, inner, None, t0)
+
+    @classmethod
+    def _build_shape_complements(cls, spec, program: ir.Program, progress, t0: float) -> Plan | None:
+        """A plan drawing from the listing of ``program`` less its broad
+        shapes and keeping the deals they allow, its count exact by the
+        listings of what they exclude (:mod:`truedeal.shape_complements`);
+        None when it has none, a listing is not exact, or it keeps too few."""
+        found = broad_shapes(program)
+        kept = None if found is None else cls._exact_or_none(found.kept, progress, True, False, MAX_PATTERN_PARTS)
+        if found is None or kept is None:
+            return None
+        deals = kept.deals_total
+        for sign, term in found.terms():
+            if (part := cls._exact_or_none(term, progress, True, False, MAX_PATTERN_PARTS)) is None:
+                return None
+            deals += sign * part.deals_total
+        if 0 < deals < kept.deals_total * MIN_ACCEPTANCE:
+            return None
+        plan = cls(spec if isinstance(spec, Spec) else None, kept.listing, 0.0, program=program, listed=kept.listed,
+                   union=kept.union, relaxed=(found.describe(),), counted=deals)
+        try:
+            plan._measure_acceptance(found.describe())  # the draws' and checks' costs
+        except TooWide:
+            return None
+        plan.acceptance = deals / kept.deals_total if deals else 0.0
+        plan.build_seconds = time.perf_counter() - t0
+        return plan
 
     @classmethod
     def _measured_or_weighed(cls, plan: Plan, what: str, weigh: Callable[[], Plan | None] | None,
@@ -731,11 +766,14 @@ class Plan:
     @property
     def counts_exactly(self) -> bool:
         """Whether :meth:`summary` is exact: no part rejected, ``rnd`` weighed over exact classes at most."""
-        return self.exact or (isinstance(self.union, Weighted) and self.union.exact)
+        return self.exact or self.counted is not None or (isinstance(self.union, Weighted) and self.union.exact)
 
     @property
     def deals_total(self) -> int:
-        """Exact number of complete deals that satisfy the spec (exact plans only)."""
+        """Exact number of complete deals that satisfy the spec (exact plans,
+        and plans that reject but count exactly, only)."""
+        if self.counted is not None:
+            return self.counted
         if not self.exact:
             raise ValueError("this plan handles some seats by rejection, or weighs rnd(): its count is not exact")
         if self.union is not None and not isinstance(self.union, Weighted):
@@ -776,6 +814,8 @@ class Plan:
             return self.union.summary(sizes)
         if self.exact:
             return CountSummary.exact(self.deals_total, count_cases(listing), sizes, getattr(listing, "method", "exact"))
+        if self.counted is not None:
+            return CountSummary.exact(self.counted, None, sizes, self._method(), rejection=self._rejection(0.0))
         return self._estimate(sizes)
 
     @property
@@ -798,10 +838,15 @@ class Plan:
         listed, acceptance = self.listed_deals, self.acceptance or 0.0
         estimate = listed * acceptance
         se = pilot_stderr(acceptance, self.pilot_draws)
-        rejection = Rejection([SEAT_NAMES[c.seat] for c in self.rejected], list(self.relaxed), acceptance, se,
-                              self.pilot_draws, listed, self._listed_cases())
         return CountSummary(None, estimate / D, None, (D / estimate) if estimate else None, self.possible, None,
-                            self._method(), sizes, rejection, deals_estimate=estimate, deals_estimate_stderr=listed * se)
+                            self._method(), sizes, self._rejection(se), deals_estimate=estimate,
+                            deals_estimate_stderr=listed * se)
+
+    def _rejection(self, stderr: float) -> Rejection:
+        """What rejection checks and keeps; ``stderr`` 0 where the acceptance is exact (:attr:`counted`)."""
+        return Rejection([SEAT_NAMES[c.seat] for c in self.rejected], list(self.relaxed), self.acceptance or 0.0,
+                         stderr, self.pilot_draws, self.listed_deals, self._listed_cases(),
+                         acceptance_exact=self.counted is not None)
 
     def _method(self) -> str:
         if self.program is not None:

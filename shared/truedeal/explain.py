@@ -34,6 +34,7 @@ def explanation(plan: Plan) -> dict[str, Any]:
         "predealt": [f"{SEAT_NAMES[s]}: " + " ".join("SHDC"[c % 4] + _RANKS[c // 4] for c in cards) for s, cards in program.predeal],
         "method": info.method,
         "exact": plan.exact,
+        "counted exactly": plan.counts_exactly,
         "listed by pattern": [SEAT_NAMES[s] for s in comp.patterned],
         "listed by card": [SEAT_NAMES[s] for s in comp.rank_seats if s not in pool],
         "weighed by rank counts": [SEAT_NAMES[s] for s in pool],

@@ -41,8 +41,8 @@ class ListingSizes:
 
 @dataclass(frozen=True)
 class Rejection:
-    """Where a count is an estimate: what rejection checks, and how often a
-    listed deal passes (measured on a fixed pilot)."""
+    """Where a plan rejects: what rejection checks, and how often a listed
+    deal passes (measured on a fixed pilot; exact where the count is)."""
 
     seats: list[str]
     parts: list[str]
@@ -51,11 +51,14 @@ class Rejection:
     pilot_draws: int
     listed_deals: int
     listed_cases: int | None  # None for a split listed one class at a time (see CountSummary.cases)
+    #: the acceptance is the exact count over the listed deals (``stderr`` 0), not the pilot's share
+    acceptance_exact: bool = False
 
 
 @dataclass(frozen=True)
 class CountSummary:
-    """The exact count of a spec (``deals`` set, ``rejection`` None), a
+    """The exact count of a spec (``deals`` set; ``rejection`` None, or set
+    where the deals are drawn by rejection with an exact acceptance), a
     labelled estimate (``deals`` None, ``deals_estimate`` and ``rejection``
     set), or the exact expected count of a script whose ``rnd`` is weighed
     (``deals`` and ``rejection`` None, ``deals_expected`` the fraction,

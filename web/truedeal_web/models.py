@@ -35,6 +35,8 @@ class Rejection(BaseModel):
     pilot_draws: int
     listed_deals: int
     listed_cases: int | None
+    acceptance_exact: bool = Field(False, description="True when the acceptance is exact: the count over the listed "
+                                   "deals (the count is then exact too, `deals` set), not a pilot's share.")
 
 
 class CountResult(BaseModel):
@@ -43,7 +45,9 @@ class CountResult(BaseModel):
     ``deals`` is an exact integer that can exceed 2**53; JavaScript clients
     should read ``deals_text`` (the same number as a decimal string).  When
     some seats are handled by rejection (``exact`` false) the count is an
-    estimate: ``deals`` is null and ``deals_estimate`` is given.  A script
+    estimate: ``deals`` is null and ``deals_estimate`` is given; where the
+    parts rejected are counted exactly by their complements, ``deals`` is
+    exact and ``rejection`` gives the exact acceptance.  A script
     whose ``rnd()`` is weighed exactly gives ``deals_expected`` instead.
     """
 

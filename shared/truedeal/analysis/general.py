@@ -194,7 +194,7 @@ def _exact_deals(program: ir.Program) -> int:
         plan = Plan.build(program)
     except TooWide as exc:
         raise NotExact(f"cannot count exactly: {' '.join(str(exc).split())}") from None
-    if not plan.exact:
+    if not (plan.exact or plan.counted is not None):
         raise NotExact("the engine lists this only with rejection (" + "; ".join(plan.relaxed) + ")")
     return plan.deals_total
 

@@ -13,6 +13,7 @@ from cli_runner import run
 from truedeal.cards import card
 from truedeal.constraints import fold, ir
 from truedeal.constraints.dealer import (
+    MAX_NODES,
     ScriptError,
     is_script,
     load_program,
@@ -429,6 +430,17 @@ def test_a_condition_used_many_times_is_listed_once():
     assert fold.tree_size(program.condition) > 2**15
     plain = parse_program("condition hcp(north) >= 15")
     assert Plan.build(program).deals_total == Plan.build(plain).deals_total
+
+
+def test_a_script_past_a_million_nodes_expanded_is_read():
+    """The practice library's Fourth Suit Forcing expands to 1,030,987 nodes
+    (refused until 2026-11-28): a chain of 18 such variables expands to more."""
+    from truedeal.engine import Plan
+
+    text = "b0 = hcp(north) >= 15\n" + "".join(f"b{i + 1} = b{i} and (b{i} or spades(north) >= 5)\n" for i in range(18))
+    program = parse_program(text + "condition b18")
+    assert 1_000_000 < fold.tree_size(program.condition) < MAX_NODES
+    assert Plan.build(program).deals_total == Plan.build(parse_program("condition hcp(north) >= 15")).deals_total
 
 
 def test_load_program_from_path_and_text(tmp_path):

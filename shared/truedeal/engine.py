@@ -197,27 +197,28 @@ class Plan:
 
     @classmethod
     def _read_on_the_other_side(cls, plan: Plan, program: ir.Program, progress, t0: float) -> Plan:
-        """``plan``; or, where it does not count exactly, the plan of
-        ``program`` with its partnership sums read on the other side of the
-        table (:func:`~.constraints.complements.complemented`: fewer seats
-        read) when that one counts exactly.  Tried after the plain plan, so
-        that a plan that counted exactly keeps its deals."""
-        if plan.counts_exactly or (other := complemented(program)) is program:
+        """``plan``; or, where it does not count exactly or rejects, the plan
+        of ``program`` with its partnership sums read on the other side of
+        the table (:func:`~.constraints.complements.complemented`: fewer
+        seats read) when that one counts exactly and ranks higher
+        (:attr:`rank`).  Tried after the plain plan, so that a plan that
+        listed exactly keeps its deals."""
+        if not plan.improvable or (other := complemented(program)) is program:
             return plan
         read = cls._build_program(other, progress)
-        if not read.counts_exactly:
+        if not (read.counts_exactly and read.rank > plan.rank):
             return plan
         read.build_seconds = time.perf_counter() - t0  # the plain plan's attempt included
         return read
 
     @classmethod
     def _split_by_one_suit_seat(cls, plan: Plan, program: ir.Program, progress, t0: float) -> Plan:
-        """``plan``; or, where it does not count exactly and a seat is read
+        """``plan``; or, where it does not list exactly and a seat is read
         only by its length in one suit beside a seat nothing reads, the split
         of :mod:`truedeal.one_suit_seat` when each of its branches is exact."""
         from .one_suit_seat import OneSuitSeatUnion, one_suit_seat
 
-        if plan.counts_exactly or (split := one_suit_seat(program)) is None:
+        if not plan.improvable or (split := one_suit_seat(program)) is None:
             return plan
         branches = {}
         for m in range(14):
@@ -767,6 +768,16 @@ class Plan:
     def counts_exactly(self) -> bool:
         """Whether :meth:`summary` is exact: no part rejected, ``rnd`` weighed over exact classes at most."""
         return self.exact or self.counted is not None or (isinstance(self.union, Weighted) and self.union.exact)
+
+    @property
+    def rank(self) -> tuple[bool, bool]:
+        """How good a plan is: first whether it counts exactly, then whether it keeps every deal it draws."""
+        return self.counts_exactly, self.keeps_all
+
+    @property
+    def improvable(self) -> bool:
+        """Whether another plan may do better: this one estimates its count, or rejects."""
+        return self.rank != (True, True)
 
     @property
     def deals_total(self) -> int:

@@ -388,12 +388,13 @@ class Plan:
         listings of what they exclude (:mod:`truedeal.shape_complements`);
         None when it has none, a listing is not exact, or it keeps too few."""
         found = broad_shapes(program)
-        kept = None if found is None else cls._exact_or_none(found.kept, progress, True, False, MAX_PATTERN_PARTS)
-        if found is None or kept is None:
+        if found is None or not compile_program(found.kept).exact:  # (what no listing reads: no exact plan, after 30 s)
             return None
+        if (kept := cls._exact_part(found.kept, progress, out_of_pack=False)) is None:  # (one listing each: no split
+            return None                                                               # is tried, so failing is quick)
         deals = kept.deals_total
         for sign, term in found.terms():
-            if (part := cls._exact_or_none(term, progress, True, False, MAX_PATTERN_PARTS)) is None:
+            if (part := cls._exact_part(term, progress, out_of_pack=False)) is None:
                 return None
             deals += sign * part.deals_total
         if 0 < deals < kept.deals_total * MIN_ACCEPTANCE:

@@ -16,6 +16,8 @@ from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
 from truedeal.shape_complements import broad_shapes
+from truedeal.spec import load_spec
+from truedeal_web.api import count_result
 
 FIVE_CARD_SUIT = "(spades(south) > 4 || hearts(south) > 4 || diamonds(south) > 4 || clubs(south) > 4)"
 #: Small enough for the plain listing of both seats: the complements must count what it counts.
@@ -59,8 +61,10 @@ def test_the_complements_count_what_the_plain_listing_counts():
     summary = plan.summary()
     assert summary.deals == plain.deals_total and summary.rejection is not None
     assert summary.rejection.acceptance_exact and summary.rejection.acceptance_stderr == 0.0
-    out = json.loads(json.dumps(summary.to_json()))  # as count --json and the API give it
+    out = json.loads(json.dumps(summary.to_json()))  # as count --json gives it
     assert out["deals"] == plain.deals_total and out["rejection"]["acceptance_rate"] == plan.acceptance
+    api = count_result(load_spec({"condition": SMALL}), summary)  # the API's CountResult, validated
+    assert api["exact"] and api["deals_text"] == str(plain.deals_total) and api["rejection"]["acceptance_exact"]
 
 
 def test_the_deals_drawn_follow_the_exact_law():

@@ -165,6 +165,8 @@
       var detail;
       if (c.exact) {
         detail = groupDigits(c.deals_text) + " deals fit exactly" + (c.cases == null ? "" : " (" + c.cases.toLocaleString("en-US") + (c.cases === 1 ? " case)" : " cases)"));
+        // counted exactly by complements, drawn by rejection: say how many listed deals are kept
+        if (c.rejection) detail += "; drawn by rejection, " + percent(c.rejection.acceptance_rate) + " of listed deals kept (exact)";
       } else if (c.deals_expected) {
         detail = c.deals_estimate.toPrecision(4) + " deals expected, exactly (rnd() weighed: each deal drawn with the chance the script keeps it)";
       } else {

@@ -763,7 +763,10 @@ def test_submitting_lists_nothing(unit_store, monkeypatch):
     {"condition": "spades(north) + spades(south) >= 8 && hearts(east) + hearts(west) >= 8"},
     # East read by its hearts alone beside West: split by North's and South's hearts, East's hand weighed
     {"condition": "spades(north) + spades(south) >= 9 && hcp(north) >= 16 && hearts(east) >= 7"},
-], ids=["either-or", "card-split", "honours-by-suit", "pool-filters", "opaque-support", "rnd-weighed", "other-side", "one-suit-seat"])
+    # broad shapes left to rejection, the count exact by the patterns they exclude (the job's plan and generate's)
+    pytest.param(str(Path(__file__).parent / "scripts" / "71_overcall_beside_broad_shapes.dlr"), marks=pytest.mark.memory_mb(800)),
+], ids=["either-or", "card-split", "honours-by-suit", "pool-filters", "opaque-support", "rnd-weighed", "other-side",
+        "one-suit-seat", "broad-shapes"])
 def test_a_plan_that_cannot_be_cut_is_built_whole_with_the_same_deals(unit_store, spec):
     _assert_built_whole_with_the_same_deals(unit_store, spec)
 

@@ -67,6 +67,18 @@ def test_the_complements_count_what_the_plain_listing_counts():
     assert api["exact"] and api["deals_text"] == str(plain.deals_total) and api["rejection"]["acceptance_exact"]
 
 
+@pytest.mark.memory_mb(800)
+def test_a_conjunct_that_reads_points_too_is_counted_by_what_it_excludes():
+    """"Not a 1NT opener" excludes only North's balanced patterns (15-17 HCP
+    there): the complements count what the plain listing counts."""
+    not_nt = "!(hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4333 + any 4432 + any 5332))"
+    condition = f"hcp(north) >= 12 && hcp(north) <= 21 && {not_nt} && hcp(south) >= 8 && hcp(south) <= 16 && {FIVE_CARD_SUIT}"
+    found = broad_shapes(_program(condition))
+    assert found is not None and found.seats == (0, 2)
+    plain = Plan.build(_program(condition))
+    assert plain.exact and _complemented(condition).deals_total == plain.deals_total
+
+
 def test_the_deals_drawn_follow_the_exact_law():
     """North's points in three bins, in 20,000 deals drawn by rejection from
     the listing without the shapes, against the bins' exact counts."""

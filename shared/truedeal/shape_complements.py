@@ -14,7 +14,10 @@ every deal of ``A`` that fails some ``X_s`` is counted by the listings of
                               + #(A and not X_1 and not X_2)
 
 Each term lists only the few patterns excluded (or none, for ``A``), so the
-count is exact.  Deals are drawn from ``A``'s listing and kept where the
+count is exact.  A conjunct may read the seat's points too: "not a 1NT
+opener", ``!(hcp(east) >= 15 && hcp(east) <= 17 && balanced)``, excludes
+only balanced patterns (and there only 15-17 HCP), so its term lists three
+shape classes.  Deals are drawn from ``A``'s listing and kept where the
 shapes hold: rejection, with an acceptance that is exact (the count over
 ``A``'s).
 """
@@ -63,8 +66,9 @@ class ShapeComplements:
 
 def broad_shapes(program: ir.Program) -> ShapeComplements | None:
     """The split of ``program`` (see the module doc), or None where no
-    conjunct of its condition is a broad shape of one seat, or more than
-    :data:`MAX_SEATS` seats have one."""
+    conjunct of its condition reads one seat and excludes at most
+    :data:`BROAD_SHARE` as many of its patterns as it allows, or more than
+    :data:`MAX_SEATS` seats have such conjuncts."""
     if ir.opaque_names(program.condition):
         return None
     items = ir.conjuncts(program.condition)
@@ -83,9 +87,9 @@ def broad_shapes(program: ir.Program) -> ShapeComplements | None:
 
 
 def _shape_seat(item: ir.Cond, reads: SeatsRead) -> int | None:
-    """The one seat whose shape alone (no cards) ``item`` reads, else None."""
-    honours, anything = reads(item)
-    return next(iter(anything)) if not honours and len(anything) == 1 else None
+    """The one seat ``item`` reads, else None."""
+    _, anything = reads(item)
+    return next(iter(anything)) if len(anything) == 1 else None
 
 
 def _broad(item: ir.Cond, seat: int) -> bool:

@@ -15,6 +15,7 @@ from truedeal.cards import D
 from truedeal.constraints.dealer import load_program
 from truedeal.constraints.evaluate import evaluate_cond
 from truedeal.engine import Plan
+from truedeal.errors import Impossible
 from truedeal.shape_complements import broad_shapes
 from truedeal.spec import load_spec
 from truedeal_web.api import count_result
@@ -92,6 +93,15 @@ def test_the_deals_drawn_follow_the_exact_law():
     observed = [int(((hcp >= lo) & (hcp <= hi)).sum()) for lo, hi in bins]
     expected = np.array(law, float) / plan.deals_total * len(owners)
     assert chisquare(observed, expected).pvalue > 1e-4
+
+
+def test_an_exact_zero_is_impossible_to_deal():
+    """North's broad shape excludes the one pattern its other conjunct allows."""
+    plan = _complemented("hcp(north) >= 12 && !shape(north, 4432) && shape(north, 4432 + 4333)"
+                         " && !shape(north, 4333)")
+    assert plan.counts_exactly and plan.deals_total == 0 and not plan.possible and plan.summary().deals == 0
+    with pytest.raises(Impossible):
+        next(plan.deals(1, seed="none"))
 
 
 @pytest.mark.memory_mb(1500)

@@ -388,8 +388,8 @@ class Plan:
         listings of what they exclude (:mod:`truedeal.shape_complements`);
         None when it has none, a listing is not exact, or it keeps too few."""
         found = broad_shapes(program)
-        if found is None or not compile_program(found.kept).exact:  # (what no listing reads: no exact plan, after 30 s)
-            return None
+        if found is None or not compile_program(found.kept).exact:  # a part no listing reads: its plans would
+            return None  # fail, and slowly (Splinters after a Minor: 30 s)
         if (kept := cls._exact_part(found.kept, progress, out_of_pack=False)) is None:  # (one listing each: no split
             return None                                                               # is tried, so failing is quick)
         deals = kept.deals_total
@@ -402,7 +402,8 @@ class Plan:
         plan = cls(spec if isinstance(spec, Spec) else None, kept.listing, 0.0, program=program, listed=kept.listed,
                    union=kept.union, relaxed=(found.describe(),), counted=deals)
         try:
-            plan._measure_acceptance(found.describe())  # the draws' and checks' costs
+            if deals:  # (an exact 0 draws nothing)
+                plan._measure_acceptance(found.describe())  # the draws' and checks' costs
         except TooWide:
             return None
         plan.acceptance = deals / kept.deals_total if deals else 0.0
@@ -767,7 +768,8 @@ class Plan:
 
     @property
     def counts_exactly(self) -> bool:
-        """Whether :meth:`summary` is exact: no part rejected, ``rnd`` weighed over exact classes at most."""
+        """Whether :meth:`summary` is exact: no part rejected (or what is
+        rejected :attr:`counted`), ``rnd`` weighed over exact classes at most."""
         return self.exact or self.counted is not None or (isinstance(self.union, Weighted) and self.union.exact)
 
     @property
@@ -894,6 +896,8 @@ class Plan:
         (the batches depend on ``n`` alone, so they are the same deals)."""
         if self.keeps_all:
             return self._listed_draw(n, rng, enough)
+        if self.counted == 0:  # rejection would never keep one
+            raise Impossible("no deal satisfies this spec")
         return self._kept_on(np.zeros((0, 52), np.uint8), n, rng, enough)
 
     def _batch(self, n: int) -> int:

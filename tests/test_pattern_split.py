@@ -66,3 +66,34 @@ def test_split_draws_fit_and_take_each_branch_at_its_exact_share():
     share = plan.union.plans[0].deals_total / plan.deals_total
     assert binomtest(unbalanced, len(owners), share).pvalue > 1e-3
     assert np.unique(owners.view(np.dtype((np.void, 52))), return_counts=True)[1].max() == 1
+
+
+#: East opens its longer major (12-19), South overcalls 1NT (15-18, balanced)
+#: with a stopper in it: the branches read South too, and allow East
+#: disjoint patterns.  One listing holds it too, to compare.
+STOPPER = ("hcp(east) >= 12 && hcp(east) <= 19 && hcp(south) >= 15 && hcp(south) <= 18"
+           " && shape(south, any 4333 + any 4432 + any 5332)"
+           " && ((spades(east) >= 5 && spades(east) >= hearts(east) && hcp(south, spades) >= 3)"
+           " || (hearts(east) >= 5 && hearts(east) > spades(east) && hcp(south, hearts) >= 3))")
+
+
+def test_branches_that_read_other_seats_too_split_by_the_seat_they_share():
+    program = load_program(f"condition {STOPPER}\n")
+    assert pattern_branches(program) == []  # (not on one seat alone)
+    (common, branches, seat), = pattern_branches(program, across_seats=True)
+    assert seat == 1 and len(branches) == 2
+    overlapping = STOPPER.replace("hearts(east) > spades(east)", "hearts(east) >= spades(east)")  # 5-5 in both
+    assert pattern_branches(load_program(f"condition {overlapping}\n"), across_seats=True) == []
+
+
+def test_a_split_across_seats_counts_what_one_listing_counts_and_draws_each_branch_at_its_share():
+    program = load_program(f"condition {STOPPER}\n")
+    whole = Plan.build(program)
+    split = Plan._build_by_patterns(None, program, None, time.perf_counter(), 8, across_seats=True)
+    assert whole.exact and whole.union is None
+    assert split is not None and split.exact and split.union.patterns_of == 1
+    assert split.deals_total == whole.deals_total
+    owners = next(split.deals(20_000, seed="stopper split"))
+    assert evaluate_cond(owners, program.condition).all()
+    spades_branch = int(evaluate_cond(owners, split.union.plans[0].source_program().condition).sum())
+    assert binomtest(spades_branch, len(owners), split.union.plans[0].deals_total / split.deals_total).pvalue > 1e-3

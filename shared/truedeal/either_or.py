@@ -36,20 +36,26 @@ def cross_seat_branches(program: ir.Program) -> tuple[list, list] | None:
     return None
 
 
-def pattern_branches(program: ir.Program) -> list[tuple[list, list, int]]:
+def pattern_branches(program: ir.Program, across_seats: bool = False) -> list[tuple[list, list, int]]:
     """Every ``(common, branches, seat)`` where the condition is ``common AND
     (b1 OR b2 ...)``, the branches are about ``seat`` alone, some read its
     cards (an either/or of shapes alone costs a listing nothing), and no two
-    allow it a common pattern."""
+    allow it a common pattern.  With ``across_seats``, the branches may read
+    other seats too ("East's longest suit, and South's stopper in it"):
+    ``seat`` is then one that every branch reads."""
     reads = SeatsRead()
     out = []
     for common, branches in _either_ors(program):
         seats = {reads(b)[1] for b in branches}
-        if len(seats) != 1 or len(seat := next(iter(seats))) != 1 or not any(reads(b)[0] for b in branches):
+        if not any(reads(b)[0] for b in branches):
             continue
-        (s,) = seat
-        if _disjoint([_patterns(b, s) for b in branches]):
-            out.append((common, branches, s))
+        if across_seats:
+            out += [(common, branches, s) for s in sorted(frozenset.intersection(*seats))
+                    if _disjoint([_patterns(b, s) for b in branches])][:1]
+        elif len(seats) == 1 and len(seat := next(iter(seats))) == 1:
+            (s,) = seat
+            if _disjoint([_patterns(b, s) for b in branches]):
+                out.append((common, branches, s))
     return out
 
 

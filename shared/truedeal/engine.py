@@ -294,12 +294,12 @@ class Plan:
         wide: list[TooWide] = []
         failed: list[Relaxation] = []
         rows = {} if rows is None else rows  # a seat's rows, ranked and then planned
-        complemented_shapes = False  # tried once, before the first relaxation
+        last_tried = False  # the last exact tries, once, before the first relaxation
         for relaxation in _relaxations(program, exact_only, rows):
-            if not (relaxation.none or complemented_shapes):
-                complemented_shapes = True
-                if (counted := cls._build_shape_complements(spec, program, progress, t0)) is not None:
-                    return counted
+            if not (relaxation.none or last_tried):
+                last_tried = True
+                if (last := cls._last_exact_tries(spec, program, progress, t0, max_parts)) is not None:
+                    return last
             if any(f.covers(relaxation) for f in failed) and _hand_read(program, relaxation) is None:
                 continue  # it relaxes no more than one that was too wide (and no one seat's rows list it)
             comp = compile_program(program if relaxation.none else relax(program, relaxation), out_of_pack and relaxation.none)
@@ -380,6 +380,18 @@ class Plan:
         plan.relaxed = relaxed
         weigh = functools.partial(cls._build_weighted, spec, program, inner, progress, t0, split, out_of_pack, max_parts)
         return cls._measured_or_weighed(plan, "the parts no listing can hold; rejection", weigh, inner, None, t0)
+
+    @classmethod
+    def _last_exact_tries(cls, spec, program: ir.Program, progress, t0: float, max_parts: int) -> Plan | None:
+        """Plans tried once every plain one has failed, before any part goes
+        to rejection (so plans that listed keep their deals): a split by the
+        patterns of a seat that branches reading other seats too allow it
+        disjointly, else broad shapes left to rejection and counted by their
+        complements; None when neither is made."""
+        if max_parts > 1 and compile_program(program).exact and (
+                split := cls._build_by_patterns(spec, program, progress, t0, max_parts, across_seats=True)):
+            return split
+        return cls._build_shape_complements(spec, program, progress, t0)
 
     @classmethod
     def _build_shape_complements(cls, spec, program: ir.Program, progress, t0: float) -> Plan | None:
@@ -712,12 +724,14 @@ class Plan:
         return plan if plan.exact else None
 
     @classmethod
-    def _build_by_patterns(cls, spec, program: ir.Program, progress, t0: float, max_parts: int) -> Plan | None:
+    def _build_by_patterns(cls, spec, program: ir.Program, progress, t0: float, max_parts: int,
+                           across_seats: bool = False) -> Plan | None:
         """A plan listing ``program`` once per branch of an either/or whose
         branches allow one seat disjoint patterns (each branch listed with
         its filters first, and split again within what is left of ``max_parts``),
-        or None when there is none or a branch is not exact."""
-        for common, branches, seat in pattern_branches(program):
+        or None when there is none or a branch is not exact.  ``across_seats``:
+        the branches may read other seats too (:func:`~.either_or.pattern_branches`)."""
+        for common, branches, seat in pattern_branches(program, across_seats):
             if len(branches) > max_parts:
                 continue
             plans = []

@@ -1009,9 +1009,10 @@ def test_help_lists_whole_summaries_and_the_spec_fields():
     assert re.search(r"--format \[[^\]]*\]\s+\S", gen_help), gen_help  # a description, not just choices
 
 
-def test_progress_bar_is_erased_before_the_next_output(tmp_path):
-    """A listing slow enough to show its bar (~1.5 s) on a real terminal (pty):
-    once the bar ends, its line is cleared, so nothing is glued onto it."""
+def _on_a_terminal(*args: str) -> tuple[str, list[str]]:
+    """Run the CLI with stdout and stderr on a real terminal (pty, 80 columns):
+    what it wrote, and the non-blank lines of the screen it leaves (the bytes
+    replayed on a minimal terminal: \r returns to column 0, text overwrites)."""
     import fcntl
     import pty
     import struct
@@ -1019,10 +1020,7 @@ def test_progress_bar_is_erased_before_the_next_output(tmp_path):
 
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))  # a new pty is 0x0
-    # ~1-2 s of listing, by machine (the bar shows after 0.5 s), in ~450 MB
-    spec = json.dumps({"north": {"hcp": [10, 16]}, "south": {"hcp": [6, 12]}, "east": {"hcp": [4, 10]}})
-    proc = subprocess.Popen([*CLI, "generate", spec, "-n", "1", "--seed", "s", "--format", "numbers"],
-                            stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=ROOT)
+    proc = subprocess.Popen([*CLI, *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, cwd=ROOT)
     os.close(slave)
     raw = b""
     while True:
@@ -1035,7 +1033,6 @@ def test_progress_bar_is_erased_before_the_next_output(tmp_path):
         raw += data
     os.close(master)
     assert proc.wait(120) == 0, raw
-    # replay the bytes on a minimal terminal: \r returns to column 0, text overwrites
     screen, line, col = [], [], 0
     for ch in raw.decode(errors="replace"):
         if ch == "\n":
@@ -1052,11 +1049,30 @@ def test_progress_bar_is_erased_before_the_next_output(tmp_path):
                 line.append(ch)
             col += 1
     screen.append("".join(line))
-    assert "listing" in raw.decode(errors="replace"), raw  # the bar was shown
-    text = [ln.rstrip() for ln in screen if ln.strip()]
+    return raw.decode(errors="replace"), [ln.rstrip() for ln in screen if ln.strip()]
+
+
+def test_progress_bar_is_erased_before_the_next_output(tmp_path):
+    """A listing slow enough to show its bar (~1.5 s) on a real terminal (pty):
+    once the bar ends, its line is cleared, so nothing is glued onto it."""
+    # ~1-2 s of listing, by machine (the bar shows after 0.5 s), in ~450 MB
+    spec = json.dumps({"north": {"hcp": [10, 16]}, "south": {"hcp": [6, 12]}, "east": {"hcp": [4, 10]}})
+    raw, text = _on_a_terminal("generate", spec, "-n", "1", "--seed", "s", "--format", "numbers")
+    assert "listing" in raw, raw  # the bar was shown
     assert not any("listing" in ln or "dealing" in ln for ln in text), text
     assert re.fullmatch(r"\d+", text[-1]), text  # the deal number on a line of its own
     assert all(ln.startswith("truedeal: note:") for ln in text[:-1]), text
+
+
+def test_dealing_bar_is_erased_before_the_last_deals_are_written():
+    """A deal that takes seconds (each draw solved double dummy, 2.7% kept)
+    shows the dealing bar; it is cleared before the deal is written (on a
+    loaded machine the deal was once glued onto it)."""
+    raw, text = _on_a_terminal("generate", json.dumps({"condition": "tricks(north, spades) >= 12"}), "-n", "1",
+                               "--seed", "s", "--format", "numbers")
+    assert "dealing" in raw, raw  # the bar was shown
+    assert not any("dealing" in ln for ln in text), text
+    assert re.fullmatch(r"\d+", text[-1]), text
 
 
 # ---------------------------------------------------------------------------

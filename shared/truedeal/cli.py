@@ -338,9 +338,11 @@ def generate(spec: str, n: int | None, seed: str | None, stream: str, fmt: str |
 
     def batches():
         for owners, limbs in plan.numbered_deals(n, seed, stream, cards=fmt != "numbers"):
-            yield owners, limbs  # the writers format the limbs in the kernel
             if bar is not None:
                 bar.update(len(limbs))
+                if bar.n >= n:  # erased before the last deals are written, so nothing is glued onto it
+                    bar.close()
+            yield owners, limbs  # the writers format the limbs in the kernel
 
     try:
         _write(write(batches()))

@@ -45,6 +45,7 @@ from .constraints import card_classes, card_owner, ir, opaque, rnd_levels, separ
 from .constraints.compile import Compiled, compile_program, with_filters
 from .constraints.complements import complemented
 from .constraints.dds import needs_double_dummy
+from .cost import estimate_build_seconds
 from .dealnumber import decode_batch, encode_batch
 from .either_or import cross_seat_branches, pattern_branches
 from .errors import Impossible, TooLargeToDeal
@@ -122,6 +123,13 @@ PILOT_KEPT = 20
 LONG_PILOT_DRAWS = 2_000_000
 #: Most listings a split by a seat's patterns makes, splits within its branches included.
 MAX_PATTERN_PARTS = 8
+#: ... and the estimated seconds (:func:`~.cost.estimate_build_seconds`, the
+#: factored listing's upper bound) of a branch of a split whose branches read
+#: other seats too, past which it is not tried.  The library's branches that
+#: list were estimated at 2-375 s (We Overcall NT then Jacoby: 230 s, listed in
+#: about 1 s by filters), those too wide at 2e10 s and more, and took up to 20 s
+#: to fail (Preempt X XX).
+ACROSS_SEATS_BRANCH_SECONDS = 1000.0
 #: Chunks that :meth:`Plan.deals` draws together (262,144 deals: 14 MB of
 #: cards; four-pool draws 8% faster than with 32, 40% faster than one by one).
 CHUNKS_TOGETHER = 64
@@ -731,15 +739,18 @@ class Plan:
         its filters first, and split again within what is left of ``max_parts``),
         or None when there is none or a branch is not exact.  ``across_seats``:
         the branches may read other seats too (:func:`~.either_or.pattern_branches`)."""
-        for common, branches, seat in pattern_branches(program, across_seats):
-            if len(branches) > max_parts:
+        found = pattern_branches(program, across_seats)
+        for common, branches, seat in found[:1] if across_seats else found:  # (across seats: the first alone,
+            if len(branches) > max_parts:                                     # its branches not split again,
+                continue                                                      # so that failing is quick)
+            parts = [ir.Program(condition=ir.And((*common, branch)), predeal=program.predeal) for branch in branches]
+            if across_seats and max(map(estimate_build_seconds, parts)) > ACROSS_SEATS_BRANCH_SECONDS:
                 continue
             plans = []
-            for branch in branches:
-                part = ir.Program(condition=ir.And((*common, branch)), predeal=program.predeal)
+            for part in parts:
                 try:
-                    plan = cls._build_program(part, progress, exact_only=True, split=False,
-                                              max_parts=max_parts // len(branches), narrow_first=True)
+                    plan = cls._build_program(part, progress, exact_only=True, split=False, narrow_first=True,
+                                              max_parts=1 if across_seats else max_parts // len(branches))
                 except TooWide:
                     break
                 if not plan.exact:

@@ -75,7 +75,7 @@ def broad_shapes(program: ir.Program) -> ShapeComplements | None:
     reads = SeatsRead()
     by_seat: dict[int, list[ir.Cond]] = {}
     for item in items:
-        seat = _shape_seat(item, reads)
+        seat = _one_seat(item, reads)
         if seat is not None and _broad(item, seat):
             by_seat.setdefault(seat, []).append(item)
     if not by_seat or len(by_seat) > MAX_SEATS:
@@ -86,7 +86,7 @@ def broad_shapes(program: ir.Program) -> ShapeComplements | None:
     return ShapeComplements(program, kept, seats, tuple(_all(by_seat[s]) for s in seats))
 
 
-def _shape_seat(item: ir.Cond, reads: SeatsRead) -> int | None:
+def _one_seat(item: ir.Cond, reads: SeatsRead) -> int | None:
     """The one seat ``item`` reads, else None."""
     _, anything = reads(item)
     return next(iter(anything)) if len(anything) == 1 else None

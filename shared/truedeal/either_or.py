@@ -51,10 +51,10 @@ def pattern_branches(program: ir.Program, across_seats: bool = False) -> list[tu
             continue
         if across_seats:
             out += [(common, branches, s) for s in sorted(frozenset.intersection(*seats))
-                    if _disjoint([_patterns(b, s) for b in branches])][:1]
+                    if _disjoint([allowed_patterns(b, s) for b in branches])][:1]
         elif len(seats) == 1 and len(seat := next(iter(seats))) == 1:
             (s,) = seat
-            if _disjoint([_patterns(b, s) for b in branches]):
+            if _disjoint([allowed_patterns(b, s) for b in branches]):
                 out.append((common, branches, s))
     return out
 
@@ -65,9 +65,9 @@ def _either_ors(program: ir.Program) -> list[tuple[list, list]]:
             if isinstance(item, ir.Or) and 1 < len(item.items) <= MAX_BRANCHES]
 
 
-def _patterns(branch: ir.Cond, seat: int) -> np.ndarray | None:
-    """The patterns of ``seat`` that ``branch`` may allow (None: it names none)."""
-    return compile_program(ir.Program(condition=branch)).pattern_masks.get(seat)
+def allowed_patterns(cond: ir.Cond, seat: int) -> np.ndarray | None:
+    """The patterns of ``seat`` that ``cond`` may allow, a mask (None: it names none)."""
+    return compile_program(ir.Program(condition=cond)).pattern_masks.get(seat)
 
 
 def _disjoint(masks: list[np.ndarray | None]) -> bool:

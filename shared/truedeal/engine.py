@@ -408,10 +408,12 @@ class Plan:
         listings of what they exclude (:mod:`truedeal.shape_complements`);
         None when it has none, a listing is not exact, or it keeps too few."""
         found = broad_shapes(program)
-        if found is None or not compile_program(found.kept).exact:  # a part no listing reads: its plans would
-            return None  # fail, and slowly (Splinters after a Minor: 30 s)
-        if (kept := cls._exact_part(found.kept, progress, out_of_pack=False)) is None:  # (one listing each: no split
-            return None                                                               # is tried, so failing is quick)
+        # a part no listing reads fails, and slowly (Splinters after a Minor: 30 s); one listing a term, no
+        # split, so that failing is quick
+        if found is None or not compile_program(found.kept).exact:
+            return None
+        if (kept := cls._exact_part(found.kept, progress, out_of_pack=False)) is None:
+            return None
         deals = kept.deals_total
         for sign, term in found.terms():
             if (part := cls._exact_part(term, progress, out_of_pack=False)) is None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from .cards import SEAT_NAMES
 from .constraints import ir
-from .constraints.compile import compile_program
+from .either_or import allowed_patterns
 from .relaxation import SeatsRead
 
 #: A shape is broad when what it excludes is at most this share of what it allows (patterns).
@@ -93,14 +93,8 @@ def _one_seat(item: ir.Cond, reads: SeatsRead) -> int | None:
 
 
 def _broad(item: ir.Cond, seat: int) -> bool:
-    allowed, excluded = _patterns(item, seat), _patterns(ir.Not(item), seat)
-    return allowed is not None and excluded is not None and 0 < excluded <= allowed * BROAD_SHARE
-
-
-def _patterns(cond: ir.Cond, seat: int) -> int | None:
-    """How many patterns ``cond`` allows ``seat`` (None: it names none)."""
-    mask = compile_program(ir.Program(condition=cond)).pattern_masks.get(seat)
-    return None if mask is None else int(mask.sum())
+    allowed, excluded = allowed_patterns(item, seat), allowed_patterns(ir.Not(item), seat)
+    return allowed is not None and excluded is not None and 0 < excluded.sum() <= allowed.sum() * BROAD_SHARE
 
 
 def _all(items: list[ir.Cond]) -> ir.Cond:

@@ -15,6 +15,7 @@ jobs go to the slow lane.  It is an estimate, never used for a result.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -38,3 +39,20 @@ def estimate_build_seconds(spec: Spec | ir.Program) -> float:
         return math.inf
     cells = math.prod(int(np.count_nonzero(comp.pattern_masks[s])) for s in layout.patterned)
     return cells * PER_CELL_SECONDS + cells * layout.zsize * PER_FEATURE_CELL_SECONDS
+
+
+def widest_first(parts: Sequence[ir.Program]) -> list[int]:
+    """The indices of ``parts`` by the feature states of their plain
+    listings, most first (too wide to lay out: first of all).  Parts that
+    must all list (an either/or's branches, a split's parts) are built in
+    this order, so that one too wide fails before the others are built:
+    the library's Two-Way New Minor Forcing built two branches of 5-8 s
+    each, twice, before a third failed in 0.6 s (36 s to plan -> 9 s)."""
+    def states(part: ir.Program) -> float:
+        try:
+            return make_layout(compile_program(part)).zsize
+        except TooWide:
+            return math.inf
+
+    width = [states(p) for p in parts]
+    return sorted(range(len(parts)), key=lambda i: -width[i])

@@ -45,7 +45,7 @@ from .constraints import card_classes, card_owner, ir, opaque, rnd_levels, separ
 from .constraints.compile import Compiled, compile_program, with_filters
 from .constraints.complements import complemented
 from .constraints.dds import needs_double_dummy
-from .cost import estimate_build_seconds
+from .cost import estimate_build_seconds, widest_first
 from .dealnumber import decode_batch, encode_batch
 from .either_or import cross_seat_branches, pattern_branches
 from .errors import Impossible, TooLargeToDeal
@@ -592,14 +592,17 @@ class Plan:
     def _build_union(cls, spec, program: ir.Program, common: list, branches: list, progress, t0: float) -> Plan:
         """A plan whose deals fit ``common`` and at least one of ``branches``:
         each branch listed exactly, the count by :func:`_union_deals`."""
+        def of(conds: list) -> ir.Program:
+            return ir.Program(condition=ir.And(tuple(common + conds)), predeal=program.predeal)
+
         def part(conds: list) -> Plan:
-            plan = cls._build_program(ir.Program(condition=ir.And(tuple(common + conds)), predeal=program.predeal), progress,
-                                      exact_only=True, split=False, max_parts=1)
+            plan = cls._build_program(of(conds), progress, exact_only=True, split=False, max_parts=1)
             if not plan.exact:
                 raise TooWide("a branch of the either/or is not exact")
             return plan
 
-        plans = [part([b]) for b in branches]
+        built = {i: part([branches[i]]) for i in widest_first([of([b]) for b in branches])}
+        plans = [built[i] for i in range(len(branches))]
         conds: list[ir.Cond] = [ir.And(tuple(common + [b])) for b in branches]
         try:
             deals = _union_deals(plans, branches, part)
@@ -748,18 +751,18 @@ class Plan:
             parts = [ir.Program(condition=ir.And((*common, branch)), predeal=program.predeal) for branch in branches]
             if across_seats and max(map(estimate_build_seconds, parts)) > ACROSS_SEATS_BRANCH_SECONDS:
                 continue
-            plans = []
-            for part in parts:
+            built: dict[int, Plan] = {}
+            for i in widest_first(parts):
                 try:
-                    plan = cls._build_program(part, progress, exact_only=True, split=False, narrow_first=True,
+                    plan = cls._build_program(parts[i], progress, exact_only=True, split=False, narrow_first=True,
                                               max_parts=1 if across_seats else max_parts // len(branches))
                 except TooWide:
                     break
                 if not plan.exact:
                     break
-                plans.append(plan)
+                built[i] = plan
             else:
-                return cls._of_disjoint(spec, program, plans, t0, patterns_of=seat)
+                return cls._of_disjoint(spec, program, [built[i] for i in range(len(parts))], t0, patterns_of=seat)
         return None
 
     @classmethod

@@ -94,6 +94,33 @@ def test_the_order_of_the_level0_passes_does_not_change_the_listing(condition, m
     assert first.e_weight == second.e_weight
 
 
+@pytest.mark.parametrize("condition", [
+    # 8 signatures of 1, 2 and 4 boxes (North's and South's points read by their shapes)
+    "(spades(north) >= 5 ? hcp(north) >= 12 : hcp(north) >= 15) && (clubs(north) >= 4 ? hcp(north) <= 16"
+    " : (hcp(north) <= 13 || hcp(north) >= 17)) && (hearts(south) >= 4 ? hcp(south) >= 8 : (hcp(south) <= 5"
+    " || hcp(south) >= 10)) && shape(south, any 5431 + any 4441) && shape(north, any 5431 + any 4441)",
+    # a pool (West's points), 4 signatures of 1 and 2 boxes
+    "(spades(north) >= 5 ? hcp(north) >= 12 : hcp(north) >= 15) && (hearts(north) >= 4 ? hcp(west) <= 8"
+    " : (hcp(west) <= 5 || hcp(west) >= 10)) && shape(north, any 5431 + any 4441)",
+])
+def test_passes_of_several_signatures_list_what_one_pass_per_signature_lists(condition, monkeypatch):
+    """A level-0 pass takes the keys of every signature with as many boxes
+    (tables.BoxSlots: each row its own boxes); one pass per signature, as
+    before, gives the same entries and weights."""
+    from truedeal.listing import build
+
+    spec = load_constraints({"condition": condition}).program()
+    mixed = build.build_listing(compile_program(spec))
+    n_boxes = [len(b) for b in mixed.sig_boxes]
+    assert len(set(n_boxes)) > 1 and len(n_boxes) > len(set(n_boxes))  # signatures share a pass
+    batches = build._batches
+    monkeypatch.setattr(build, "_batches", lambda keys, layout, n: batches(keys, layout, np.arange(len(n))))
+    alone = build.build_listing(compile_program(spec))
+    for field in ("e_cell", "e_z1", "e_c"):
+        assert (getattr(mixed, field) == getattr(alone, field)).all()
+    assert mixed.e_weight == alone.e_weight and mixed.total > 0
+
+
 @pytest.mark.parametrize("clamp", [(False, False, False, False), (True, True, False, True)])
 def test_box_sums_leave_axes_of_one_value_unpadded_and_sum_alike(clamp):
     """The listing's passes leave a form's axis of one value unpadded (2**k

@@ -12,7 +12,7 @@ from .cells import checked_cells, pair_keys, suit_columns
 from .layout import MAX_ENTRIES, MAX_FEATURE_CELLS, Layout, TooWide
 from .model import Listing
 from .options import suit_options
-from .tables import c_values, level0_rows, pair_tables, pool_factors, prefix_size, prefix_sums
+from .tables import BoxSlots, c_values, level0_rows, pair_tables, pool_factors, prefix_size, prefix_sums, sig_box_arrays
 
 #: Bytes of summed-area tables, and keys, that one pass of the level-0 fill may hold.
 _PASS_BYTES = 16 << 20
@@ -63,30 +63,31 @@ def listing_tables(layout: Layout, cells: np.ndarray, columns: list, cell_cols: 
     return listing
 
 
-def _batches(keys: np.ndarray, layout: Layout) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]:
-    """The (S,H), (D,C), signature keys in passes of one signature:
-    ``(sig, key indices, the pass's (D,C) tables, each key's table among
-    them)``.  The distinct (D,C) tables go in chunks of as many as keep
-    their summed-area tables small (one at a time with a pool, and then no
-    index); a chunk's passes, one per signature and up to _PASS_KEYS keys
-    each, share its tables, whose sums are then taken once for all of them
-    (taken per signature, a library script summed 594 tables 2,422 times).
-    Each key is in one pass."""
+def _batches(keys: np.ndarray, layout: Layout, n_boxes: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]:
+    """The (S,H), (D,C), signature keys in passes: ``(boxes, key indices,
+    the pass's (D,C) tables, each key's table among them)``.  The distinct
+    (D,C) tables go in chunks of as many as keep their summed-area tables
+    small (one at a time with a pool, and then no index); a chunk's passes,
+    one per number of boxes of the keys' signatures (``n_boxes``, per
+    signature) and up to _PASS_KEYS keys each, share its tables, whose sums
+    are then taken once for all of them (taken per signature, a library
+    script summed 594 tables 2,422 times).  Each key is in one pass."""
     size = prefix_size(layout, pad_single=False)
     per_pass = 1 if layout.has_pool else max(1, _PASS_BYTES // (8 * size))
     tables = distinct(keys[:, 1])
     chunk_of = np.searchsorted(tables, keys[:, 1]) // per_pass
+    boxes_of = n_boxes[keys[:, 2]]
     out: list = []
     for c in distinct(chunk_of).tolist():
         chunk = tables[c * per_pass : (c + 1) * per_pass]
         in_chunk = np.nonzero(chunk_of == c)[0]
-        for sig in distinct(keys[in_chunk, 2]).tolist():
-            ks = in_chunk[keys[in_chunk, 2] == sig]
+        for n in distinct(boxes_of[in_chunk]).tolist():
+            ks = in_chunk[boxes_of[in_chunk] == n]
             ks = ks[np.argsort(keys[ks, 1], kind="stable")]
             for lo in range(0, len(ks), _PASS_KEYS):
                 here = ks[lo : lo + _PASS_KEYS]
                 of = np.searchsorted(chunk, keys[here, 1]) if per_pass > 1 else None
-                out.append((sig, here, chunk if per_pass > 1 else chunk[0], of))
+                out.append((n, here, chunk if per_pass > 1 else chunk[0], of))
     return out
 
 
@@ -115,19 +116,20 @@ def fill_level0(listing: Listing, progress=None) -> None:
     inv = inv.reshape(-1)
     cells_per_key = np.bincount(inv, minlength=len(keys))
     reach = np.count_nonzero(listing.pair_tables, axis=1)[keys[:, 0]] * cells_per_key
-    batches = _largest_first(_batches(keys, layout), reach)
+    sig_arrays = sig_box_arrays(listing.sig_boxes, layout.n_box)
+    batches = _largest_first(_batches(keys, layout, np.array([len(lo) for lo, _ in sig_arrays], np.int64)), reach)
     rows_key: list[np.ndarray] = []
     rows_c: list[np.ndarray] = []
     rows_z: list[np.ndarray] = []
     row_w: list[int] = []
     n_entries = 0
     summed: tuple[int, np.ndarray] | None = None  # the last chunk's summed-area tables
-    for done, (sig, ks, t2s, t2_of) in enumerate(batches):
+    for done, (_, ks, t2s, t2_of) in enumerate(batches):
         t1s = listing.pair_tables[keys[ks, 0]]
         t2 = listing.pair_tables[t2s]
         if summed is None or summed[0] != _chunk(t2s):
             summed = (_chunk(t2s), prefix_sums(t2, layout, pad_single=False))
-        which, z1, c_flat, u = level0_rows(t1s, t2, layout, g_of_c, listing.sig_boxes[sig], t2_of, summed[1])
+        which, z1, c_flat, u = level0_rows(t1s, t2, layout, g_of_c, BoxSlots(sig_arrays, keys[ks, 2]), t2_of, summed[1])
         # T1 < 2**42 and U < 2**50: the products need Python ints.
         a = t1s[which, z1]
         products = map(mul, a.tolist(), u.tolist())

@@ -13,7 +13,18 @@ import numpy as np
 from .exact_ops import row_dots
 from .layout import Layout, TooWide
 from .model import Listing
-from .tables import box_arrays, box_sums, completions, level0_rows, pair_table, pair_tables, pool_factors, prefix_sums
+from .tables import (
+    BoxSlots,
+    box_arrays,
+    box_sums,
+    completions,
+    level0_rows,
+    pair_table,
+    pair_tables,
+    pool_factors,
+    prefix_sums,
+    sig_box_arrays,
+)
 
 
 def count_cases(listing: Listing) -> int:
@@ -61,17 +72,28 @@ def _count_by_groups(listing: Listing) -> int:
             tables[(a, b)] = pair_table(indic[a], indic[b], layout)
         return tables[(a, b)]
 
-    # One pass per (D,C) table and signature, over every (S,H) table paired with it.
-    groups: dict[tuple, list] = {}
-    for cols, sig, mult in _column_groups(listing):
-        groups.setdefault((int(cols[2]), int(cols[3]), sig), []).append((int(cols[0]), int(cols[1]), mult))
+    # One pass per (D,C) table and number of boxes, over every (S,H) table paired with it.
+    sig_arrays = sig_box_arrays(listing.sig_boxes, layout.n_box)
     total = 0
-    for (c, d, sig), members in groups.items():
-        t1s = np.stack([pair(a, b) for a, b, _ in members])
-        mult = np.array([m for _, _, m in members], dtype=object)
-        which, z1, _, u = level0_rows(t1s, pair(c, d), layout, g_of_c, listing.sig_boxes[sig])
+    for (c, d, _), members in _groups(listing, sig_arrays).items():
+        t1s = np.stack([pair(a, b) for a, b, _, _ in members])
+        mult = np.array([m for _, _, _, m in members], dtype=object)
+        boxes = BoxSlots(sig_arrays, np.array([sig for _, _, sig, _ in members]))
+        which, z1, _, u = level0_rows(t1s, pair(c, d), layout, g_of_c, boxes)
         total += int((mult[which] * t1s[which, z1].astype(object) * u.astype(object)).sum())
     return total
+
+
+def _groups(listing: Listing, sig_arrays: list) -> dict[tuple[int, int, int], list[tuple[int, int, int, int]]]:
+    """The distinct pairs grouped by their (D,C) columns and their
+    signature's number of boxes: ``(c, d, boxes) -> [(a, b, signature,
+    cells)]``, (S,H) columns ``a, b`` (one pass per signature took the
+    library's We Overcall 1N then Gerber 287,632 passes)."""
+    groups: dict[tuple[int, int, int], list[tuple[int, int, int, int]]] = {}
+    for cols, sig, mult in _column_groups(listing):
+        key = (int(cols[2]), int(cols[3]), len(sig_arrays[sig][0]))
+        groups.setdefault(key, []).append((int(cols[0]), int(cols[1]), sig, mult))
+    return groups
 
 
 def _column_groups(listing: Listing):
@@ -94,26 +116,26 @@ def _count_cases_interval(listing: Listing) -> int:
     cdims = tuple(layout.dims[:nb]) + (n_tr + 1, n_tr + 1) + tuple(layout.dims[nb:-1])
     cl = replace(layout, dims=cdims, n_box=nb + 2, clamp=layout.clamp + (False, False))
     indic = _interval_indicators(listing, cl)
-    # As _count_by_groups: one pass per (D,C) pair and signature, whose table and sums are made
-    # once, over the (S,H) tables that meet it, a few at a time (each is cl.zsize entries).
-    groups: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
-    for cols, sig, mult in _column_groups(listing):
-        groups.setdefault((int(cols[2]), int(cols[3]), sig), []).append((int(cols[0]), int(cols[1]), mult))
+    # As _count_by_groups: one pass per (D,C) pair and number of boxes, whose table and sums are
+    # made once, over the (S,H) tables that meet it, a few at a time (each is cl.zsize entries).
+    sig_arrays = sig_box_arrays(listing.sig_boxes, nb)
     total, summed = 0, None
     per_pass = max(1, _INTERVAL_PASS_BYTES // (8 * cl.zsize))
-    for (c, d, sig), members in sorted(groups.items()):
+    for (c, d, _), members in sorted(_groups(listing, sig_arrays).items()):
         if summed is None or summed[0] != (c, d):
             t2 = pair_table(indic[c], indic[d], cl)
             summed = ((c, d), t2, prefix_sums(t2, cl, pad_single=False))
         for at in range(0, len(members), per_pass):
             part = members[at : at + per_pass]
-            t1s = pair_tables(indic, [(a, b) for a, b, _ in part], cl)
-            mults = [m for _, _, m in part]
+            t1s = pair_tables(indic, [(a, b) for a, b, _, _ in part], cl)
+            mults = [m for _, _, _, m in part]
+            boxes = BoxSlots(sig_arrays, np.array([sig for _, _, sig, _ in part]))
             if int(t1s.max(initial=0)) * max(mults) < 2**63:  # each table counts its cells, within int64
                 t1s *= np.array(mults, dtype=np.int64)[:, None]
-                total += _interval_pass(layout, cl, t1s, summed[1], summed[2], listing.sig_boxes[sig])
+                total += _interval_pass(layout, cl, t1s, summed[1], summed[2], boxes)
             else:  # one table at a time, its cells counted in Python ints
-                total += sum(m * _interval_pass(layout, cl, t1s[k : k + 1], summed[1], summed[2], listing.sig_boxes[sig])
+                total += sum(m * _interval_pass(layout, cl, t1s[k : k + 1], summed[1], summed[2],
+                                                BoxSlots(sig_arrays, np.array([part[k][2]])))
                              for k, m in enumerate(mults))
     return total
 
@@ -139,7 +161,7 @@ def _interval_indicators(listing: Listing, cl: Layout) -> np.ndarray:
     return indic
 
 
-def _interval_pass(layout: Layout, cl: Layout, t1s: np.ndarray, t2: np.ndarray, prefix: np.ndarray, boxes: list) -> int:
+def _interval_pass(layout: Layout, cl: Layout, t1s: np.ndarray, t2: np.ndarray, prefix: np.ndarray, boxes: BoxSlots) -> int:
     """The cases of (S,H) tables ``t1s`` (rows, each times its cells) against
     the (D,C) table ``t2`` (``prefix``: its sums) within ``boxes``, where the
     patterned seats' honour total must land in the interval the pool leaves."""
@@ -154,7 +176,7 @@ def _interval_pass(layout: Layout, cl: Layout, t1s: np.ndarray, t2: np.ndarray, 
     ok = (c_max >= c_min) & (c <= 13).all(axis=1)
     which, nz, z1, c, c_min, c_max = which[ok], nz[ok], z1[ok], c[ok], c_min[ok], c_max[ok]
     total, weights = 0, t1s[which, nz][None, :]
-    for lo, hi in box_arrays(boxes, len(nz)):
+    for lo, hi in box_arrays(boxes, len(nz), which):
         blo = np.concatenate([lo, np.zeros((len(nz), 1), np.int64), c_min[:, None]], axis=1)
         bhi = np.concatenate([hi, c_max[:, None], np.full((len(nz), 1), n_tr)], axis=1)
         total += row_dots(weights, box_sums(prefix, cl, z1, blo, bhi, c, pad_single=False)[None, :])[0]

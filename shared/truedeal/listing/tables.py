@@ -203,12 +203,13 @@ def completions(t1s: np.ndarray, t2: np.ndarray, layout: Layout, n_exact: int):
     return which[i], nz[i], z1[i], totals[ok]
 
 
-def level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int], boxes: list,
+def level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[int], boxes: list | BoxSlots,
                 t2_of: np.ndarray | None = None, prefix: np.ndarray | None = None):
     """Level-0 rows of several (S,H) tables (rows of ``t1s``) against a (D,C)
     table: t1 row, z1 flat, pool totals (flat) and U, for every completion with
     a positive pool factor and U.  U sums the (D,C) table over the accepted
-    ``boxes`` of the form space (disjoint).
+    ``boxes`` of the form space (disjoint): one list for every row, or
+    :class:`BoxSlots`, each t1 row's own (the rows of several signatures).
 
     Without a pool ``t2`` may be several tables (rows), ``t2_of[k]`` the one
     that t1 row k meets: one call then does the work of many.  ``prefix``:
@@ -224,14 +225,44 @@ def level0_rows(t1s: np.ndarray, t2: np.ndarray, layout: Layout, g_of_c: list[in
     prefix = prefix_sums(t2, layout, pad_single=False) if prefix is None else prefix
     table = None if t2_of is None else t2_of[which]
     u = np.zeros(len(nz), dtype=np.int64)
-    for lo, hi in box_arrays(boxes, len(nz)):
+    for lo, hi in box_arrays(boxes, len(nz), which):
         u += box_sums(prefix, layout, z1, lo, hi, totals, table, pad_single=False)
     hit = u > 0
     return which[hit], nz[hit], c_flat[hit], u[hit]
 
 
-def box_arrays(boxes: list, n: int):
-    """Each box as (lo, hi) arrays of shape (n, n_box), one row per query."""
+def sig_box_arrays(sig_boxes: list, n_box: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each signature's boxes as ``(lo, hi)`` arrays ``(boxes, n_box)``, made once for a listing."""
+    return [(np.array([b[0] for b in boxes], np.int64).reshape(len(boxes), n_box),
+             np.array([b[1] for b in boxes], np.int64).reshape(len(boxes), n_box)) for boxes in sig_boxes]
+
+
+class BoxSlots:
+    """The boxes of rows of several signatures that have as many boxes
+    each, one signature per row: slot ``j`` holds each row's ``j``-th box.
+    Rows of many signatures then go in one pass of :func:`box_sums` per
+    slot, where one pass per signature made the library's We Overcall 1N
+    then Gerber (a pool listing of 2,832 signatures) take 287,632 passes
+    of 3 keys each."""
+
+    def __init__(self, arrays: list[tuple[np.ndarray, np.ndarray]], sigs: np.ndarray) -> None:
+        """``arrays``: :func:`sig_box_arrays`; ``sigs``: each row's signature."""
+        uniq, inv = np.unique(sigs, return_inverse=True)
+        if len({len(arrays[s][0]) for s in uniq.tolist()}) > 1:
+            raise ValueError("the signatures of one pass must have as many boxes each")
+        self.lo = np.stack([arrays[s][0] for s in uniq.tolist()])
+        self.hi = np.stack([arrays[s][1] for s in uniq.tolist()])
+        self.of_row = inv.reshape(-1)
+
+
+def box_arrays(boxes: list | BoxSlots, n: int, rows: np.ndarray | None = None):
+    """Each box as (lo, hi) arrays of shape (n, n_box), one row per query;
+    of :class:`BoxSlots`, each slot's boxes of the queries' ``rows``."""
+    if isinstance(boxes, BoxSlots):
+        at = boxes.of_row[rows]
+        for j in range(boxes.lo.shape[1]):
+            yield boxes.lo[at, j], boxes.hi[at, j]
+        return
     for lo, hi in boxes:
         yield (np.broadcast_to(np.array(lo, dtype=np.int64).reshape(1, -1), (n, len(lo))),
                np.broadcast_to(np.array(hi, dtype=np.int64).reshape(1, -1), (n, len(hi))))

@@ -34,6 +34,7 @@ from .errors import TooLargeToDeal
 from .fill import _roles, fill_deals
 from .kernel import sampler as _compiled
 from .listing import Listing, prefix_sums
+from .listing.tables import sig_box_arrays
 from .patterns import PATTERNS
 from .randomness import Rng
 
@@ -193,9 +194,7 @@ class Sampler:
             _check_prefix_bytes(len(dc_pairs), lay)
             self.dc_prefix = np.stack([prefix_sums(listing.pair_tables[p], lay, pad_single=False) for p in dc_pairs])
         # Accepted boxes of the form space, per cell signature.
-        self.sig_boxes = [(np.array([b[0] for b in boxes], np.int64).reshape(len(boxes), lay.n_box),
-                           np.array([b[1] for b in boxes], np.int64).reshape(len(boxes), lay.n_box))
-                          for boxes in listing.sig_boxes]
+        self.sig_boxes = sig_box_arrays(listing.sig_boxes, lay.n_box)
         # With one accepted box per signature (the usual case) each cell's box is fixed.
         self.cell_box = None
         if all(len(lo) == 1 for lo, _ in self.sig_boxes):

@@ -104,17 +104,19 @@ def test_the_order_of_the_level0_passes_does_not_change_the_listing(condition, m
     " : (hcp(west) <= 5 || hcp(west) >= 10)) && shape(north, any 5431 + any 4441)",
 ])
 def test_passes_of_several_signatures_list_what_one_pass_per_signature_lists(condition, monkeypatch):
-    """A level-0 pass takes the keys of every signature with as many boxes
-    (tables.BoxSlots: each row its own boxes); one pass per signature, as
-    before, gives the same entries and weights."""
+    """A level-0 pass takes the keys of every signature of a kind (as many
+    boxes, bounded below on the same coordinates; tables.BoxSlots: each row
+    its own boxes); one pass per signature, as before, gives the same
+    entries and weights."""
     from truedeal.listing import build
+    from truedeal.listing.tables import pass_kinds, sig_box_arrays
 
     spec = load_constraints({"condition": condition}).program()
     mixed = build.build_listing(compile_program(spec))
-    n_boxes = [len(b) for b in mixed.sig_boxes]
-    assert len(set(n_boxes)) > 1 and len(n_boxes) > len(set(n_boxes))  # signatures share a pass
+    kinds = pass_kinds(sig_box_arrays(mixed.sig_boxes, mixed.layout.n_box))
+    assert len(set(kinds)) > 1 and len(kinds) > len(set(kinds))  # signatures share a pass
     batches = build._batches
-    monkeypatch.setattr(build, "_batches", lambda keys, layout, n: batches(keys, layout, np.arange(len(n))))
+    monkeypatch.setattr(build, "_batches", lambda keys, layout, n, nonzero: batches(keys, layout, np.arange(len(n)), nonzero))
     alone = build.build_listing(compile_program(spec))
     for field in ("e_cell", "e_z1", "e_c"):
         assert (getattr(mixed, field) == getattr(alone, field)).all()
@@ -182,3 +184,21 @@ def test_flat_sums_are_the_sums_of_the_vectors(clamp):
     flat, flat_fits = layout.add_flat(ia, xa, ib, xb)
     assert np.array_equal(flat_fits, fits) and 0 < fits.sum() < fits.size
     assert np.array_equal(flat[fits], (z @ layout.strides)[fits])
+
+
+def test_case_counts_of_passes_of_several_signatures_are_those_of_one_pass_per_signature(monkeypatch):
+    """The interval case count (a pool beside a shape-only seat: script 23's
+    listing, 7 signatures) takes the pairs of a signature kind together and
+    keeps its (S,H) tables for all its passes; one pass per signature, its
+    tables made per pass, counts the same cases."""
+    from truedeal.engine import Plan
+    from truedeal.listing import cases
+
+    listing = Plan.build(load_constraints(Path(__file__).parent / "scripts" / "23_modulo.dlr")).listing
+    interval = cases._count_cases_interval
+    used: list[int] = []
+    monkeypatch.setattr(cases, "_count_cases_interval", lambda lst: used.append(1) or interval(lst))
+    together = cases._count(listing)
+    monkeypatch.setattr(cases, "pass_kinds", lambda arrays: np.arange(len(arrays)))
+    monkeypatch.setattr(cases, "_KEPT_TABLES_BYTES", 0)
+    assert used and len(listing.sig_boxes) > 1 and cases._count(listing) == together > 0

@@ -12,11 +12,13 @@ from .cells import checked_cells, pair_keys, suit_columns
 from .layout import MAX_ENTRIES, MAX_FEATURE_CELLS, Layout, TooWide
 from .model import Listing
 from .options import suit_options
-from .tables import BoxSlots, c_values, level0_rows, pair_tables, pool_factors, prefix_size, prefix_sums, sig_box_arrays
+from .tables import BoxSlots, c_values, level0_rows, pair_tables, pass_kinds, pool_factors, prefix_size, prefix_sums, sig_box_arrays
 
-#: Bytes of summed-area tables, and keys, that one pass of the level-0 fill may hold.
+#: Bytes of summed-area tables, keys, and nonzero entries of their (S,H)
+#: tables, that one pass of the level-0 fill may hold.
 _PASS_BYTES = 16 << 20
 _PASS_KEYS = 4096
+_PASS_NONZERO = 1 << 16
 
 
 def build_listing(spec_like, progress=None, max_width: int = MAX_FEATURE_CELLS) -> Listing:
@@ -63,32 +65,48 @@ def listing_tables(layout: Layout, cells: np.ndarray, columns: list, cell_cols: 
     return listing
 
 
-def _batches(keys: np.ndarray, layout: Layout, n_boxes: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]:
-    """The (S,H), (D,C), signature keys in passes: ``(boxes, key indices,
+def _batches(keys: np.ndarray, layout: Layout, kinds: np.ndarray,
+             nonzero: np.ndarray) -> list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]:
+    """The (S,H), (D,C), signature keys in passes: ``(kind, key indices,
     the pass's (D,C) tables, each key's table among them)``.  The distinct
     (D,C) tables go in chunks of as many as keep their summed-area tables
     small (one at a time with a pool, and then no index); a chunk's passes,
-    one per number of boxes of the keys' signatures (``n_boxes``, per
-    signature) and up to _PASS_KEYS keys each, share its tables, whose sums
+    one per kind of the keys' signatures (``kinds``, per signature:
+    :func:`~.tables.pass_kinds`) and up to _PASS_KEYS keys and
+    _PASS_NONZERO nonzero entries of their (S,H) tables (``nonzero``, per
+    key) each, share its tables, whose sums
     are then taken once for all of them (taken per signature, a library
     script summed 594 tables 2,422 times).  Each key is in one pass."""
     size = prefix_size(layout, pad_single=False)
     per_pass = 1 if layout.has_pool else max(1, _PASS_BYTES // (8 * size))
     tables = distinct(keys[:, 1])
     chunk_of = np.searchsorted(tables, keys[:, 1]) // per_pass
-    boxes_of = n_boxes[keys[:, 2]]
+    kind_of = kinds[keys[:, 2]]
+    # the keys of each (chunk, kind) in a run, by table; one sort, where a scan of every key per
+    # chunk took 11 s of a pool listing with 900,000 keys
+    order = np.lexsort((keys[:, 1], kind_of, chunk_of))
+    group = chunk_of[order] * (int(kind_of.max(initial=0)) + 1) + kind_of[order]
     out: list = []
-    for c in distinct(chunk_of).tolist():
+    for ks in np.split(order, np.nonzero(np.diff(group))[0] + 1) if len(order) else []:
+        c, n = int(chunk_of[ks[0]]), int(kind_of[ks[0]])
         chunk = tables[c * per_pass : (c + 1) * per_pass]
-        in_chunk = np.nonzero(chunk_of == c)[0]
-        for n in distinct(boxes_of[in_chunk]).tolist():
-            ks = in_chunk[boxes_of[in_chunk] == n]
-            ks = ks[np.argsort(keys[ks, 1], kind="stable")]
-            for lo in range(0, len(ks), _PASS_KEYS):
-                here = ks[lo : lo + _PASS_KEYS]
-                of = np.searchsorted(chunk, keys[here, 1]) if per_pass > 1 else None
-                out.append((n, here, chunk if per_pass > 1 else chunk[0], of))
+        for here in _cut(ks, nonzero[ks]):
+            of = np.searchsorted(chunk, keys[here, 1]) if per_pass > 1 else None
+            out.append((n, here, chunk if per_pass > 1 else chunk[0], of))
     return out
+
+
+def _cut(ks: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
+    """``ks`` in runs of up to _PASS_KEYS keys whose ``sizes`` add up to
+    _PASS_NONZERO or so (a key starts a new run once the sizes before it
+    pass a multiple of it): passes of many signatures together held 1.2M
+    entries, 300 MB more than one signature at a time."""
+    starts = (np.cumsum(sizes) - sizes) // _PASS_NONZERO
+    run = np.zeros(len(ks), np.int64)
+    run[1:] = np.cumsum(np.diff(starts) > 0)
+    first = np.searchsorted(run, run)  # each key's run's first key
+    run = run * (len(ks) + 1) + (np.arange(len(ks)) - first) // _PASS_KEYS
+    return np.split(ks, np.nonzero(np.diff(run))[0] + 1)
 
 
 def _largest_first(batches: list, reach: np.ndarray) -> list:
@@ -115,9 +133,10 @@ def fill_level0(listing: Listing, progress=None) -> None:
     keys, inv = np.unique(np.concatenate([listing.cell_pairs, listing.cell_sig[:, None]], axis=1), axis=0, return_inverse=True)
     inv = inv.reshape(-1)
     cells_per_key = np.bincount(inv, minlength=len(keys))
-    reach = np.count_nonzero(listing.pair_tables, axis=1)[keys[:, 0]] * cells_per_key
+    nonzero = np.count_nonzero(listing.pair_tables, axis=1)[keys[:, 0]]
+    reach = nonzero * cells_per_key
     sig_arrays = sig_box_arrays(listing.sig_boxes, layout.n_box)
-    batches = _largest_first(_batches(keys, layout, np.array([len(lo) for lo, _ in sig_arrays], np.int64)), reach)
+    batches = _largest_first(_batches(keys, layout, pass_kinds(sig_arrays), nonzero), reach)
     rows_key: list[np.ndarray] = []
     rows_c: list[np.ndarray] = []
     rows_z: list[np.ndarray] = []

@@ -21,6 +21,7 @@ from .tables import (
     level0_rows,
     pair_table,
     pair_tables,
+    pass_kinds,
     pool_factors,
     prefix_sums,
     sig_box_arrays,
@@ -72,26 +73,30 @@ def _count_by_groups(listing: Listing) -> int:
             tables[(a, b)] = pair_table(indic[a], indic[b], layout)
         return tables[(a, b)]
 
-    # One pass per (D,C) table and number of boxes, over every (S,H) table paired with it.
+    # One pass per (D,C) table and kind of signature, over every (S,H) table paired with it.
     sig_arrays = sig_box_arrays(listing.sig_boxes, layout.n_box)
     total = 0
+    per_pass = max(1, _INTERVAL_PASS_BYTES // (8 * layout.zsize))
     for (c, d, _), members in _groups(listing, sig_arrays).items():
-        t1s = np.stack([pair(a, b) for a, b, _, _ in members])
-        mult = np.array([m for _, _, _, m in members], dtype=object)
-        boxes = BoxSlots(sig_arrays, np.array([sig for _, _, sig, _ in members]))
-        which, z1, _, u = level0_rows(t1s, pair(c, d), layout, g_of_c, boxes)
-        total += int((mult[which] * t1s[which, z1].astype(object) * u.astype(object)).sum())
+        for at in range(0, len(members), per_pass):  # a few (S,H) tables at a time
+            part = members[at : at + per_pass]
+            t1s = np.stack([pair(a, b) for a, b, _, _ in part])
+            mult = np.array([m for _, _, _, m in part], dtype=object)
+            boxes = BoxSlots(sig_arrays, np.array([sig for _, _, sig, _ in part]))
+            which, z1, _, u = level0_rows(t1s, pair(c, d), layout, g_of_c, boxes)
+            total += int((mult[which] * t1s[which, z1].astype(object) * u.astype(object)).sum())
     return total
 
 
 def _groups(listing: Listing, sig_arrays: list) -> dict[tuple[int, int, int], list[tuple[int, int, int, int]]]:
     """The distinct pairs grouped by their (D,C) columns and their
-    signature's number of boxes: ``(c, d, boxes) -> [(a, b, signature,
-    cells)]``, (S,H) columns ``a, b`` (one pass per signature took the
-    library's We Overcall 1N then Gerber 287,632 passes)."""
+    signature's :func:`~.tables.pass_kinds` kind: ``(c, d, kind) -> [(a, b,
+    signature, cells)]``, (S,H) columns ``a, b`` (one pass per signature
+    took the library's We Overcall 1N then Gerber 287,632 passes)."""
+    kinds = pass_kinds(sig_arrays)
     groups: dict[tuple[int, int, int], list[tuple[int, int, int, int]]] = {}
     for cols, sig, mult in _column_groups(listing):
-        key = (int(cols[2]), int(cols[3]), len(sig_arrays[sig][0]))
+        key = (int(cols[2]), int(cols[3]), int(kinds[sig]))
         groups.setdefault(key, []).append((int(cols[0]), int(cols[1]), sig, mult))
     return groups
 
@@ -104,7 +109,7 @@ def _column_groups(listing: Listing):
         yield key[:4], int(key[4]), int(mult)
 
 
-#: Bytes of (S,H) tables one pass of :func:`_count_cases_interval` holds.
+#: Bytes of (S,H) tables one pass of a case count holds.
 _INTERVAL_PASS_BYTES = 64 << 20
 
 
@@ -116,18 +121,20 @@ def _count_cases_interval(listing: Listing) -> int:
     cdims = tuple(layout.dims[:nb]) + (n_tr + 1, n_tr + 1) + tuple(layout.dims[nb:-1])
     cl = replace(layout, dims=cdims, n_box=nb + 2, clamp=layout.clamp + (False, False))
     indic = _interval_indicators(listing, cl)
-    # As _count_by_groups: one pass per (D,C) pair and number of boxes, whose table and sums are
+    # As _count_by_groups: one pass per (D,C) pair and kind of signature, whose table and sums are
     # made once, over the (S,H) tables that meet it, a few at a time (each is cl.zsize entries).
     sig_arrays = sig_box_arrays(listing.sig_boxes, nb)
     total, summed = 0, None
     per_pass = max(1, _INTERVAL_PASS_BYTES // (8 * cl.zsize))
-    for (c, d, _), members in sorted(_groups(listing, sig_arrays).items()):
+    groups = sorted(_groups(listing, sig_arrays).items())
+    sh_tables = _SHTables(indic, cl, groups)
+    for (c, d, _), members in groups:
         if summed is None or summed[0] != (c, d):
             t2 = pair_table(indic[c], indic[d], cl)
             summed = ((c, d), t2, prefix_sums(t2, cl, pad_single=False))
         for at in range(0, len(members), per_pass):
             part = members[at : at + per_pass]
-            t1s = pair_tables(indic, [(a, b) for a, b, _, _ in part], cl)
+            t1s = sh_tables([(a, b) for a, b, _, _ in part])
             mults = [m for _, _, _, m in part]
             boxes = BoxSlots(sig_arrays, np.array([sig for _, _, sig, _ in part]))
             if int(t1s.max(initial=0)) * max(mults) < 2**63:  # each table counts its cells, within int64
@@ -138,6 +145,31 @@ def _count_cases_interval(listing: Listing) -> int:
                                                 BoxSlots(sig_arrays, np.array([part[k][2]])))
                              for k, m in enumerate(mults))
     return total
+
+
+#: Bytes of (S,H) tables a case count may keep for all its passes.
+_KEPT_TABLES_BYTES = 256 << 20
+
+
+class _SHTables:
+    """The (S,H) tables of a case count's passes: made once for all of them
+    where they fit in :data:`_KEPT_TABLES_BYTES` (each pair meets many (D,C)
+    tables: the library's We Overcall 1N then Gerber made 63,732 calls for
+    them, 30 s), else per pass."""
+
+    def __init__(self, indic: np.ndarray, cl: Layout, groups: list) -> None:
+        self.indic, self.cl = indic, cl
+        pairs = sorted({(a, b) for _, members in groups for a, b, _, _ in members})
+        self.at: dict[tuple[int, int], int] | None = None
+        if len(pairs) * cl.zsize * 8 <= _KEPT_TABLES_BYTES:
+            self.at = {p: k for k, p in enumerate(pairs)}
+            self.kept = pair_tables(indic, pairs, cl)
+
+    def __call__(self, pairs: list[tuple[int, int]]) -> np.ndarray:
+        """The tables of ``pairs``, a new array (the caller scales it in place)."""
+        if self.at is None:
+            return pair_tables(self.indic, pairs, self.cl)
+        return self.kept[[self.at[p] for p in pairs]]
 
 
 def _interval_indicators(listing: Listing, cl: Layout) -> np.ndarray:

@@ -237,9 +237,21 @@ def sig_box_arrays(sig_boxes: list, n_box: int) -> list[tuple[np.ndarray, np.nda
              np.array([b[1] for b in boxes], np.int64).reshape(len(boxes), n_box)) for boxes in sig_boxes]
 
 
+def pass_kinds(sig_arrays: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Each signature's kind: signatures of one kind may share a level-0
+    pass (:class:`BoxSlots`).  A kind has one number of boxes and one set of
+    coordinates bounded below, since :func:`box_sums` reads both corners of
+    such a coordinate for every row of a pass: rows of signatures bounded
+    elsewhere would cost more together than apart."""
+    rows = [[len(lo)] + np.any(lo > 0, axis=0).astype(np.int64).tolist() for lo, _ in sig_arrays]
+    if not rows:
+        return np.zeros(0, np.int64)
+    return np.unique(np.array(rows, np.int64), axis=0, return_inverse=True)[1].reshape(-1)
+
+
 class BoxSlots:
-    """The boxes of rows of several signatures that have as many boxes
-    each, one signature per row: slot ``j`` holds each row's ``j``-th box.
+    """The boxes of rows of several signatures of one :func:`pass_kinds`
+    kind, one signature per row: slot ``j`` holds each row's ``j``-th box.
     Rows of many signatures then go in one pass of :func:`box_sums` per
     slot, where one pass per signature made the library's We Overcall 1N
     then Gerber (a pool listing of 2,832 signatures) take 287,632 passes
@@ -258,6 +270,8 @@ class BoxSlots:
 def box_arrays(boxes: list | BoxSlots, n: int, rows: np.ndarray | None = None):
     """Each box as (lo, hi) arrays of shape (n, n_box), one row per query;
     of :class:`BoxSlots`, each slot's boxes of the queries' ``rows``."""
+    if isinstance(boxes, BoxSlots) and len(boxes.lo) == 1:  # one signature: its boxes, as below
+        boxes = list(zip(boxes.lo[0].tolist(), boxes.hi[0].tolist()))
     if isinstance(boxes, BoxSlots):
         at = boxes.of_row[rows]
         for j in range(boxes.lo.shape[1]):

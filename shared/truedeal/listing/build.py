@@ -74,9 +74,9 @@ def _batches(keys: np.ndarray, layout: Layout, kinds: np.ndarray,
     one per kind of the keys' signatures (``kinds``, per signature:
     :func:`~.tables.pass_kinds`) and up to _PASS_KEYS keys and
     _PASS_NONZERO nonzero entries of their (S,H) tables (``nonzero``, per
-    key) each, share its tables, whose sums
-    are then taken once for all of them (taken per signature, a library
-    script summed 594 tables 2,422 times).  Each key is in one pass."""
+    key) each, share its tables, whose sums are then taken once for all of
+    them (taken per signature, a library script summed 594 tables 2,422
+    times).  Each key is in one pass."""
     size = prefix_size(layout, pad_single=False)
     per_pass = 1 if layout.has_pool else max(1, _PASS_BYTES // (8 * size))
     tables = distinct(keys[:, 1])

@@ -40,7 +40,7 @@ from truedeal.evaluate import satisfies, valid  # noqa: E402
 from truedeal.listing import count_cases  # noqa: E402
 from truedeal.randomness import CHUNK_DEALS  # noqa: E402
 from truedeal.spec import load_spec  # noqa: E402
-from worker_harness import Worker  # noqa: E402
+from worker_harness import Worker, stop_all  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -101,8 +101,7 @@ def workers(rclient, tmp_path_factory):
             w.wait_ready()
         yield ws
     finally:
-        for w in ws:
-            w.stop()
+        stop_all(ws)
 
 
 @pytest.fixture(scope="module")
@@ -386,11 +385,11 @@ def test_sigkill_worker_mid_job_completes_identically(store, dispatcher, workers
     n, seed = 2_400_000, "kill -9"  # 586 chunks: on a fast machine 293 were done within 0.5 s of the kill
     victim = Worker("victim", _env(), tmp_path, concurrency=2)
     try:
-        victim.wait_ready()
-        # undisturbed run (all three workers)
+        # undisturbed run (the victim joins once it is up)
         ref = jobs.submit(store, dispatcher, NINE_SPADES, n, seed=seed)
         assert _wait(store, ref.id, timeout=90)["state"] == "done"
         ref_bytes = b"".join(store.iter_chunk_bytes(ref.id))
+        victim.wait_ready()
 
         job = jobs.submit(store, dispatcher, NINE_SPADES, n, seed=seed)
         deadline = time.monotonic() + 60
@@ -404,14 +403,14 @@ def test_sigkill_worker_mid_job_completes_identically(store, dispatcher, workers
         assert s["state"] == "drawing", s  # the kills really land mid-job
     finally:
         victim.stop()
+    sample = [0, 150, 292]
+    want = _expected_bytes(NINE_SPADES, n, seed, sample)  # made while the watchdog waits out its stale period
     s = _wait(store, job.id, timeout=90)
     assert s["state"] == "done", s
     got = b"".join(store.iter_chunk_bytes(job.id))
     assert len(got) == 12 * n
     assert got == ref_bytes  # byte-identical to the undisturbed run: nothing missing or duplicated
     assert store.done_chunks(job.id) == set(range(s["progress"]["drawing"]["total"]))
-    sample = [0, 150, 292]
-    want = _expected_bytes(NINE_SPADES, n, seed, sample)
     for i in sample:
         assert got[12 * CHUNK_DEALS * i: 12 * CHUNK_DEALS * i + len(want[i])] == want[i]
     # evidence that work was really redone: a chunk started twice, or a watchdog re-queue
@@ -872,7 +871,10 @@ def test_a_double_dummy_job_past_the_task_limit_fails_at_its_reduce(rclient, mon
     """A script whose chunk would outlast the workers' task limit fails at
     once with the estimate (not after max_attempts killed tasks); a job small
     enough for one task runs."""
-    monkeypatch.setattr("truedeal.engine.DD_PILOT_DRAWS", 64)  # test_script_deals runs the real pilot
+    # the CLI's dealing-bar test runs the real pilot; 16 deals (seeded: the same each run) still put a chunk at over
+    # ten minutes (12 here), far past the limit; the small job draws 8 deals a batch, not 80 (a DDS solve each)
+    monkeypatch.setattr("truedeal.engine.DD_PILOT_DRAWS", 16)
+    monkeypatch.setattr("truedeal.engine.DD_BATCH_DRAWS", 8)
     program = load_constraints(str(Path(__file__).parent / "scripts" / "50_tricks_dd.dlr"))
     st = jobs.JobStore(jobs.connect(REDIS_URL), jobs.JobSettings(prefix=UNIT_PREFIX, task_seconds=60))
     disp, plans = RecordingDispatcher(), jobs.PlanCache()
@@ -920,10 +922,18 @@ def test_a_paired_listing_job_is_listed_in_slices_with_the_same_deals(unit_store
 NT_INVITE = '{"north": {"hcp": [15, 17], "shape": "any 4333 + any 4432 + any 5332"}, "south": {"hcp": [8, 9], "hearts": [5, 13]}}'
 
 
-def _v3_bytes(spec_text: str, n: int, seed: str) -> bytes:
-    """What ``truedeal generate --stream v3 --seed`` deals, as 12-byte numbers."""
-    plan = Plan.build(load_constraints(spec_text), stream="v3")
-    return b"".join(limbs_to_bytes(limbs) for _, limbs in plan.numbered_deals(n, seed, "v3", cards=False))
+@pytest.fixture(scope="module")
+def v3_bytes():
+    """``v3_bytes(n, seed)``: what ``truedeal generate --stream v3 --seed`` deals of NT_INVITE, as 12-byte
+    numbers.  One plan for the module's routed tests: its build and samplers take a second or more each time."""
+    plan = [Plan.build(load_constraints(NT_INVITE), stream="v3")]
+
+    def v3_bytes(n: int, seed: str) -> bytes:
+        return b"".join(limbs_to_bytes(limbs) for _, limbs in plan[0].numbered_deals(n, seed, "v3", cards=False))
+
+    yield v3_bytes
+    plan.clear()
+    gc.collect()  # a plan holds reference cycles: its samplers' memory goes back after the routed tests
 
 
 def _routed_job(rclient, parts: int, n: int, seed: str):
@@ -935,7 +945,7 @@ def _routed_job(rclient, parts: int, n: int, seed: str):
 
 @pytest.mark.memory_mb(900)  # the CLI's v3 plan holds all sixteen shards' samplers beside the partitions'
 @pytest.mark.parametrize("parts", [3, 16])
-def test_a_routed_job_s_partitions_hold_only_their_shards_and_deal_the_cli_s_bytes(rclient, parts):
+def test_a_routed_job_s_partitions_hold_only_their_shards_and_deal_the_cli_s_bytes(rclient, v3_bytes, parts):
     """Each partition is drawn in a process of its own (a PlanCache each) that
     holds only its shards; the chunks they put together are the CLI's."""
     from truedeal.shards import shards_of_part
@@ -958,13 +968,13 @@ def test_a_routed_job_s_partitions_hold_only_their_shards_and_deal_the_cli_s_byt
         (plan,) = plans._plans.values()
         assert plan.listing.part.built == tuple(shards_of_part(k, parts))
     assert st.get(job.id).state == "done"
-    assert b"".join(st.iter_chunk_bytes(job.id)) == _v3_bytes(NT_INVITE, n, seed)
+    assert b"".join(st.iter_chunk_bytes(job.id)) == v3_bytes(n, seed)
     assert not list(rclient.scan_iter(match=st.key(job.id, "piece:*")))  # put together and deleted
     st.delete(job.id)
 
 
 @pytest.mark.memory_mb(900)
-def test_a_routed_job_s_pieces_are_idempotent_and_the_watchdog_resends_the_missing_ones(rclient):
+def test_a_routed_job_s_pieces_are_idempotent_and_the_watchdog_resends_the_missing_ones(rclient, v3_bytes):
     n, seed = CHUNK_DEALS + 5, "routed twice"
     st, disp, job = _routed_job(rclient, 2, n, seed)
     assert _enumerate(st, disp, jobs.PlanCache(), job) == "ok"
@@ -979,7 +989,7 @@ def test_a_routed_job_s_pieces_are_idempotent_and_the_watchdog_resends_the_missi
     assert [c[2] for c in disp.calls if c[0] == "c"] == [2, 3]
     assert jobs.run_chunks(st, disp, job.id, 2, 2, jobs.PlanCache()) == "ok"
     assert st.get(job.id).state == "done"
-    assert b"".join(st.iter_chunk_bytes(job.id)) == _v3_bytes(NT_INVITE, n, seed)
+    assert b"".join(st.iter_chunk_bytes(job.id)) == v3_bytes(n, seed)
     assert jobs.run_chunks(st, disp, job.id, 2, 2, plans) == "skipped"  # done: nothing is drawn again
     st.delete(job.id)
 
@@ -992,31 +1002,36 @@ def test_a_weighed_job_on_real_workers_matches_generate(store, workers, group):
     n, seed = 2 * CHUNK_DEALS + 7, "weighed workers"
     res = _invoke(group, ["submit", script, "-n", str(n), "--seed", seed])
     assert res.exit_code == 0, res.output
+    # the references are made while the workers run the job
+    deals_expected = Plan.build(load_constraints(script)).summary().deals_expected
+    generated = CliRunner().invoke(truedeal_cli, ["generate", script, "-n", str(n), "--seed", seed])
     s = _wait(store, res.stdout.strip(), timeout=90)
     assert s["state"] == "done", s
-    assert s["count"]["deals"] is None and s["count"]["deals_expected"] == Plan.build(load_constraints(script)).summary().deals_expected
+    assert s["count"]["deals"] is None and s["count"]["deals_expected"] == deals_expected
     fetched = _invoke(group, ["fetch", s["id"], "--format", "pbn"])
-    generated = CliRunner().invoke(truedeal_cli, ["generate", script, "-n", str(n), "--seed", seed])
     assert fetched.exit_code == 0 and generated.exit_code == 0
     assert fetched.stdout == generated.stdout
 
 
-def test_a_routed_job_on_real_workers_matches_generate(store, workers, group):
+@pytest.mark.memory_mb(900)  # the CLI's v3 plan (v3_bytes) holds all sixteen shards' samplers, when this test builds it
+def test_a_routed_job_on_real_workers_matches_generate(store, workers, group, v3_bytes):
     n, seed = 3 * CHUNK_DEALS + 11, "routed workers"
     res = _invoke(group, ["submit", NT_INVITE, "-n", str(n), "--seed", seed, "--stream", "v3"])
     assert res.exit_code == 0, res.output
+    # the references are made while the workers run the job
+    want = v3_bytes(n, seed)
+    generated = CliRunner().invoke(truedeal_cli, ["generate", NT_INVITE, "-n", str(n), "--seed", seed, "--stream", "v3"])
     s = _wait(store, res.stdout.strip(), timeout=90)
     assert s["state"] == "done", s
     assert s["progress"]["enumeration"]["total"] == 8
-    assert b"".join(store.iter_chunk_bytes(s["id"])) == _v3_bytes(NT_INVITE, n, seed)
+    assert b"".join(store.iter_chunk_bytes(s["id"])) == want
     fetched = _invoke(group, ["fetch", s["id"], "--format", "pbn"])
-    generated = CliRunner().invoke(truedeal_cli, ["generate", NT_INVITE, "-n", str(n), "--seed", seed, "--stream", "v3"])
     assert fetched.exit_code == 0 and generated.exit_code == 0
     assert fetched.stdout == generated.stdout
 
 
 @pytest.mark.memory_mb(900)  # the CLI's v3 plan for the reference bytes holds all sixteen shards' samplers
-def test_a_routed_job_survives_a_killed_worker_with_the_cli_s_bytes(store, dispatcher, workers, tmp_path):
+def test_a_routed_job_survives_a_killed_worker_with_the_cli_s_bytes(store, dispatcher, workers, v3_bytes, tmp_path):
     """A worker drawing a routed job's pieces is killed (SIGKILL, no clean-up):
     the watchdog re-sends its partition's missing pieces, another worker
     builds that partition's shards, and the job ends with the CLI's bytes,
@@ -1035,9 +1050,10 @@ def test_a_routed_job_survives_a_killed_worker_with_the_cli_s_bytes(store, dispa
         assert store.status(job.id)["state"] == "drawing"  # the kill really lands mid-job
     finally:
         victim.stop()
+    want = v3_bytes(n, seed)  # made while the watchdog waits out its stale period
     s = _wait(store, job.id, timeout=120)
     assert s["state"] == "done", s
-    assert b"".join(store.iter_chunk_bytes(job.id)) == _v3_bytes(NT_INVITE, n, seed)
+    assert b"".join(store.iter_chunk_bytes(job.id)) == want
     attempts = store.attempts(job.id)
     print("pieces started twice:", sum(v > 1 for v in attempts.values()), "watchdog rounds:", s["requeues"])
     assert max(attempts.values()) >= 2 or s["requeues"] >= 1, (attempts, s)  # work was really redone

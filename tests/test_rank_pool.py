@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from scipy.stats import chisquare
@@ -20,7 +22,7 @@ from truedeal.evaluate import hcp
 from truedeal.listing import build_listing, count_cases, paired, rank_pool
 from truedeal.listing.exact_ops import block_product_sums, first_above
 from truedeal.listing.layout import small_vectors
-from truedeal.listing.paired import Prepared, build_paired
+from truedeal.listing.paired import PairedListing, Prepared, build_paired
 from truedeal.listing.rank_pool import applicable
 from truedeal.randomness import chunk_rng
 from truedeal.spec import load_spec
@@ -96,6 +98,38 @@ NT_AND_OVERCALLER = ("hcp(north) >= 15 && hcp(north) <= 17 && shape(north, any 4
 #: A shape-only seat beside the pool: the same deals as the factored listing
 #: (its cases differ: here the shape-only seat's honours make a case too).
 SHAPE_ONLY = {"north": {"hcp": [15, 17], "shape": "4333"}, "south": {"shape": "5xxx"}, "east": {"hcp": [8, 12]}}
+
+
+# Several tests read the same listings (the specs above, narrowed); a
+# listing is the same whichever test builds it, so each is built once here.
+_LISTINGS: dict[str, PairedListing] = {}
+_COUNTS: dict[str, int] = {}
+
+
+def _paired(spec: dict) -> PairedListing:
+    """``build_paired(_comp(spec))``, kept to the end of the module for the
+    tests that draw from it (each with a sampler of its own)."""
+    key = json.dumps(spec, sort_keys=True)
+    if key not in _LISTINGS:
+        _LISTINGS[key] = build_paired(_comp(spec))
+    return _LISTINGS[key]
+
+
+def _deals(spec: dict) -> int:
+    """``build_paired(_comp(spec)).deals``, of which only the number is kept."""
+    key = json.dumps(spec, sort_keys=True)
+    if key in _LISTINGS:
+        return _LISTINGS[key].deals
+    if key not in _COUNTS:
+        _COUNTS[key] = build_paired(_comp(spec)).deals
+    return _COUNTS[key]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _listings_go_with_the_module():
+    yield
+    _LISTINGS.clear()
+    _COUNTS.clear()
 
 
 @pytest.mark.parametrize("spec", BOTH, ids=range(len(BOTH)))
@@ -295,8 +329,8 @@ def test_a_plan_of_two_patterned_and_two_hcp_seats_is_exact():
 
 def test_narrowing_a_pool_seat_partitions_the_count():
     """The specs with East at each HCP value add up to the whole (each its own listing)."""
-    whole = build_paired(_comp(NT_INVITE)).deals
-    parts = [build_paired(_comp({**NT_INVITE, "east": {"hcp": [v, v]}})).deals for v in range(8, 13)]
+    whole = _deals(NT_INVITE)
+    parts = [_deals({**NT_INVITE, "east": {"hcp": [v, v]}}) for v in range(8, 13)]
     assert sum(parts) == whole
 
 
@@ -304,7 +338,7 @@ def test_narrowing_a_pool_seat_partitions_the_count():
                                   {"condition": NT_GAME + " && hcp(north) + hcp(south) >= 24"}],
                          ids=["two patterned", "three patterned", "top honours in one suit", "partnership sum"])
 def test_rank_pool_deals_fit_and_are_the_same_without_the_kernel(spec):
-    listing = build_paired(_comp(spec))
+    listing = _paired(spec)
     owners = listing.make_sampler().draw(4000, chunk_rng("rank pool", 0))
     assert fits(owners, load_spec(spec).program()).all()
     assert (np.sort(owners, axis=1) == np.repeat(np.arange(4), 13)).all()
@@ -319,7 +353,7 @@ def test_rank_pool_deals_follow_the_exact_law_of_each_pool_seat():
     owners = np.concatenate(list(plan.deals(20_000, seed="rank pool law")))
     for seat, name in ((1, "east"), (3, "west")):
         lo, hi = NT_INVITE[name]["hcp"]
-        exact = np.array([build_paired(_comp({**NT_INVITE, name: {"hcp": [v, v]}})).deals for v in range(lo, hi + 1)], float)
+        exact = np.array([_deals({**NT_INVITE, name: {"hcp": [v, v]}}) for v in range(lo, hi + 1)], float)
         seen = np.bincount(hcp(owners, seat) - lo, minlength=hi - lo + 1)
         possible = exact > 0
         assert seen[~possible].sum() == 0
@@ -362,9 +396,10 @@ def test_three_patterned_seats_and_a_pool_partition_the_count_without_it():
     whole = build_paired(_comp(THREE)).deals
     parts = []
     for lo, hi in [(0, 15), (16, 17), (18, 37)]:
-        comp = _comp({**THREE, "west": {"hcp": [lo, hi]}})
+        spec = {**THREE, "west": {"hcp": [lo, hi]}}
+        comp = _comp(spec)
         assert applicable(comp) and len(comp.patterned) == 3
-        parts.append(build_paired(comp).deals)
+        parts.append(_deals(spec))
     assert all(parts) and sum(parts) == whole
 
 
@@ -384,7 +419,7 @@ MANY_BOXES = [
 def _pool_rows(spec, n: int):
     """A pool's sampler's rows as RankPool.deal sees them (its layout,
     sig_boxes, signatures and summed vectors) for ``n`` draws."""
-    listing = build_paired(_comp(spec))
+    listing = _paired(spec)
     pool, seen = listing.layout.pool, {}
     deal = pool.deal
 
@@ -393,8 +428,10 @@ def _pool_rows(spec, n: int):
         deal(owners, rng, layout, sig_boxes, sig, z)
 
     pool.deal = spy
-    listing.make_sampler().draw(n, chunk_rng("pool rows", 0))
-    del pool.deal
+    try:
+        listing.make_sampler().draw(n, chunk_rng("pool rows", 0))
+    finally:
+        del pool.deal  # the listing is shared (_paired): its pool deals as its class does again
     return pool, seen
 
 
@@ -425,7 +462,7 @@ def test_compiled_pool_pick_makes_the_numpy_picks_from_the_same_bytes(spec):
 
 @pytest.mark.parametrize("spec", MANY_BOXES, ids=["three signatures", "two mixed forms"])
 def test_pools_of_several_boxes_deal_alike_without_the_kernel(spec):
-    listing = build_paired(_comp(spec))
+    listing = _paired(spec)
     owners = listing.make_sampler().draw(3000, chunk_rng("many boxes", 0))
     assert fits(owners, load_spec(spec).program()).all()
     with kernel.numpy_only():

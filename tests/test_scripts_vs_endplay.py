@@ -7,7 +7,9 @@ North-South sums of HCP and of each suit's length (two-sample chi-square,
 fixed seeds).  The scripts constrain those features: one seat's HCP, shape,
 controls, losers, points or HCP in a suit, partnership sums and a fit, an
 either/or across seats, and predealt cards.  That each of our
-deals satisfies its script under endplay is ``test_script_deals.py``.
+deals satisfies its script under endplay is ``test_script_deals.py``: its
+check is made here on these scripts' deals, so that their plans (07 and 71
+take seconds) are built once.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from scipy.stats import chi2_contingency
 from endplay_oracle import endplay_interpreter
 from truedeal.constraints.dealer import load_program
 from truedeal.engine import Plan
-from truedeal.formats.deal import parse_deal
+from truedeal.formats.deal import deal_string, parse_deal
 
 endplay_types = pytest.importorskip("endplay.types")
 endplay_dealer = pytest.importorskip("endplay.dealer")
@@ -33,10 +35,26 @@ LOOSE = ("01_", "07_", "09_", "12_", "13_", "15_", "34_", "46_", "71_")
 MEMORY_MB = {"07_": 900}
 #: Deals a side, for endplay's rejection dealer (the suite's slowest oracle: 1,500 took 60 s of a slow machine).
 N_DEALS = 1000
+RANKS = "AKQJT98765432"
 
 
-def _ours(path: Path, n: int, seed: str) -> np.ndarray:
-    return np.concatenate(list(Plan.build(load_program(path)).deals(n, seed=seed)))
+def _ours(program, n: int, seed: str) -> np.ndarray:
+    return np.concatenate(list(Plan.build(program).deals(n, seed=seed)))
+
+
+def assert_each_deal_satisfies(interp, cond, predeal, owners: np.ndarray) -> None:
+    """Each deal, as truedeal writes it, satisfies the script under endplay's
+    interpreter (``cond``: None where the script has no condition) and gives
+    each seat its predealt cards (``predeal``: the program's), in endplay's Deal."""
+    Card, Player = endplay_types.Card, endplay_types.Player
+    for row in owners:
+        deal = endplay_types.Deal(deal_string(row))
+        assert cond is None or interp.evaluate(cond, deal), deal_string(row)
+        for seat, cards in predeal:
+            hand = deal[Player(seat)]
+            for c in cards:
+                name = "SHDC"[c % 4] + RANKS[c // 4]
+                assert Card(name) in hand, (name, deal_string(row))
 
 
 def _owners(deal) -> np.ndarray:
@@ -44,10 +62,10 @@ def _owners(deal) -> np.ndarray:
     return parse_deal(deal.to_pbn())
 
 
-def _predeal(path: Path):
+def _predeal(program):
     """The script's predealt cards as an endplay Deal (PBN hands, North first)."""
-    held = {seat: set(cards) for seat, cards in load_program(path).predeal}
-    hands = [".".join("".join(r for i, r in enumerate("AKQJT98765432") if 4 * i + k in held.get(seat, ())) for k in range(4))
+    held = {seat: set(cards) for seat, cards in program.predeal}
+    hands = [".".join("".join(r for i, r in enumerate(RANKS) if 4 * i + k in held.get(seat, ())) for k in range(4))
              for seat in range(4)]
     return endplay_types.Deal("N:" + " ".join(hands))
 
@@ -86,11 +104,14 @@ def _merged_table(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                                     for p in LOOSE])
 def test_feature_laws_agree_with_endplays_rejection_dealer(prefix):
     path = next(p for p in SCRIPTS if p.name.startswith(prefix))
+    program = load_program(path)
     interp, cond, _ = endplay_interpreter(path.read_text())
-    dealt = endplay_dealer.generate_deals(lambda d: bool(interp.evaluate(cond, d)), predeal=_predeal(path), produce=N_DEALS,
+    ours = _ours(program, N_DEALS, seed="two-sample")
+    assert len(ours) == N_DEALS
+    assert_each_deal_satisfies(interp, cond, program.predeal, ours[:200])  # test_script_deals' check, on as many deals
+    dealt = endplay_dealer.generate_deals(lambda d: bool(interp.evaluate(cond, d)), predeal=_predeal(program), produce=N_DEALS,
                                           seed=7, max_attempts=-1)
     theirs = np.array([_owners(d) for d in dealt])
-    ours = _ours(path, N_DEALS, seed="two-sample")
     assert len(theirs) == N_DEALS
     p_values = []
     for a, b in zip(_features(ours), _features(theirs)):

@@ -4,6 +4,10 @@ Two ``celery -A truedeal_worker.app worker`` subprocesses deal and solve a
 seeded set; the stored boards, DD tables and par must equal what
 ``truedeal.tournament.run.make_set`` gives in-process for the same seed, and
 a worker SIGKILLed mid-solve must not change the result.
+
+The in-process tests of the set logic use a key prefix of their own
+(``UNIT_PREFIX``), and the kill test a prefix and queue of its own, so that
+neither is seen by the two workers the other tests share.
 """
 
 import json
@@ -13,6 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,20 +29,27 @@ from truedeal.tournament.run import make_set  # noqa: E402
 from truedeal.tournament.setfile import parse_set  # noqa: E402
 from truedeal_jobs import sets as setjobs  # noqa: E402
 from truedeal_jobs.set_store import SetStore  # noqa: E402
-from worker_harness import Worker  # noqa: E402
+from worker_harness import Worker, stop_all  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS_URL = "redis://127.0.0.1:6379/15"
 SESSION = uuid.uuid4().hex[:10]
 PREFIX = f"tdsets-{SESSION}:"
+UNIT_PREFIX = f"{PREFIX}unit:"  # in-process tests: invisible to the shared workers' watchdog
+KILL_PREFIX = f"{PREFIX}kill:"  # the kill test's own workers and sets
 
 
-def _env():
+def _env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(TRUEDEAL_REDIS_URL=REDIS_URL, TRUEDEAL_KEY_PREFIX=PREFIX, TRUEDEAL_QUEUE=f"sets-{SESSION}",
                TRUEDEAL_WATCHDOG_INTERVAL="1", TRUEDEAL_WATCHDOG_STALE="3", PYTHONUNBUFFERED="1",
                TRUEDEAL_DDS_THREADS="1")
+    env.update(extra)
     return env
+
+
+def _kill_env(**extra: str) -> dict[str, str]:
+    return _env(TRUEDEAL_KEY_PREFIX=KILL_PREFIX, TRUEDEAL_QUEUE=f"sets-{SESSION}-kill", **extra)
 
 
 @pytest.fixture(scope="module")
@@ -53,29 +65,55 @@ def rclient():
         client.delete(*keys)
 
 
-@pytest.fixture(scope="module")
-def sender():
+def _sender(env):
     from truedeal_worker.app import WorkerConfig, create_app
 
-    app = create_app(WorkerConfig.from_env(_env()))
+    app = create_app(WorkerConfig.from_env(env))
     return lambda name, args: app.send_task(name, args=list(args), ignore_result=True)
 
 
+@pytest.fixture(scope="module")
+def sender():
+    return _sender(_env())
+
+
+@pytest.fixture(scope="module")
+def workers(rclient, tmp_path_factory):
+    """Two workers, shared by the tests that need workers running (a start costs a core a second or more)."""
+    logdir = tmp_path_factory.mktemp("workers")
+    ws = [Worker(f"w{i}", _env(), logdir) for i in range(2)]
+    try:
+        for w in ws:
+            w.wait_ready()
+        yield ws
+    finally:
+        stop_all(ws)
+
+
+# 9 boards, so 3 solve chunks of 4, 4 and 1 (the second holds boards of both sessions): work for two workers,
+# and a chunk still queued when a killed worker dies holding another.  (The module solves it 4 times.)
 SET = {"event": "Jobs", "site": "here", "date": "2025-03-14",
-       "sessions": [{"name": "1", "boards": [1, 18]}, {"name": "2", "boards": [1, 2]}],
+       "sessions": [{"name": "1", "boards": [1, 7]}, {"name": "2", "boards": [1, 2]}],
        "spec": {}, "dealer": "rotate", "vulnerability": "rotate", "double_dummy": True}
+BOARDS = 9
 
 
-def _wait(rclient, set_id, timeout=600):
+def _wait(rclient, set_id, timeout=600, prefix=PREFIX):
     deadline = time.monotonic() + timeout
     phases = []
     while time.monotonic() < deadline:
-        st = setjobs.set_status(SetStore(rclient, PREFIX), set_id)
+        st = setjobs.set_status(SetStore(rclient, prefix), set_id)
         phases.append(st["phase"])
         if st["state"] in ("done", "failed"):
             return st, phases
-        time.sleep(0.2)
+        time.sleep(0.05)
     raise AssertionError(f"set not done: {phases[-1]}")
+
+
+def _received(worker: Worker, task: str) -> int:
+    """How many ``task`` messages the worker has taken (its log says so as each arrives)."""
+    return sum(f"Task {task}[" in line and line.endswith("] received")
+               for line in worker.log.read_text(errors="replace").splitlines())
 
 
 @pytest.fixture(scope="module")
@@ -85,45 +123,43 @@ def expected(tmp_path_factory):
     return out
 
 
-def test_two_workers_solve_a_set_like_make_set(rclient, sender, expected, tmp_path):
-    workers = [Worker(f"w{i}", _env(), tmp_path) for i in range(2)]
-    try:
-        for w in workers:
-            w.wait_ready()
-        set_id = setjobs.submit_set(SetStore(rclient, PREFIX), SET, ROOT, seed="jobs")
-        sender(setjobs.DEAL_TASK, (set_id,))
-        st, phases = _wait(rclient, set_id)
-    finally:
-        for w in workers:
-            w.stop()
-    assert st["state"] == "done" and st["solved"] == 20
-    assert any(p.startswith("solving ") and p.endswith(" / 20 boards") for p in phases)
+def test_two_workers_solve_a_set_like_make_set(rclient, sender, expected, workers):
+    before = [w.log.stat().st_size for w in workers]  # the workers are shared: what they log from here on
+    set_id = setjobs.submit_set(SetStore(rclient, PREFIX), SET, ROOT, seed="jobs")
+    sender(setjobs.DEAL_TASK, (set_id,))
+    st, phases = _wait(rclient, set_id)
+    assert st["state"] == "done" and st["solved"] == BOARDS
+    assert any(p.startswith("solving ") and p.endswith(f" / {BOARDS} boards") for p in phases)
     for name in ("1", "2"):
         for ext in ("pbn", "csv", "lin", "dup"):
             assert setjobs.set_file(SetStore(rclient, PREFIX), set_id, name, ext) == (expected / f"{name}.{ext}").read_bytes()
-    logs = [w.log.read_text() for w in workers]
+    logs = [w.log.read_bytes()[at:].decode(errors="replace") for w, at in zip(workers, before)]
     assert all("set_solve" in log for log in logs)  # both workers solved chunks
 
 
-def test_worker_killed_mid_solve_loses_nothing(rclient, sender, expected, tmp_path):
-    first = Worker("k1", _env(), tmp_path)
+def test_worker_killed_mid_solve_loses_nothing(rclient, expected, tmp_path):
+    store = SetStore(rclient, KILL_PREFIX)  # its own prefix and queue: the shared workers take no part
+    first = Worker("k1", _kill_env(), tmp_path)
     first.wait_ready()
-    set_id = setjobs.submit_set(SetStore(rclient, PREFIX), SET, ROOT, seed="jobs")
-    sender(setjobs.DEAL_TASK, (set_id,))
+    set_id = setjobs.submit_set(store, SET, ROOT, seed="jobs")
+    _sender(_kill_env())(setjobs.DEAL_TASK, (set_id,))
     deadline = time.monotonic() + 120
-    while setjobs.set_status(SetStore(rclient, PREFIX), set_id)["solved"] == 0 and time.monotonic() < deadline:
+    while setjobs.set_status(store, set_id)["solved"] == 0 and time.monotonic() < deadline:
         time.sleep(0.02)
-    # a chunk of 4 boards is solved; the next one, taken a few ms later, takes 0.4-1 s of DDS on these machines
-    time.sleep(0.3)
+    # chunk 0 is solved; the worker (one process, one message reserved at a time) takes chunk 1 next and is
+    # killed as soon as its log says so: it dies holding that chunk unsolved (its DDS takes a few hundred ms)
+    while _received(first, setjobs.SOLVE_TASK) < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)
     first.stop(signal.SIGKILL)
-    at_kill = setjobs.set_status(SetStore(rclient, PREFIX), set_id)
+    at_kill = setjobs.set_status(store, set_id)
     assert at_kill["state"] == "solving"
-    second = Worker("k2", _env(), tmp_path)
+    # stale after 1 s: this lone worker runs the watchdog only between its tasks, so it re-sends no chunk in progress
+    second = Worker("k2", _kill_env(TRUEDEAL_WATCHDOG_STALE="1"), tmp_path)
     try:
         second.wait_ready()
         # nothing is re-sent by the test: the killed worker's unacknowledged chunk would come back only
-        # after the visibility timeout (an hour); the watchdog (stale after 3 s here) re-sends it
-        st, _ = _wait(rclient, set_id)
+        # after the visibility timeout (an hour); the watchdog re-sends it
+        st, _ = _wait(rclient, set_id, prefix=KILL_PREFIX)
     finally:
         second.stop()
     assert st["state"] == "done", st
@@ -131,24 +167,24 @@ def test_worker_killed_mid_solve_loses_nothing(rclient, sender, expected, tmp_pa
     # machine, the killed worker had solved every board before the kill
     log = second.log.read_text()
     resent = "watchdog: set " in log and "solve chunks re-sent" in log
-    assert resent or at_kill["solved"] == 20, (at_kill, log[-2000:])
+    assert resent or at_kill["solved"] == BOARDS, (at_kill, log[-2000:])
     for name in ("1", "2"):
-        assert setjobs.set_file(SetStore(rclient, PREFIX), set_id, name, "pbn") == (expected / f"{name}.pbn").read_bytes()
+        assert setjobs.set_file(store, set_id, name, "pbn") == (expected / f"{name}.pbn").read_bytes()
 
 
 def test_watchdog_resends_then_fails_a_set_that_makes_no_progress(rclient):
     """No worker at all: each round re-sends the deal; past the round limit the set fails with the reason."""
-    set_id = setjobs.submit_set(SetStore(rclient, PREFIX), {**SET, "double_dummy": False}, ROOT, seed="stuck")
+    set_id = setjobs.submit_set(SetStore(rclient, UNIT_PREFIX), {**SET, "double_dummy": False}, ROOT, seed="stuck")
     sent = []
 
     def round_now() -> list[str]:
-        rclient.delete(f"{PREFIX}set:{{{set_id}}}:watchdog")  # the per-period lock, as if a period had passed
-        return setjobs.watchdog_sets(SetStore(rclient, PREFIX), lambda name, args: sent.append((name, args)), 0.0, 2)
+        rclient.delete(f"{UNIT_PREFIX}set:{{{set_id}}}:watchdog")  # the per-period lock, as if a period had passed
+        return setjobs.watchdog_sets(SetStore(rclient, UNIT_PREFIX), lambda name, args: sent.append((name, args)), 0.0, 2)
 
     assert round_now() == [f"{set_id}: deal re-sent"] and round_now() == [f"{set_id}: deal re-sent"]
     assert sent == [(setjobs.DEAL_TASK, (set_id,))] * 2
     assert round_now() == [f"{set_id}: failed"]
-    st = setjobs.set_status(SetStore(rclient, PREFIX), set_id)
+    st = setjobs.set_status(SetStore(rclient, UNIT_PREFIX), set_id)
     assert st["state"] == "failed" and "re-sent 2 times" in st["error"]
     assert round_now() == []  # no longer looked after
 
@@ -157,13 +193,13 @@ def test_a_cancelled_set_does_no_more_work(rclient):
     """Cancelled while queued, its deal task does nothing; cancelled while solving,
     its solve tasks do nothing and it never turns done; cancelling again, or a
     finished set, changes nothing.  The watchdog stops looking after it."""
-    store = SetStore(rclient, PREFIX)
+    store = SetStore(rclient, UNIT_PREFIX)
     sent: list = []
     queued = setjobs.submit_set(store, SET, ROOT, seed="c1")
     assert setjobs.cancel_set(store, queued) == "cancelled"
     assert setjobs.run_deal(store, queued, lambda *a: sent.append(a)) == 0 and store.deals(queued, 0) is None
     solving = setjobs.submit_set(store, SET, ROOT, seed="c2")
-    assert setjobs.run_deal(store, solving, lambda *a: sent.append(a)) == 5 and len(sent) == 5  # 20 boards in 4s
+    assert setjobs.run_deal(store, solving, lambda *a: sent.append(a)) == 3 and len(sent) == 3  # 9 boards in chunks of 4
     assert setjobs.run_solve(store, solving, 0) == "solved"
     assert setjobs.cancel_set(store, solving) == "cancelled"
     assert setjobs.run_solve(store, solving, 1) == "skipped: the set is cancelled"
@@ -171,16 +207,19 @@ def test_a_cancelled_set_does_no_more_work(rclient):
     assert st["state"] == "cancelled" and store.solved_chunks(solving) == {0} and st["solved"] == 4
     assert setjobs.cancel_set(store, solving) == "cancelled"
     assert queued not in store.active() and solving not in store.active()
-    assert setjobs.watchdog_sets(store, lambda *a: sent.append(a), 0.0, 5) == [] and len(sent) == 5
+    assert setjobs.watchdog_sets(store, lambda *a: sent.append(a), 0.0, 5) == [] and len(sent) == 3
 
 
-def _committed_set(cli, setfile: Path, folder: Path) -> str:
-    """Commit a set to a public value to come; check nothing is dealt and the manifest says so; deal it."""
+def _committed_set(cli, setfile: Path, folder: Path, meanwhile: Callable[[], None]) -> str:
+    """Commit a set to a public value to come; check nothing is dealt and the manifest says so; deal it.
+    ``meanwhile`` is done in the 2 s the workers are given to deal it wrongly."""
     sub = cli("submit-set", str(setfile), "--public-value-to-come", "Friday's lottery")
     assert sub.returncode == 0 and "committed" in sub.stderr, sub.stderr
     set_id = sub.stdout.strip()
     assert json.loads(cli("status", set_id, "--json").stdout)["state"] == "committed"
-    time.sleep(2)  # a worker that wrongly dealt it would have by now
+    shown_by = time.monotonic() + 2  # a worker that wrongly dealt it would have by then
+    meanwhile()
+    time.sleep(max(0.0, shown_by - time.monotonic()))
     assert json.loads(cli("status", set_id, "--json").stdout)["state"] == "committed"
     got = cli("fetch-set", set_id, "--out", str(folder))
     assert got.returncode == 0 and sorted(p.name for p in folder.iterdir()) == ["manifest.json"], got.stderr
@@ -195,7 +234,7 @@ def _committed_set(cli, setfile: Path, folder: Path) -> str:
 def test_the_watchdog_waits_on_no_committed_set_and_looks_after_a_revealed_one(rclient):
     """A committed set waits for its value, not for a worker: the watchdog leaves it alone.  Once the
     value is given it is queued and watched in one step, so a lost deal task is sent again."""
-    store, sent = SetStore(rclient, PREFIX), []
+    store, sent = SetStore(rclient, UNIT_PREFIX), []
     set_id = setjobs.submit_set(store, SET, ROOT, to_come="the draw")
     assert set_id not in store.active()
     assert setjobs.watchdog_sets(store, lambda *a: sent.append(a), 0.0, 5) == [] and sent == []
@@ -213,7 +252,7 @@ def test_solve_chunks_spread_a_set_over_the_workers():
     assert sizes == {1: 4, 30: 4, 81: 4, 256: 4, 300: 5, 1600: 25, 10_000: 25}
 
 
-def test_cli_submits_a_set_to_the_workers_and_fetches_its_files(rclient, expected, tmp_path):
+def test_cli_submits_a_set_to_the_workers_and_fetches_its_files(rclient, expected, workers, tmp_path):
     """`truedeal submit-set`, `status`, `fetch-set`: the files equal `truedeal set`'s (make_set) for the same seed.
     A set committed to a public value still to come waits, undealt, with its manifest published, until
     `deal-set` gives the value; then `truedeal verify` passes on its fetched manifest, keys and files."""
@@ -226,21 +265,19 @@ def test_cli_submits_a_set_to_the_workers_and_fetches_its_files(rclient, expecte
         ran = run(*args, env=_env())
         return subprocess.CompletedProcess(args, ran.returncode, ran.out, ran.err)
 
-    worker = Worker("cli", _env(), tmp_path)
-    try:
-        worker.wait_ready()
-        sub = subprocess.run([sys.executable, "-m", "truedeal.cli", "submit-set", str(setfile), "--seed", "jobs"],
-                             env=_env(), capture_output=True, text=True, timeout=120)
-        assert sub.returncode == 0, sub.stderr
-        set_id = sub.stdout.strip()
-        early = cli("fetch-set", set_id, "--out", str(tmp_path / "early"))
-        assert early.returncode in (0, 2)  # 2 with one line while it is dealt or solved
-        committed = _committed_set(cli, plain, tmp_path / "committed")
-        for waiting in (set_id, committed):  # waited for in Redis: a `truedeal status` a second cost a core a third
-            assert _wait(rclient, waiting)[0]["state"] == "done", worker.log.read_text()[-2000:]
-            assert json.loads(cli("status", waiting, "--json").stdout)["state"] == "done"
-    finally:
-        worker.stop()
+    def done(set_id: str) -> None:
+        # waited for in Redis: a `truedeal status` a second cost a core a third
+        assert _wait(rclient, set_id)[0]["state"] == "done", "\n".join(w.tail() for w in workers)
+        assert json.loads(cli("status", set_id, "--json").stdout)["state"] == "done"
+
+    sub = subprocess.run([sys.executable, "-m", "truedeal.cli", "submit-set", str(setfile), "--seed", "jobs"],
+                         env=_env(), capture_output=True, text=True, timeout=120)
+    assert sub.returncode == 0, sub.stderr
+    set_id = sub.stdout.strip()
+    early = cli("fetch-set", set_id, "--out", str(tmp_path / "early"))
+    assert early.returncode in (0, 2)  # 2 with one line while it is dealt or solved
+    committed = _committed_set(cli, plain, tmp_path / "committed", meanwhile=lambda: done(set_id))
+    done(committed)
     folder = tmp_path / "committed"
     assert cli("fetch-set", committed, "--out", str(folder)).returncode == 0
     final = json.loads((folder / "manifest.json").read_text())

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 
@@ -93,3 +93,18 @@ class Worker:
         if not self.log.exists():
             return ""
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
+
+
+def stop_all(workers: Iterable[Worker], sig: int = signal.SIGTERM, timeout: float = 20) -> None:
+    """:meth:`Worker.stop` for several workers at once: all are signalled
+    before any is waited for, so that their shutdowns (a second or more
+    each) overlap."""
+    running = [w for w in workers if w.alive()]
+    for w in running:
+        w._signal(sig)
+    deadline = time.monotonic() + timeout
+    for w in running:
+        try:
+            w.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            w.kill()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from truedeal.constraints.compile import compile_program
-from truedeal.listing import enumerate_cells, make_layout
+from truedeal.listing import count_fitting_tuples, enumerate_cells, make_layout
 from truedeal.listing.cells import suit_columns
 from truedeal.listing.options import suit_profile
 from truedeal.patterns import PATTERNS
@@ -32,11 +32,12 @@ def _layout(spec):
 def test_cells_are_the_fitting_pattern_tuples(name):
     layout = _layout(SPECS[name])
     masks = [np.nonzero(layout.comp.pattern_masks[s])[0] for s in layout.patterned]
-    want = [t for t in itertools.product(*masks) if (PATTERNS[list(t)].sum(axis=0) <= 13).all()
-            and (len(t) < 4 or (PATTERNS[list(t)].sum(axis=0) == 13).all())]
-    want = [t for t, ok in zip(want, layout.comp.cell_possible(np.array(want).reshape(len(want), -1))) if ok]
+    fitting = [t for t in itertools.product(*masks) if (PATTERNS[list(t)].sum(axis=0) <= 13).all()
+               and (len(t) < 4 or (PATTERNS[list(t)].sum(axis=0) == 13).all())]
+    want = [t for t, ok in zip(fitting, layout.comp.cell_possible(np.array(fitting).reshape(len(fitting), -1))) if ok]
     got = enumerate_cells(layout.comp, layout)
     assert list(map(tuple, got.tolist())) == want and len(want) > 1  # in order: seeded deals depend on it
+    assert count_fitting_tuples([layout.comp.pattern_masks[s] for s in layout.patterned]) == len(fitting)
 
 
 def test_the_refusal_counts_the_fitting_tuples():

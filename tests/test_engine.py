@@ -862,6 +862,22 @@ def test_build_time_estimate_orders_specs_like_their_builds():
     assert narrow < 0.1 < 10 < wide
 
 
+def test_four_seats_are_estimated_by_the_pattern_tuples_that_fit():
+    """examples/four-seats.json lists 1,980 pattern tuples (0.2 s to build);
+    the product of its seats' allowed patterns, 4,442,760, put it at 450 s."""
+    from pathlib import Path
+
+    from truedeal.constraints.compile import compile_program
+    from truedeal.cost import PER_CELL_SECONDS, PER_FEATURE_CELL_SECONDS, estimate_build_seconds
+    from truedeal.listing import enumerate_cells, make_layout
+
+    spec = load_spec(Path(__file__).parents[1] / "examples" / "four-seats.json")
+    layout = make_layout(compile_program(spec.program()))
+    cells = len(enumerate_cells(layout.comp, layout))
+    assert cells == 1_980  # the condition prunes none of the tuples that fit here
+    assert estimate_build_seconds(spec) == cells * (PER_CELL_SECONDS + layout.zsize * PER_FEATURE_CELL_SECONDS) < 1
+
+
 def test_parts_that_must_all_list_are_built_widest_first(monkeypatch):
     """truedeal.cost.widest_first orders parts by their plain listing's
     feature states, and an either/or builds its

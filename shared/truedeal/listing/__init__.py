@@ -30,7 +30,7 @@ with the number of cases.
 
 from .build import build_listing, list_cells
 from .cases import count_cases
-from .cells import checked_cells, enumerate_cells, slice_of_cells
+from .cells import checked_cells, count_fitting_tuples, enumerate_cells, slice_of_cells
 from .layout import MAX_CELLS, MAX_ENTRIES, MAX_FEATURE_CELLS, Layout, TooWide, make_layout
 from .model import Listing
 from .tables import prefix_sums
@@ -45,6 +45,7 @@ __all__ = [
     "build_listing",
     "checked_cells",
     "count_cases",
+    "count_fitting_tuples",
     "enumerate_cells",
     "list_cells",
     "make_layout",

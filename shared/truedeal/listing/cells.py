@@ -5,6 +5,7 @@ the cells into slices."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -59,6 +60,30 @@ def _fitting_tuples(masks: tuple[bytes, ...]) -> np.ndarray:
         sums = sums[i] + PATTERNS[choices[j]]
     cells.setflags(write=False)
     return cells
+
+
+def count_fitting_tuples(masks: Sequence[np.ndarray]) -> int:
+    """How many pattern tuples :func:`_fitting_tuples` would make of seats
+    allowed ``masks`` (bool over PATTERNS), counted without making them: a
+    DP over the seats whose state is the spade, heart and diamond sums so
+    far (the clubs are what is left).  Milliseconds where the tuples take a
+    second: four seats of any 5xxx have 513,288 tuples of 592,240,896 in
+    the product of their patterns."""
+    ways = np.zeros((14, 14, 14), np.int64)
+    ways[0, 0, 0] = 1
+    placed = np.add.outer(np.add.outer(_LENGTHS, _LENGTHS), _LENGTHS)  # spades + hearts + diamonds placed
+    for k, allowed in enumerate(masks):
+        if k == 3:  # the last seat holds the rest of each suit
+            rest = PATTERN_BY_SHD[13 - _LENGTHS[:, None, None], 13 - _LENGTHS[None, :, None], 13 - _LENGTHS[None, None, :]]
+            return int(ways[(rest >= 0) & allowed[rest]].sum())
+        more = np.zeros_like(ways)
+        for s, h, d, _ in PATTERNS[np.nonzero(allowed)[0]]:
+            more[s:, h:, d:] += ways[:14 - s, :14 - h, :14 - d]
+        ways = np.where(placed >= 13 * k, more, 0)  # the clubs placed, 13 (k + 1) - placed, fit in 13
+    return int(ways.sum())
+
+
+_LENGTHS = np.arange(14)
 
 
 def _fitting_pairs(sums: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

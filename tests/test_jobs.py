@@ -40,7 +40,7 @@ from truedeal.evaluate import satisfies, valid  # noqa: E402
 from truedeal.listing import count_cases  # noqa: E402
 from truedeal.randomness import CHUNK_DEALS  # noqa: E402
 from truedeal.spec import load_spec  # noqa: E402
-from worker_harness import Worker, stop_all  # noqa: E402
+from worker_harness import Worker, running  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -95,13 +95,8 @@ def rclient():
 @pytest.fixture(scope="module")
 def workers(rclient, tmp_path_factory):
     logdir = tmp_path_factory.mktemp("workers")
-    ws = [Worker(f"w{i}", _env(), logdir) for i in range(2)]
-    try:
-        for w in ws:
-            w.wait_ready()
+    with running([Worker(f"w{i}", _env(), logdir) for i in range(2)]) as ws:
         yield ws
-    finally:
-        stop_all(ws)
 
 
 @pytest.fixture(scope="module")

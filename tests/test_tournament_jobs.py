@@ -29,7 +29,7 @@ from truedeal.tournament.run import make_set  # noqa: E402
 from truedeal.tournament.setfile import parse_set  # noqa: E402
 from truedeal_jobs import sets as setjobs  # noqa: E402
 from truedeal_jobs.set_store import SetStore  # noqa: E402
-from worker_harness import Worker, stop_all  # noqa: E402
+from worker_harness import Worker, running  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REDIS_URL = "redis://127.0.0.1:6379/15"
@@ -81,13 +81,8 @@ def sender():
 def workers(rclient, tmp_path_factory):
     """Two workers, shared by the tests that need workers running (a start costs a core a second or more)."""
     logdir = tmp_path_factory.mktemp("workers")
-    ws = [Worker(f"w{i}", _env(), logdir) for i in range(2)]
-    try:
-        for w in ws:
-            w.wait_ready()
+    with running([Worker(f"w{i}", _env(), logdir) for i in range(2)]) as ws:
         yield ws
-    finally:
-        stop_all(ws)
 
 
 # 9 boards, so 3 solve chunks of 4, 4 and 1 (the second holds boards of both sessions): work for two workers,

@@ -8,13 +8,14 @@ file that failures quote.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 
@@ -108,3 +109,14 @@ def stop_all(workers: Iterable[Worker], sig: int = signal.SIGTERM, timeout: floa
             w.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             w.kill()
+
+
+@contextlib.contextmanager
+def running(workers: list[Worker]) -> Iterator[list[Worker]]:
+    """``workers``, each once it is ready; all stopped together (:func:`stop_all`) on the way out."""
+    try:
+        for w in workers:
+            w.wait_ready()
+        yield workers
+    finally:
+        stop_all(workers)

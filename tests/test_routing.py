@@ -44,6 +44,12 @@ def nt_invite():
     return Plan.build(NT_INVITE, stream="v3")
 
 
+@pytest.fixture(scope="module")
+def whole():
+    """NT_INVITE listed whole (not routed): built once, as the tests only read it."""
+    return Plan.build(NT_INVITE)
+
+
 def _numbers(plan: Plan, n: int, seed: str, stream: str = "v3") -> bytes:
     return b"".join(limbs.tobytes() for _, limbs in plan.numbered_deals(n, seed, stream, cards=False))
 
@@ -62,8 +68,7 @@ def _reference_chunk(plan: Plan, seed: str, chunk: int) -> np.ndarray:
     return out
 
 
-def test_the_shards_add_up_to_the_whole_listing(nt_invite):
-    whole = Plan.build(NT_INVITE)
+def test_the_shards_add_up_to_the_whole_listing(nt_invite, whole):
     sharded = nt_invite.listing
     assert nt_invite.routed and not whole.routed
     assert sum(sharded.totals) == whole.listing.total and nt_invite.deals_total == whole.deals_total
@@ -119,8 +124,7 @@ def test_v3_is_the_same_with_and_without_the_kernel(nt_invite):
         assert np.array_equal(plan.chunk(2, "numpy"), want)
 
 
-def test_a_plan_built_whole_asked_for_v3_deals_v3_and_a_routed_plan_refuses_v1(nt_invite):
-    whole = Plan.build(NT_INVITE)
+def test_a_plan_built_whole_asked_for_v3_deals_v3_and_a_routed_plan_refuses_v1(nt_invite, whole):
     assert _numbers(whole, 5000, "twin") == _numbers(nt_invite, 5000, "twin")
     assert _numbers(whole, 5000, "twin", "v1") != _numbers(whole, 5000, "twin")
     with pytest.raises(ValueError, match="stream v3"):
@@ -163,9 +167,9 @@ def test_the_paired_listing_in_shards():
     assert np.array_equal(got, chunk)
 
 
-def test_the_cli_deals_v3():
+def test_the_cli_deals_v3(nt_invite):
     spec = json.dumps({"north": {"hcp": [15, 17], "shape": BAL}, "south": {"hcp": [8, 9], "hearts": [5, 13]}})
     out = run("generate", spec, "-n", "5", "--seed", "cli", "--stream", "v3", "--format", "numbers")
     assert out.returncode == 0, out.stderr
-    limbs = next(iter(Plan.build(NT_INVITE, stream="v3").numbered_deals(5, "cli", "v3")))[1]
+    limbs = next(iter(nt_invite.numbered_deals(5, "cli", "v3")))[1]  # the CLI builds its own plan of the spec
     assert out.stdout.split() == [str(x).encode() for x in limbs_to_ints(limbs)]

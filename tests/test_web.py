@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 import tracemalloc
 from pathlib import Path
@@ -450,12 +448,9 @@ def test_job_life_cycle(worker, client):
     assert numbers.status_code == 200 and numbers.mimetype == "text/plain"
     lines = numbers.get_data(as_text=True).splitlines()
     assert len(lines) == 5000 and numbers.headers["X-Deal-Count"] == "5000"
-    cli = subprocess.run(
-        [sys.executable, "-c", "from truedeal.cli import main; main()", "generate", json.dumps(NT), "-n", "5000",
-         "--seed", "web test", "--format", "numbers"],
-        capture_output=True, text=True, check=True,
-    )
-    assert cli.stdout.splitlines() == lines
+    cli = run("generate", json.dumps(NT), "-n", "5000", "--seed", "web test", "--format", "numbers")
+    assert cli.returncode == 0, cli.err
+    assert cli.out.splitlines() == lines
 
     # PBN (the job's default format), with the job's first board
     pbn = client.get(loc + "/deals")
@@ -496,10 +491,9 @@ def test_a_jobs_dealer_and_vulnerability_come_from_its_script_or_its_request(wor
     assert (status["dealer"], status["vulnerability"]) == ("W", "ew")
     assert wait_job(client, loc)["state"] == "done"
     pbn = client.get(loc + "/deals?format=pbn").get_data(as_text=True)
-    cli = subprocess.run(
-        [sys.executable, "-c", "from truedeal.cli import main; main()", "generate", "-", "-n", "8",
-         "--seed", "rotation"], input=WEST_DEALS, capture_output=True, text=True, check=True)
-    assert pbn == cli.stdout and pbn.count('[Dealer "W"]') == pbn.count('[Vulnerable "EW"]') == 8
+    cli = run("generate", "-", "-n", "8", "--seed", "rotation", stdin=WEST_DEALS)
+    assert cli.returncode == 0, cli.err
+    assert pbn == cli.out and pbn.count('[Dealer "W"]') == pbn.count('[Vulnerable "EW"]') == 8
     loc, status = _submit(client, constraints={"script": WEST_DEALS}, count=4, seed="rotation",
                           dealer="rotate", vulnerability="all")
     assert (status["dealer"], status["vulnerability"]) == ("rotate", "all")
@@ -815,6 +809,10 @@ def test_wrong_api_keys_are_rate_limited(make_app):
     assert other.status_code == 200
 
 
+#: serve_forever's poll interval in the tests' own servers: shutdown() waits up to one (0.5 s by default).
+SHUTDOWN_POLL = 0.05
+
+
 def _raw_http(port: int, data: bytes, timeout: float = 30) -> bytes:
     import socket
 
@@ -840,7 +838,7 @@ def test_chunked_body_over_the_limit_is_413(app):
     from truedeal_serve.webserver import make_web_server
 
     server = make_web_server("127.0.0.1", 0, app)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True).start()
     try:
         limit = app.config["MAX_CONTENT_LENGTH"]
         valid = json.dumps(NT).encode()
@@ -872,8 +870,9 @@ def test_http_layer_errors_are_problems_and_connections_time_out(app):
 
     from truedeal_serve.webserver import make_web_server
 
-    server = make_web_server("127.0.0.1", 0, app, timeout=1.0, max_threads=4)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # short: the 12 held-open connections below wait it out 4 at a time (every request here is sent whole at once)
+    server = make_web_server("127.0.0.1", 0, app, timeout=0.5, max_threads=4)
+    threading.Thread(target=server.serve_forever, args=(SHUTDOWN_POLL,), daemon=True).start()
     port = server.server_port
     try:
         for raw in (b"GARBAGE\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n", b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -949,7 +948,7 @@ def test_fast_counts_do_not_wait_behind_slow_ones(make_app):
         assert_problem(r, 503, "busy")
         assert counter.started == started
     finally:
-        _resume(stopped)
+        _kill(stopped)  # the slow counts' answers are not checked: their requests end at once
         t.join(60)
         t2.join(60)
 
@@ -969,12 +968,16 @@ def _stop_busy_helpers(counter, deadline: float) -> list:
     return stopped
 
 
-def _resume(processes) -> None:
+def _kill(processes) -> None:
+    """SIGKILL the helpers stopped by :func:`_stop_busy_helpers`.  Their
+    slow counts are not what the tests check; resumed, they counted on for
+    seconds of CPU (and the requests waiting on them waited as long).  The
+    counter replaces a helper that died, as it does any other."""
     import psutil
 
     for p in processes:
         try:
-            p.send_signal(signal.SIGCONT)
+            p.kill()
         except psutil.Error:
             pass
 
@@ -1010,4 +1013,4 @@ def test_submit_does_not_wait_for_a_slow_count(worker, make_app):
         client.delete(r.headers["Location"])
     finally:
         watcher.join(60)
-        _resume(stopped)
+        _kill(stopped)

@@ -123,7 +123,8 @@ class ServerThread:
         self.server = make_server("127.0.0.1", 0, app, threaded=True)
         self.port = self.server.server_port
         self.url = f"http://127.0.0.1:{self.port}"
-        self.thread = threading.Thread(target=self.server.serve_forever, name="web-test-server", daemon=True)
+        # a short poll interval: stop() waits up to one (0.5 s by default)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), name="web-test-server", daemon=True)
         self.thread.start()
 
     def stop(self) -> None:

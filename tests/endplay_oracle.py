@@ -10,6 +10,7 @@ tests that check our evaluator and our deals against endplay.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from endplay.dealer.constraint import ConstraintInterpreter
@@ -45,11 +46,58 @@ def endplay_text(text: str) -> str:
     return "\n".join(parts)
 
 
-def endplay_interpreter(text: str):
+@functools.cache
+def _parser() -> DealerParser:
+    """One endplay grammar for the process: building one takes tens of ms, and
+    its parse actions are set on pyparsing's shared elements anyway."""
+    return DealerParser()
+
+
+class _Interpreter(ConstraintInterpreter):
+    """endplay's interpreter on the shared grammar; with a memo, what endplay's
+    hand evaluators (hcp and the point scales, lengths, controls, losers) gave
+    on a deal is remembered, so the scripts checked on the same deals do not
+    each recount the same hands (most of their time).  The values are still
+    endplay's own."""
+
+    def __init__(self, memo: dict | None):
+        self.parser = _parser()
+        self.reset_env()
+        self._memo = memo
+
+    def _remembered(self, deal, key, compute):
+        if self._memo is None:
+            return compute()
+        # the deal is held with its values, so its id is not reused while the memo lives
+        _, values = self._memo.setdefault(id(deal), (deal, {}))
+        if key not in values:
+            values[key] = compute()
+        return values[key]
+
+    def _fn_hcp(self, node, deal, scale):
+        key = ("hcp", *(c.value for c in node.children), tuple(scale))
+        return self._remembered(deal, key, lambda: ConstraintInterpreter._fn_hcp(self, node, deal, scale))
+
+    def _fn_suit(self, node, deal):
+        key = (node.value, node.first_child.value)
+        return self._remembered(deal, key, lambda: ConstraintInterpreter._fn_suit(self, node, deal))
+
+    def _fn_control(self, node, deal):
+        key = ("controls", *(c.value for c in node.children))
+        return self._remembered(deal, key, lambda: ConstraintInterpreter._fn_control(self, node, deal))
+
+    def _fn_loser(self, node, deal):
+        key = ("losers", *(c.value for c in node.children))
+        return self._remembered(deal, key, lambda: ConstraintInterpreter._fn_loser(self, node, deal))
+
+
+def endplay_interpreter(text: str, memo: dict | None = None):
     """endplay's interpreter with the script's variables and scales set, its
-    condition node and the names it defined."""
-    tree = DealerParser().parse_string(endplay_text(text))
-    interp, cond, defined = ConstraintInterpreter(), None, []
+    condition node and the names it defined.  ``memo`` (a dict the caller
+    keeps, one per set of deals) shares endplay's hand values between the
+    scripts evaluated on the same deals."""
+    tree = _parser().parse_string(endplay_text(text))
+    interp, cond, defined = _Interpreter(memo), None, []
     for node in tree.children:
         if node.value == "define":
             interp.set_env(node.first_child.value, node.last_child)

@@ -57,6 +57,12 @@ def deals():
     return owners, [endplay_types.Deal(deal_string(row)) for row in owners]
 
 
+@pytest.fixture(scope="module")
+def endplay_memo():
+    """endplay's hand values on :func:`deals`, shared by the scripts (endplay_oracle)."""
+    return {}
+
+
 # ------------------------------------------------------------ hand features
 
 SUIT_NAMES = ("spades", "hearts", "diamonds", "clubs")
@@ -143,14 +149,14 @@ def _values(owners, value) -> np.ndarray:
 
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.stem)
-def test_script_agrees_with_endplay(path, deals):
+def test_script_agrees_with_endplay(path, deals, endplay_memo):
     text = path.read_text()
     differs = _directives(text, "endplay-differs")
     if differs and not _directives(text, "endplay-as"):
         pytest.skip(f"endplay differs, nothing equivalent: {differs[0]}")
     owners, ep_deals = deals
     script = parse_script(text)
-    interp, cond, defined = endplay_interpreter(text)
+    interp, cond, defined = endplay_interpreter(text, endplay_memo)
     theirs = np.array([bool(interp.evaluate(cond, d)) for d in ep_deals])
     ours = evaluate_cond(owners, script.program.condition)
     assert ours.tolist() == theirs.tolist(), f"{(ours != theirs).sum()} deals disagree"

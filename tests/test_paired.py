@@ -94,16 +94,22 @@ def _suit_by_suit(spec: dict) -> int:
                     points[seat] += HCP_OF_RANK[rank]
                 if min(spots) >= 0:
                     moves[col][tuple(points)] += factorial(9) // int(np.prod([factorial(x) for x in spots]))
-        nxt: dict[tuple, int] = defaultdict(int)
+        # the states by their lengths, so each column is checked once per lengths (not per points),
+        # and the points summed seat by seat without generators (most of this count's time)
+        by_lengths: dict[tuple, list] = defaultdict(list)
         for st, w in states.items():
+            by_lengths[st[:4]].append((st[4:], w))
+        t0, t1, t2, t3 = (r["hcp"][1] for r in rules)
+        nxt: dict[tuple, int] = defaultdict(int)
+        for lens, at_points in by_lengths.items():
             for col, by_points in moves.items():
-                new = tuple(st[s] + (col[s],) for s in range(4))
+                new = tuple(lens[s] + (col[s],) for s in range(4))
                 if not all(new[s] in prefixes[s] for s in range(4)):
                     continue
-                for points, ways in by_points.items():
-                    hcps = tuple(st[4 + s] + points[s] for s in range(4))
-                    if all(hcps[s] <= rules[s]["hcp"][1] for s in range(4)):
-                        nxt[new + hcps] += w * ways
+                for (h0, h1, h2, h3), w in at_points:
+                    for (p0, p1, p2, p3), ways in by_points.items():
+                        if h0 + p0 <= t0 and h1 + p1 <= t1 and h2 + p2 <= t2 and h3 + p3 <= t3:
+                            nxt[(*new, h0 + p0, h1 + p1, h2 + p2, h3 + p3)] += w * ways
         states = nxt
     return sum(w for st, w in states.items()
                if all(st[s] in allowed[s] and rules[s]["hcp"][0] <= st[4 + s] <= rules[s]["hcp"][1] for s in range(4)))

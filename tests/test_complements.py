@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from math import comb
 
 import numpy as np
@@ -66,6 +67,53 @@ def test_points_of_one_side_are_forty_less_the_other_s():
     losers = "losers(north) + losers(south) <= 12 && hcp(east) + hcp(west) >= 15"
     read = [complemented(p) for p in (load_program(f"condition {losers}\n"), load_spec({"condition": losers}).program())]
     assert [_seats(p) for p in read] == [{0, 2}, {0, 2}]
+
+
+def _fit_beside_east_s_hearts() -> int:
+    """Deals where N+S hold 8+ spades, North 12+ HCP, East 5+ hearts and at
+    most 2 spades: North's hands by (spades, hearts) from a DP over its
+    suits, then East's spades and hearts from what North left, South's
+    spades from what both left, and West the rest."""
+    suit: dict[tuple[int, int], int] = defaultdict(int)  # (cards, hcp) -> ways in one suit
+    for mask in range(16):
+        for spots in range(10):
+            suit[(mask.bit_count() + spots, sum(4 - r for r in range(4) if mask >> r & 1))] += comb(9, spots)
+    north: dict[tuple[int, int, int, int], int] = {(0, 0, 0, 0): 1}  # (spades, hearts, cards, hcp) -> ways
+    for u in range(4):
+        step: dict[tuple[int, int, int, int], int] = defaultdict(int)
+        for (a, h, n, p), ways in north.items():
+            for (k, q), w in suit.items():
+                if n + k <= 13:
+                    step[(a + (k if u == 0 else 0), h + (k if u == 1 else 0), n + k, p + q)] += ways * w
+        north = step
+    total = 0
+    for (a, h, n, p), ways in north.items():
+        if n < 13 or p < 12:
+            continue
+        spades, hearts, others = 13 - a, 13 - h, 13 + a + h
+        for j in range(3):
+            for k in range(5, 14 - j):
+                east = comb(spades, j) * comb(hearts, k) * comb(others, 13 - j - k)
+                left = spades - j  # South takes 13 of the 26 cards left, 8 - a or more of these spades
+                south = sum(comb(left, m) * comb(26 - left, 13 - m) for m in range(max(0, 8 - a), min(left, 13) + 1))
+                total += ways * east * south
+    return total
+
+
+def test_a_fit_beside_a_shaped_opponent_is_read_where_fewer_seats_are_shaped():
+    """N+S 8+ spades beside North's points and East's hearts and spades: three
+    seats read as written, all three by shape (dealt by rejection on South,
+    54% kept); on East and West, North is read by points alone, and the
+    listing of two patterned seats counts what the closed form gives."""
+    text = "condition spades(north) + spades(south) >= 8 && hcp(north) >= 12 && hearts(east) >= 5 && spades(east) <= 2\n"
+    program = load_program(text)
+    assert complemented(program) is program  # as many seats read either way
+    assert _seats(complemented(program, by_shape=True)) == {0, 1, 3}
+    plan = Plan.build(program)
+    assert plan.exact and _seats(plan.source_program()) == {0, 1, 3}
+    assert plan.deals_total == _fit_beside_east_s_hearts()
+    owners = next(plan.deals(2_000, seed="fit beside hearts"))
+    assert evaluate_cond(owners, program.condition).all()
 
 
 def test_sums_are_rewritten_only_where_fewer_seats_are_read():

@@ -182,7 +182,8 @@ class Plan:
             plan = cls._build_program(spec, progress, rows=rows)
             plan = cls._weighed_on_one_seat(plan, spec, program, progress, t0, rows)
             plan = cls._read_on_the_other_side(plan, program, progress, t0)
-            return cls._split_by_one_suit_seat(plan, program, progress, t0)
+            plan = cls._split_by_one_suit_seat(plan, program, progress, t0)
+            return cls._read_on_the_other_side(plan, program, progress, t0, by_shape=True)
         rules = spec.constraints()
         try:
             listing = build_listing(rules, progress)
@@ -204,15 +205,18 @@ class Plan:
         raise wide
 
     @classmethod
-    def _read_on_the_other_side(cls, plan: Plan, program: ir.Program, progress, t0: float) -> Plan:
+    def _read_on_the_other_side(cls, plan: Plan, program: ir.Program, progress, t0: float, by_shape: bool = False) -> Plan:
         """``plan``; or, where it does not count exactly or rejects, the plan
         of ``program`` with its partnership sums read on the other side of
         the table (:func:`~.constraints.complements.complemented`: fewer
-        seats read) when that one counts exactly and ranks higher
-        (:attr:`rank`).  Tried after the plain plan, so that a plan that
-        listed exactly keeps its deals."""
-        if not plan.improvable or (other := complemented(program)) is program:
+        seats read, or with ``by_shape`` fewer read by shape) when that one
+        counts exactly and ranks higher (:attr:`rank`).  Tried after the
+        plain plan (``by_shape``: after the other exact routes too), so that
+        a plan that listed exactly keeps its deals."""
+        if not plan.improvable or (other := complemented(program, by_shape)) is program:
             return plan
+        if by_shape and other == complemented(program):
+            return plan  # tried already
         read = cls._build_program(other, progress)
         if not (read.counts_exactly and read.rank > plan.rank):
             return plan

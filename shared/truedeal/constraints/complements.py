@@ -8,9 +8,12 @@ in such sums, writing those sums on North and South leaves East and West
 unconstrained: "both sides have a fit" or "N+S at most 7 losers, E+W 15+
 HCP" become listings of two seats instead of four (exact, where they were
 dealt by rejection on a seat).  The rewrite is made only where it leaves
-fewer seats read and reads no more features (moved onto seats read by coin
-cards alone, a sum would make them points seats); the deals are the same
-either way.
+fewer seats read or, asked ``by_shape``, as many but fewer of them read by
+their shape (each such seat multiplies the listing's pattern tuples: "N+S
+8+ spades, North 12+, East 5+ hearts and 8+" has three patterned seats as
+written, 11 million tuples, and two read on East and West, with North read
+by points alone), and reads no more features (moved onto seats read by coin cards alone, a
+sum would make them points seats); the deals are the same either way.
 """
 
 from __future__ import annotations
@@ -24,21 +27,28 @@ from .rewrite import Rewriter
 _KEY = tuple  # (suits, fn): what a term reads, whatever the seat
 
 
-def complemented(program: ir.Program) -> ir.Program:
+def complemented(program: ir.Program, by_shape: bool = False) -> ir.Program:
     """``program`` with its sums over one pair of seats written on the other
-    pair, pair by pair, wherever that leaves fewer seats read and no more
+    pair, pair by pair, wherever that leaves fewer seats read (or, with
+    ``by_shape``, as many but fewer of them read by shape) and no more
     features."""
     if ir.opaque_names(program.condition):
         return program  # tricks and the like read the whole deal anyway
     while True:
-        read, features = _seats_read(program), len(_features(program))
+        features = len(_features(program))
         tries = [_rewritten(program, pair) for pair in itertools.combinations(range(4), 2)]
         # no more features than before: a sum moved onto seats read by coin cards alone would make them points seats
         tries = [p for p in tries if len(_features(p)) <= features]
-        best = min(tries, key=lambda p: (len(s := _seats_read(p)), sorted(s)), default=program)  # fewest seats, North's side kept
-        if len(_seats_read(best)) >= len(read):
+        best = min(tries, key=lambda p: (_cost(p, by_shape), sorted(_seats_read(p))), default=program)  # North's side on a tie
+        if _cost(best, by_shape) >= _cost(program, by_shape):
             return program
         program = best
+
+
+def _cost(program: ir.Program, by_shape: bool) -> tuple[int, ...]:
+    """What a listing of ``program`` grows with: the seats read (then, ``by_shape``, those read by shape)."""
+    read = len(_seats_read(program))
+    return (read, len(_seats_shaped(program))) if by_shape else (read,)
 
 
 def _rewritten(program: ir.Program, pair: tuple[int, ...]) -> ir.Program:
@@ -50,6 +60,12 @@ def _seats_read(program: ir.Program) -> set[int]:
     """The seats a condition reads (a feature or a shape), and those holding predealt cards."""
     seats = {x.seat for x in ir.nodes(program.condition) if isinstance(x, (ir.Feature, ir.ShapeIn))}
     return seats | {seat for seat, cards in program.predeal if cards}
+
+
+def _seats_shaped(program: ir.Program) -> set[int]:
+    """The seats a condition reads by their lengths (a shape, a length, losers): listed by pattern."""
+    return {x.seat for x in ir.nodes(program.condition)
+            if isinstance(x, ir.ShapeIn) or (isinstance(x, ir.Feature) and x.fn.reads_length)}
 
 
 def _features(program: ir.Program) -> set[ir.Feature]:

@@ -7,7 +7,7 @@ from operator import mul
 
 import numpy as np
 
-from ..arrays import distinct, unique_inverse
+from ..arrays import distinct, unique_inverse, unique_rows
 from .cells import checked_cells, pair_keys, suit_columns
 from .layout import MAX_ENTRIES, MAX_FEATURE_CELLS, Layout, TooWide
 from .model import Listing
@@ -130,8 +130,10 @@ def fill_level0(listing: Listing, progress=None) -> None:
     layout = listing.layout
     g_of_c = pool_factors(layout, listing.c_values)
     # Cells sharing a (S,H) pair, a (D,C) pair and a signature share every level-0 weight.
-    keys, inv = np.unique(np.concatenate([listing.cell_pairs, listing.cell_sig[:, None]], axis=1), axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
+    # (packed into one integer each: np.unique(axis=0) sorted the rows as bytes, 12 s of a library plan's 64)
+    table = np.concatenate([listing.cell_pairs, listing.cell_sig[:, None]], axis=1)
+    inv, first = unique_rows(table)
+    keys = table[first]
     cells_per_key = np.bincount(inv, minlength=len(keys))
     nonzero = np.count_nonzero(listing.pair_tables, axis=1)[keys[:, 0]]
     reach = nonzero * cells_per_key

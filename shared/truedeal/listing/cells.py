@@ -23,7 +23,7 @@ def enumerate_cells(spec_like, layout: Layout) -> np.ndarray:
     if masks in _REFUSED:
         raise TooWide(_REFUSED[masks])
     try:
-        cells = _fitting_tuples(masks)
+        cells = _fitting_tuples(masks).astype(np.int64)
     except TooWide as exc:
         if len(_REFUSED) >= 64:
             _REFUSED.clear()
@@ -35,16 +35,18 @@ def enumerate_cells(spec_like, layout: Layout) -> np.ndarray:
 #: Why the tuples of these seats' masks were refused: relaxed plans of one
 #: script ask again for the same seats (Help Suit Game Try: 18 times, 12 of
 #: them too many, 0.3-0.9 s each to find out).  Small: kept apart from the
-#: tuples themselves (up to 64 MB each).
+#: tuples themselves (up to 16 MB each).
 _REFUSED: dict[tuple[bytes, ...], str] = {}
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=8)
 def _fitting_tuples(masks: tuple[bytes, ...]) -> np.ndarray:
     """The pattern tuples of seats allowed ``masks`` (each seat's bool mask
     over PATTERNS, as bytes) that fit in 13 cards per suit (TooWide past
-    :data:`MAX_CELLS`).  Kept: relaxed plans of one script ask again and
-    again for the same seats' tuples."""
+    :data:`MAX_CELLS`), as int16 (pattern indices: 16 MB at most).  Kept:
+    relaxed plans of one script ask again and again for the same seats'
+    tuples, from several sets of seats in turn (Open In Fourth Seat asked 19
+    times for 9 sets, 5 times for one: two kept, each was made again)."""
     cells = np.zeros((1, 0), dtype=np.int64)
     sums = np.zeros((1, 4), dtype=np.int64)
     for k, mask in enumerate(masks):
@@ -58,6 +60,7 @@ def _fitting_tuples(masks: tuple[bytes, ...]) -> np.ndarray:
         i, j = _fitting_pairs(sums, PATTERNS[choices])
         cells = np.concatenate([cells[i], choices[j][:, None]], axis=1)
         sums = sums[i] + PATTERNS[choices[j]]
+    cells = cells.astype(np.int16)
     cells.setflags(write=False)
     return cells
 

@@ -14,31 +14,37 @@ fixed, so the test is deterministic.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+from functools import cache
 
 import numpy as np
 import pytest
 
+from cli_runner import run
 from truedeal.analysis.case_law import case_weights
 from truedeal.analysis.pavlicek1999 import CannotExpress, Pavlicek1999
-from truedeal.analysis.stats import case_test, run_stats
+from truedeal.analysis.stats import StatsReport, case_test, run_stats
 from truedeal.engine import Plan
 from truedeal.evaluate import satisfies, valid
 from truedeal.spec import load_spec
 
-CLI = [sys.executable, "-m", "truedeal.cli"]
 BIASED = {"north": {"hcp": [4, 24], "spades": 8, "hearts": 5, "diamonds": 0}}
 
 
-def run(*args, stdin: str | None = None):
-    return subprocess.run([*CLI, *args], input=stdin, capture_output=True, text=True, timeout=300)
+@cache
+def _biased_report(method: str) -> StatsReport:
+    """The report on 3,000 deals of BIASED by ``method`` (seed "fixed"): two tests read it."""
+    return run_stats(load_spec(BIASED), 3000, "fixed", method)
+
+
+@cache
+def _free_seats_report() -> StatsReport:
+    """The report on 2,000 exact deals of North with 20-21 HCP (seed "c"): two tests read it."""
+    return run_stats(load_spec({"north": {"hcp": [20, 21]}}), 2000, "c", "exact")
 
 
 def test_pavlicek1999_is_flagged_and_exact_passes():
-    spec = load_spec(BIASED)
-    biased = run_stats(spec, 3000, "fixed", "pavlicek1999")
-    exact = run_stats(spec, 3000, "fixed", "exact")
+    biased = _biased_report("pavlicek1999")
+    exact = _biased_report("exact")
     assert biased.flagged and biased.min_p_value < 1e-10
     hcp_test = next(t for t in biased.tests if t.name == "hcp(north)")
     assert hcp_test.p_value < 1e-10  # the HCP-by-pattern bias itself
@@ -72,7 +78,7 @@ def test_pavlicek1999_refuses_shapes_it_cannot_express():
 
 
 def test_card_placement_among_free_seats_is_tested():
-    report = run_stats(load_spec({"north": {"hcp": [20, 21]}}), 2000, "c", "exact")
+    report = _free_seats_report()
     cards = [t for t in report.tests if t.name.startswith("card ")]
     assert len(cards) == 52 and all(t.dof == 2 for t in cards)
 
@@ -87,15 +93,14 @@ def test_case_weights_are_pavlicek_s_cases_and_total():
 
 
 def test_case_test_passes_exact_deals_and_flags_the_1999_method():
-    spec = load_spec(BIASED)
-    exact = next(t for t in run_stats(spec, 3000, "fixed", "exact").tests if t.name.startswith("cases of"))
-    biased = next(t for t in run_stats(spec, 3000, "fixed", "pavlicek1999").tests if t.name.startswith("cases of"))
+    exact = next(t for t in _biased_report("exact").tests if t.name.startswith("cases of"))
+    biased = next(t for t in _biased_report("pavlicek1999").tests if t.name.startswith("cases of"))
     assert exact.p_value > 1e-4 and biased.p_value < 1e-10
     assert exact.name == "cases of north (244)"
 
 
 def test_free_seats_hcp_are_tested_against_one_exact_law():
-    report = run_stats(load_spec({"north": {"hcp": [20, 21]}}), 2000, "c", "exact")
+    report = _free_seats_report()
     free = [t for t in report.tests if t.name.endswith(", free")]
     assert [t.name for t in free] == ["hcp(east), free", "hcp(south), free", "hcp(west), free"]
     assert min(t.p_value for t in free) > 1e-4
@@ -108,14 +113,17 @@ def test_no_case_test_for_two_seats_or_wide_listings():
 
 
 # ----------------------------------------------------------------- CLI
+# Each command runs in this process through truedeal.cli.main, the console
+# script's entry point (tests/cli_runner.py); tests/test_cli.py starts the
+# installed script as a real process.
 
 
 def test_cli_shapes_json_totals():
-    out = json.loads(run("shapes", "--json").stdout)
+    out = json.loads(run("shapes", "--json").out)
     assert out["total"] == 635_013_559_600 and len(out["classes"]) == 39
     assert sum(r["count"] for r in out["classes"]) == out["total"]
     assert out["ordered_patterns"] == 560
-    cond = json.loads(run("shapes", "--spec", '{"east": {"spades": 8, "hearts": 5, "diamonds": 0}}', "--seat", "E", "--json").stdout)
+    cond = json.loads(run("shapes", "--spec", '{"east": {"spades": 8, "hearts": 5, "diamonds": 0}}', "--seat", "E", "--json").out)
     seen = [r for r in cond["classes"] if r["count"]]
     assert len(cond["classes"]) == 39  # every class, the impossible ones with 0
     assert [r["class"] for r in seen] == ["8500"] and seen[0]["probability_exact"] == "1/1"
@@ -124,8 +132,8 @@ def test_cli_shapes_json_totals():
 def test_cli_distribution_json_and_plot(tmp_path):
     png = tmp_path / "d.png"
     r = run("distribution", "-", "--of", "spades(north)", "--json", "--plot", str(png), stdin='{"north": {"spades": [7, 8]}}')
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
+    assert r.returncode == 0, r.err
+    out = json.loads(r.out)
     assert [row["value"] for row in out["distribution"]] == [7, 8]
     assert set(out["distribution"][0]) >= {"value", "deals", "probability_exact"}
     # P(7 | 7 or 8 spades) = C(13,7)C(39,6) / (C(13,7)C(39,6) + C(13,8)C(39,5))
@@ -152,15 +160,15 @@ def test_cli_distribution_json_and_plot(tmp_path):
 )
 def test_cli_bad_input_is_one_line_exit_2(args):
     r = run(*args)
-    assert r.returncode == 2, (r.stdout, r.stderr)
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("truedeal: error:")
+    assert r.returncode == 2, (r.out, r.err)
+    assert r.err.count("\n") == 1 and r.err.startswith("truedeal: error:")
 
 
 def test_cli_stats_json_and_html(tmp_path):
     html = tmp_path / "r.html"
     r = run("stats", json.dumps(BIASED), "-n", "1500", "--seed", "x", "--method", "pavlicek1999", "--json", "--html", str(html))
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
+    assert r.returncode == 0, r.err
+    out = json.loads(r.out)
     assert out["min_p_value"] == min(t["p_value"] for t in out["tests"]) and out["flagged"]
     assert {"name", "statistic", "dof", "p_value"} <= set(out["tests"][0])
     page = html.read_text()

@@ -259,9 +259,12 @@ def test_five_coins_deal_the_exact_law_of_each_coin_and_of_opener_and_points():
     for i in range(5):  # the owner of coin i, the opener and its points: 4 x 2 x 3 cells
         def cell(p: tuple[int, ...], v: int, i: int = i) -> tuple[int, int, int]:
             return p[i], _five_opener(p), v
-        cells = sorted({cell(p, v) for p, v in law})
+        by_cell: Counter[tuple[int, int, int]] = Counter()  # the law's deals summed by cell, in one pass over it
+        for (p, v), w in law.items():
+            by_cell[cell(p, v)] += w
+        cells = sorted(by_cell)
         observed = Counter(cell(p, v) for p, v in zip(placed, points))
-        weights = np.array([sum(w for (p, v), w in law.items() if cell(p, v) == c) for c in cells], dtype=float)
+        weights = np.array([by_cell[c] for c in cells], dtype=float)
         assert chisquare([observed[c] for c in cells], weights / weights.sum() * len(owners)).pvalue > 1e-4 / 5
 
 
@@ -280,6 +283,8 @@ def test_the_placements_of_a_class_count_alike():
     assert 1 < len(classes) < 64
     for group in classes:
         assert (group.moves[0] == np.arange(52)).all()
+        if group.size == 1:
+            continue  # one placement counts alike with itself: its listing (20 of the 64) would prove nothing
         first = {c: seat for seat, cards in group.program.predeal for c in cards}
         counts = set()
         for move in group.moves:  # move[c]: where the first member's coin c goes in this member

@@ -7,6 +7,7 @@ import itertools
 import json
 from collections import Counter, defaultdict
 from dataclasses import replace
+from functools import cache
 from math import factorial
 from pathlib import Path
 
@@ -26,7 +27,7 @@ from truedeal.listing import TooWide, build_listing
 from truedeal.listing import paired as paired_listing
 from truedeal.listing.cases import _count_by_groups
 from truedeal.listing.exact_ops import exact_matmul, first_above, row_dots
-from truedeal.listing.paired import applicable, build_paired, table_dtype
+from truedeal.listing.paired import PairedListing, applicable, build_paired, table_dtype
 from truedeal.paired_sampling import _running_sums
 from truedeal.patterns import PATTERNS
 from truedeal.randomness import chunk_rng
@@ -63,19 +64,31 @@ def _comp(spec):
     return compile_program(load_spec(spec).program())
 
 
+def _paired(spec: dict) -> PairedListing:
+    """``build_paired(_comp(spec))``, built once for every test that only reads it
+    (each draws from samplers of its own; the builds under a patched limit are their own)."""
+    return _built(json.dumps(spec, sort_keys=True))
+
+
+@cache
+def _built(spec: str) -> PairedListing:
+    return build_paired(_comp(json.loads(spec)))
+
+
 @pytest.mark.parametrize("spec", BOTH, ids=range(len(BOTH)))
 def test_paired_counts_equal_the_factored_listing(spec):
     comp = _comp(spec)
     assert applicable(comp)
-    paired, factored = build_paired(comp), build_listing(comp)
+    paired, factored = _paired(spec), build_listing(comp)
     # count_cases would count by the paired tables too: the level-0 groups are the other way
     assert (paired.deals, paired.cases) == (factored.deals, _count_by_groups(factored))
 
 
-def _suit_by_suit(spec: dict) -> int:
-    """An independent count for four patterned HCP seats: a DP over the suits
-    whose state is every seat's lengths so far and HCP so far.  Each suit's
-    honours go one of 4**4 ways and its 9 spot cards 9!/prod(spots!) ways."""
+def _suit_by_suit(spec: dict) -> Counter[tuple[int, ...]]:
+    """An independent count for four patterned HCP seats, by the four seats'
+    HCP: a DP over the suits whose state is every seat's lengths so far and
+    HCP so far.  Each suit's honours go one of 4**4 ways and its 9 spot cards
+    9!/prod(spots!) ways."""
     rules = [spec[s] for s in SEATS]
     allowed = [{tuple(int(x) for x in p) for p in PATTERNS[parse_shape(r["shape"])]} for r in rules]
     prefixes = [{p[:k] for p in a for k in range(5)} for a in allowed]
@@ -111,19 +124,28 @@ def _suit_by_suit(spec: dict) -> int:
                         if h0 + p0 <= t0 and h1 + p1 <= t1 and h2 + p2 <= t2 and h3 + p3 <= t3:
                             nxt[(*new, h0 + p0, h1 + p1, h2 + p2, h3 + p3)] += w * ways
         states = nxt
-    return sum(w for st, w in states.items()
-               if all(st[s] in allowed[s] and rules[s]["hcp"][0] <= st[4 + s] <= rules[s]["hcp"][1] for s in range(4)))
+    counts: Counter[tuple[int, ...]] = Counter()
+    for st, w in states.items():
+        if all(st[s] in allowed[s] and rules[s]["hcp"][0] <= st[4 + s] <= rules[s]["hcp"][1] for s in range(4)):
+            counts[st[4:]] += w
+    return counts
+
+
+@cache
+def _small_four_by_hcp() -> Counter[tuple[int, ...]]:
+    """:func:`_suit_by_suit` of SMALL_FOUR, made once for its total and for its law."""
+    return _suit_by_suit(SMALL_FOUR)
 
 
 def test_four_patterned_hcp_seats_match_a_suit_by_suit_count():
     comp = _comp(SMALL_FOUR)
-    assert build_paired(comp).deals == build_listing(comp).deals == _suit_by_suit(SMALL_FOUR)
+    assert _paired(SMALL_FOUR).deals == build_listing(comp).deals == sum(_small_four_by_hcp().values())
 
 
 def test_paired_deals_fit_their_spec_and_are_the_same_without_the_kernel():
     assert kernel.sampler() is None or kernel.paired() is not None, "the paired draws were not compiled"
     for spec in [SMALL_FOUR, *BOTH]:
-        listing = build_paired(_comp(spec))
+        listing = _paired(spec)
         owners = listing.make_sampler().draw(3000, chunk_rng("paired", 0))
         assert fits(owners, load_spec(spec).program()).all()
         with kernel.numpy_only():
@@ -165,7 +187,7 @@ def test_compiled_steps_draw_alike_whether_they_visit_rows_by_group_or_in_order(
     (2,379 here) are at most four times the rows, else in row order (as
     below 16 rows): 10 and 500 rows take row order, 700 and 3000 the groups'.
     The r's are drawn in row order first, so both give the numpy deals."""
-    listing = build_paired(_comp(BOTH[1]))
+    listing = _paired(BOTH[1])
     assert len(listing.group_table) == 2379
     with kernel.numpy_only():
         want = listing.make_sampler().draw(n, chunk_rng("scan order", n))
@@ -178,7 +200,7 @@ def test_compiled_z2_passes_whole_runs_as_the_scan_and_numpy_draw():
     running sum at or below r in one step (from V's running sums) and halves
     the run that does not: the same z2 as its entry-by-entry scan and as the
     numpy path, for every (group, z1) that can be drawn, from the same bytes."""
-    sampler = build_paired(_comp(BOTH[1])).make_sampler()
+    sampler = _paired(BOTH[1]).make_sampler()
     L = sampler.listing
     assert (np.asarray(sampler.runs) >> np.uint64(32)).max() > 4  # runs long enough to be halved
     q, z1 = np.nonzero(L.y[L.y_of] > 0)
@@ -197,7 +219,7 @@ def test_groups_share_rows_of_v_and_y_that_are_their_own_sums(spec):
     """A group reads its V and Y through v_of and y_of, so groups with the
     same D+C tables keep one row: each must still be, exactly, the sum of
     its own cells' tables, and V times its signature's accept matrix."""
-    L = build_paired(_comp(spec))
+    L = _paired(spec)
     n_q = len(L.group_table)
     assert len(L.v) < n_q and len(L.y) < n_q  # shared, or this test checks nothing new
     for q in range(n_q):
@@ -209,7 +231,7 @@ def test_groups_share_rows_of_v_and_y_that_are_their_own_sums(spec):
 
 @pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
 def test_compiled_paired_draws_refuse_indices_out_of_range():
-    sampler = build_paired(_comp(SMALL_FOUR)).make_sampler()
+    sampler = _paired(SMALL_FOUR).make_sampler()
     L, k = sampler.listing, kernel.paired()
     bad = np.array([len(L.group_table)], np.int64)  # one group past the last
     accepted = (sampler.accept_ptr, sampler.accept_idx, sampler.accept_w)
@@ -260,7 +282,7 @@ def test_compiled_paired_draws_refuse_indices_out_of_range():
 def test_chunks_drawn_together_are_the_chunks_drawn_one_by_one(spec, compiled):
     """draw_chunks takes each chunk's bytes from its own rng, as draw does,
     whatever the chunks' sizes (1 row, a few, a full chunk) and order."""
-    listing = build_paired(_comp(spec))
+    listing = _paired(spec)
     sizes = [4096, 1, 37, 4096, 500, 2]
     parts = lambda: [(n, chunk_rng("together", k)) for k, n in enumerate(sizes)]  # noqa: E731
     with contextlib.nullcontext() if compiled else kernel.numpy_only():
@@ -273,7 +295,7 @@ def test_chunks_drawn_together_are_the_chunks_drawn_one_by_one(spec, compiled):
 def test_chunks_past_one_compiled_fill_are_the_chunks_drawn_one_by_one():
     """Past 32,768 rows the compiled fill takes the chunks a few at a time
     (whole chunks, a full one straddling the limit): the same deals."""
-    listing = build_paired(_comp(SMALL_FOUR))
+    listing = _paired(SMALL_FOUR)
     parts = lambda: [(n, chunk_rng("groups", k)) for k, n in enumerate([4096] * 7 + [37, 4096, 1, 4096])]  # noqa: E731
     one_by_one = np.concatenate([listing.make_sampler().draw(n, rng) for n, rng in parts()])
     together = listing.make_sampler().draw_chunks(parts())
@@ -282,7 +304,7 @@ def test_chunks_past_one_compiled_fill_are_the_chunks_drawn_one_by_one():
 
 @pytest.mark.skipif(kernel.paired() is None, reason="compiled paired draws not built")
 def test_compiled_steps_refuse_bits_parts_that_do_not_cover_the_rows():
-    sampler = build_paired(_comp(SMALL_FOUR)).make_sampler()
+    sampler = _paired(SMALL_FOUR).make_sampler()
     q = np.zeros(10, np.int64)
     bits = chunk_rng("x", 0).bits
     for parts, match in [(((bits, 4), (bits, 5)), "do not cover"), (((bits, 11),), "within the rows"),
@@ -297,7 +319,7 @@ def test_compiled_splits_and_options_fill_make_the_numpy_draws(spec):
     """The splits, options and fill in two compiled calls (the options keyed
     by their vectors' places in g) draw the deals, and read the bytes, of
     the compiled steps one by one and of the numpy path."""
-    listing = build_paired(_comp(spec))
+    listing = _paired(spec)
     assert (listing.layout.pool is not None) == (spec is NT_INVITE_POOL)
     out = []
     for path in ("two calls", "step by step", "numpy"):
@@ -316,7 +338,7 @@ def test_compiled_splits_and_options_fill_make_the_numpy_draws(spec):
 
 @pytest.mark.skipif(kernel.paired() is None or kernel.sampler() is None, reason="compiled draws not built")
 def test_compiled_splits_and_options_fill_refuse_indices_out_of_range():
-    sampler = build_paired(_comp(SMALL_FOUR)).make_sampler()
+    sampler = _paired(SMALL_FOUR).make_sampler()
     L, n = sampler.listing, 5
     q, zero = np.zeros(n, np.int64), np.zeros(n, np.int64)
     past = np.full(n, len(L.cell_cols), np.int64)  # a cell past the last
@@ -348,7 +370,7 @@ def test_uint32_tables_weigh_and_draw_as_int64_tables(monkeypatch, spec, compile
     weights, V and Y of an int64 build, and draws its bytes: one by one,
     chunks together, its compiled steps with every cache (guides, cell
     block sums, split lists), and the split alone (no compiled fill)."""
-    narrow, wide = build_paired(_comp(spec)), _wide_build(monkeypatch, spec)
+    narrow, wide = _paired(spec), _wide_build(monkeypatch, spec)
     assert narrow.tables.dtype == np.uint32 and wide.tables.dtype == np.int64
     assert (narrow.tables == wide.tables).all() and (narrow.v == wide.v).all() and (narrow.y == wide.y).all()
     assert narrow.e_weight == wide.e_weight and narrow.cases == wide.cases
@@ -372,10 +394,10 @@ def test_tables_past_uint32_stay_int64():
     do not fit instead of wrapping them."""
     assert table_dtype(0) == table_dtype(2**32 - 1) == np.uint32
     assert table_dtype(2**32) == table_dtype(2**62) == np.int64
-    wide = build_paired(_comp(SMALL_FOUR))  # entries up to 4,451,630,400
+    wide = _paired(SMALL_FOUR)  # entries up to 4,451,630,400
     assert wide.tables.dtype == np.int64 and int(wide.tables.max()) >= 2**32
     for spec in BOTH[:3]:
-        listing = build_paired(_comp(spec))
+        listing = _paired(spec)
         assert listing.tables.dtype == table_dtype(int(listing.tables.max()))
     prepared = paired_listing.Prepared.of(_comp(SMALL_FOUR))
     frame = prepared.frame
@@ -389,7 +411,7 @@ def test_the_size_limit_counts_uint32_pair_tables_at_four_bytes(monkeypatch):
     """MAX_PAIRED_BYTES counts bytes: a budget that holds a listing's uint32
     pair tables and its int64 V and Y, and not the same tables in int64,
     lists it with uint32 tables and refuses the int64 build."""
-    listing = build_paired(_comp(BOTH[0]))
+    listing = _paired(BOTH[0])
     rows = len(listing.v) + len(listing.y)
     monkeypatch.setattr(paired_listing, "MAX_PAIRED_BYTES", len(listing.z_flat) * (4 * len(listing.tables) + 8 * rows))
     assert build_paired(_comp(BOTH[0])).tables.dtype == np.uint32
@@ -419,7 +441,7 @@ def test_compiled_steps_refuse_tables_of_neither_dtype_or_size(spec):
     and uint32 pass (test_uint32_tables_weigh_and_draw_as_int64_tables), any
     other dtype is refused, and so is a buffer that is not whole rows of n_z
     entries of its size."""
-    sampler = build_paired(_comp(spec)).make_sampler()
+    sampler = _paired(spec).make_sampler()
     tables = sampler.listing.tables
     for dtype in (np.int32, np.uint16, np.float64, np.uint64):
         for step in _table_steps(sampler, tables.astype(dtype)):
@@ -471,7 +493,7 @@ def test_compiled_paired_caches_make_the_numpy_draws(spec):
     """The compiled steps' caches (z1 guides, split lists, cell block sums,
     accepted runs) draw the numpy steps' deals however they are set: off,
     full, filling up, or filled by an earlier draw."""
-    listing = build_paired(_comp(spec))
+    listing = _paired(spec)
     with kernel.numpy_only():
         want = listing.make_sampler().draw(2000, chunk_rng("paired caches", 0))
     variants = [[], [_no_cache, _no_cell_sum, _no_runs, _guide(1)], [_full_split_list, _every_cell_sum, _guide(1024)]]
@@ -489,15 +511,12 @@ def test_compiled_paired_caches_make_the_numpy_draws(spec):
 
 def test_four_patterned_seats_deal_uniformly_over_the_hcp_vectors():
     """The joint law of the four HCP totals, drawn against exact counts of the
-    spec narrowed to each vector (each its own listing)."""
+    spec narrowed to each vector (the suit-by-suit count's, by HCP vector)."""
     plan = Plan.build(load_spec(SMALL_FOUR))
     owners = np.concatenate(list(plan.deals(12_000, seed="paired law")))
     seen = Counter(zip(*(hcp(owners, s).tolist() for s in range(4))))
     keys = [k for k, n in seen.most_common() if n >= 40]
-    exact = []
-    for k in keys:
-        narrow = {s: {**SMALL_FOUR[s], "hcp": [k[i], k[i]]} for i, s in enumerate(SEATS)}
-        exact.append(build_paired(_comp(narrow)).total)
+    exact = [_small_four_by_hcp()[k] for k in keys]  # (a listing of each narrowed spec took twice the DP's time)
     share = sum(exact) / plan.deals_total
     expected = np.array([x / sum(exact) for x in exact]) * sum(seen[k] for k in keys)
     observed = np.array([seen[k] for k in keys])

@@ -11,6 +11,7 @@ of the classes' conditions written out by hand."""
 
 from __future__ import annotations
 
+import functools
 import json
 from fractions import Fraction
 from itertools import combinations
@@ -41,6 +42,7 @@ NT = "shape({s}, any 4333 + any 4432 + any 5332) and hcp({s}) >= 15 and hcp({s})
 CONDITION = "(hcp(south) >= 12 and {r} < 3) or (diamonds(south) >= 6 and {r} < 7) or hcp(west) >= 17"
 
 
+@functools.cache  # (read-only: every test that reads it shares one)
 def _all_deals() -> np.ndarray:
     """The 252 deals of :data:`PREDEAL`, as owners rows."""
     base = np.zeros(52, np.uint8)
@@ -55,14 +57,39 @@ def _all_deals() -> np.ndarray:
         row[FREE] = 3
         row[list(south)] = 2
         rows.append(row)
-    return np.array(rows)
+    deals = np.array(rows)
+    deals.flags.writeable = False
+    return deals
 
 
-def _weights(owners: np.ndarray) -> list[Fraction]:
-    """Each deal's chance of being kept: ``rnd(10)`` replaced by each of its ten numbers."""
-    kept = sum(evaluate_cond(owners, parse_program("condition " + CONDITION.format(r=r)).condition).astype(int)
+@functools.cache
+def _weights() -> tuple[Fraction, ...]:
+    """Each deal's chance of being kept (in :func:`_all_deals`' order): ``rnd(10)``
+    replaced by each of its ten numbers."""
+    kept = sum(evaluate_cond(_all_deals(), parse_program("condition " + CONDITION.format(r=r)).condition).astype(int)
                for r in range(10))
-    return [Fraction(int(k), 10) for k in kept]
+    return tuple(Fraction(int(k), 10) for k in kept)
+
+
+def _law() -> list[Fraction]:
+    """Each deal's share of the weighed deals: its chance over the sum of all (summed once, not once a deal)."""
+    total = sum(_weights())
+    return [w / total for w in _weights()]
+
+
+def _owners_code(owners: np.ndarray) -> np.ndarray:
+    """Who holds each free card of each deal, as one number (base 4, a digit a card)."""
+    return owners[:, FREE].astype(np.int64) @ 4 ** np.arange(len(FREE), dtype=np.int64)
+
+
+def _observed(drawn: np.ndarray) -> np.ndarray:
+    """How many of ``drawn`` fall on each of :func:`_all_deals`, matched by
+    who holds the free cards (a deal matching none of them fails the test)."""
+    index = np.full(4 ** len(FREE), -1, np.int64)
+    index[_owners_code(_all_deals())] = np.arange(len(_all_deals()))
+    found = index[_owners_code(drawn)]
+    assert (found >= 0).all(), "a deal drawn is none of the predealt deals"
+    return np.bincount(found, minlength=len(_all_deals()))
 
 
 def test_the_classes_of_rnd_are_its_numbers_that_decide_the_comparisons_alike():
@@ -94,17 +121,14 @@ def test_the_expected_count_and_the_law_are_the_brute_force_ones(always_weighing
     expected count is the sum of the deals' chances, exactly, and 60,000
     seeded deals fall on the deals in proportion to their chances
     (chi-square against the exact law)."""
-    owners = _all_deals()
-    weights = _weights(owners)
+    weights = _weights()
     plan = Plan.build(parse_program(PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r")))
     assert plan.weighted and not plan.exact and plan.keeps_all
     summary = plan.summary()
     assert Fraction(summary.deals_expected) == sum(weights) and summary.deals is None
     assert summary.method.startswith("exact: rnd() weighed, not rejected: 3 exact listings")
     drawn = np.concatenate(list(plan.deals(60_000, seed="weighed")))
-    index = {row[FREE].tobytes(): k for k, row in enumerate(owners)}
-    observed = np.bincount([index[row[FREE].tobytes()] for row in drawn], minlength=len(owners))
-    test = chi_square("deals", list(range(len(owners))), observed, [w / sum(weights) for w in weights])
+    test = chi_square("deals", list(range(len(weights))), _observed(drawn), _law())
     assert test.p_value > 1e-4, test
 
 
@@ -136,7 +160,7 @@ def test_count_prints_the_expected_count_and_generate_says_nothing_is_rejected(a
     """``count`` prints the expected count exactly, its JSON too, with the
     exact probability; ``generate`` notes the weighing, with no acceptance."""
     script = PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r")
-    expected = sum(_weights(_all_deals()))
+    expected = sum(_weights())
     ran = run("count", script)
     assert ran.returncode == 0, ran.err
     assert expected == 160  # (of the 252 deals' 2,520 chances in ten, 1,600)
@@ -160,7 +184,7 @@ def test_count_exact_weighs_rnd_where_generate_rejects_it():
     estimated = json.loads(run("count", "--json", script).out)
     assert "deals_expected" not in estimated and estimated["deals_estimate"] is not None
     exact = json.loads(run("count", "--exact", "--json", script).out)
-    assert Fraction(exact["deals_expected"]) == sum(_weights(_all_deals())) and exact.get("rejection") is None
+    assert Fraction(exact["deals_expected"]) == sum(_weights()) and exact.get("rejection") is None
 
 
 def test_answer_and_distribution_are_exact_under_the_weighing(always_weighing):
@@ -169,7 +193,7 @@ def test_answer_and_distribution_are_exact_under_the_weighing(always_weighing):
     and the expected deals of each diamond length are the brute-force ones,
     each deal counted with its chance."""
     owners = _all_deals()
-    weights = _weights(owners)
+    weights = _weights()
     hcp = evaluate_num(owners, parse_program("condition hcp(south) > 0").condition.left)  # type: ignore[union-attr]
     length = (owners[:, [card(rank, 2) for rank in range(13)]] == 2).sum(axis=1)
     script = (PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r")
@@ -193,8 +217,7 @@ def test_classes_listed_with_a_seat_relaxed_keep_the_law_and_reject_only_that_se
     relaxed, 60,000 seeded deals still follow the brute-force law
     (chi-square), the share kept is the brute-force one within 4 standard
     errors, and the method names South's honours alone."""
-    owners = _all_deals()
-    weights = _weights(owners)
+    weights = _weights()
     program = parse_program(PREDEAL + "r = rnd(10)\ncondition " + CONDITION.format(r="r"))
     plan = Plan._build_weighted_relaxed(None, program, Relaxation((KEEP, KEEP, HONOURS, KEEP)), None, [], 0.0)
     assert plan is not None and plan.weighted and not plan.union.exact
@@ -205,9 +228,7 @@ def test_classes_listed_with_a_seat_relaxed_keep_the_law_and_reject_only_that_se
     share = float(sum(weights) / listed)
     assert abs(summary.rejection.acceptance_rate - share) < 4 * sqrt(share * (1 - share) / plan.union.pilot_draws)
     drawn = np.concatenate(list(plan.deals(60_000, seed="relaxed")))
-    index = {row[FREE].tobytes(): k for k, row in enumerate(owners)}
-    observed = np.bincount([index[row[FREE].tobytes()] for row in drawn], minlength=len(owners))
-    test = chi_square("deals", list(range(len(owners))), observed, [w / sum(weights) for w in weights])
+    test = chi_square("deals", list(range(len(weights))), _observed(drawn), _law())
     assert test.p_value > 1e-4, test
 
 
@@ -232,9 +253,7 @@ def test_a_plan_that_rejects_the_leveled_seat_gives_way_to_one_that_weighs_it(mo
     kept = sum(evaluate_cond(owners, parse_program("condition " + condition.format(r=r)).condition).astype(int)
                for r in range(10))
     drawn = np.concatenate(list(better.deals(60_000, seed="one seat weighed")))
-    index = {row[FREE].tobytes(): k for k, row in enumerate(owners)}
-    observed = np.bincount([index[row[FREE].tobytes()] for row in drawn], minlength=len(owners))
-    test = chi_square("deals", list(range(len(owners))), observed, [k / kept.sum() for k in kept])
+    test = chi_square("deals", list(range(len(owners))), _observed(drawn), [k / kept.sum() for k in kept])
     assert test.p_value > 1e-4, test
 
 
@@ -273,10 +292,14 @@ def test_a_one_seat_try_is_skipped_where_its_classes_list_more_than_the_plan(mon
                              for c in ("hcp(south) >= 12 or diamonds(south) >= 6", "diamonds(south) >= 6", "hcp(west) >= 14"))
     assert (south, diamonds, west) == (232, 226, 18)
     gain = Fraction(10 * west, 3 * south + 4 * diamonds)
-    tried: list[Relaxation] = []
+    tried: dict[Relaxation, Plan | None] = {}  # each relaxation tried, and the plan its try made
     build = Plan._build_weighted_relaxed.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(Plan, "_build_weighted_relaxed",
-                        classmethod(lambda cls, *a, **k: tried.append(a[2]) or build(cls, *a, **k)))
+
+    def recorded(cls, *args, **kwargs):
+        tried[args[2]] = made = build(cls, *args, **kwargs)
+        return made
+
+    monkeypatch.setattr(Plan, "_build_weighted_relaxed", classmethod(recorded))
     monkeypatch.setattr(engine, "WEIGH_SEAT_BELOW", 1.01)
     monkeypatch.setattr(engine, "WEIGH_SEAT_GAIN", 1.4)
     south_alone = Relaxation((KEEP, KEEP, KEEP, WHOLE))
@@ -289,7 +312,7 @@ def test_a_one_seat_try_is_skipped_where_its_classes_list_more_than_the_plan(mon
     monkeypatch.setattr(engine, "WEIGH_SEAT_GAIN", 0.05)
     Plan._weighed_on_one_seat(plan, None, program, None, 0.0)
     assert south_alone in tried
-    made = Plan._build_weighted_relaxed(None, program, south_alone, None, [], 0.0)
+    made = tried[south_alone]  # (the try's own plan: built with the same arguments as a plan built alone)
     assert made is not None and abs(made.acceptance / plan.acceptance / float(gain) - 1) < 0.05
 
 

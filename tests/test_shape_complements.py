@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +42,13 @@ def _complemented(condition: str) -> Plan:
     return plan
 
 
+@pytest.fixture(scope="module")
+def small() -> Callable[[], Plan]:
+    """SMALL's plan by complements, for the tests that only read it or draw
+    from it: built once, by the first that asks (its memory bound counts it)."""
+    return cache(lambda: _complemented(SMALL))
+
+
 def test_only_a_broad_shape_of_one_seat_is_complemented():
     """North's "not 4=4=3=2" and South's five-card suit exclude 1 and 16
     patterns; a narrow shape, a seat's points and a fit are kept."""
@@ -53,10 +62,10 @@ def test_only_a_broad_shape_of_one_seat_is_complemented():
 
 
 @pytest.mark.memory_mb(800)  # the plain listing of two patterned seats, and the four of the complements
-def test_the_complements_count_what_the_plain_listing_counts():
+def test_the_complements_count_what_the_plain_listing_counts(small):
     plain = Plan.build(_program(SMALL))
     assert plain.exact
-    plan = _complemented(SMALL)
+    plan = small()
     assert not plan.exact and plan.counts_exactly and plan.deals_total == plain.deals_total
     assert plan.acceptance == plain.deals_total / plan.listed_deals
     summary = plan.summary()
@@ -80,10 +89,10 @@ def test_a_conjunct_that_reads_points_too_is_counted_by_what_it_excludes():
     assert plain.exact and _complemented(condition).deals_total == plain.deals_total
 
 
-def test_the_deals_drawn_follow_the_exact_law():
+def test_the_deals_drawn_follow_the_exact_law(small):
     """North's points in three bins, in 20,000 deals drawn by rejection from
     the listing without the shapes, against the bins' exact counts."""
-    plan = _complemented(SMALL)
+    plan = small()
     owners = np.concatenate(list(plan.deals(20_000, seed="broad shapes")))
     assert evaluate_cond(owners, _program(SMALL).condition).all()
     bins = [(12, 13), (14, 16), (17, 21)]

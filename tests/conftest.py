@@ -46,7 +46,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "memory_mb(n): this test's own memory bound, for a spec whose stated budget is larger")
 
 
+#: The modules with the most test time (--durations on a 2-core machine), run first: with one
+#: module per process (scripts/test.sh), a long one started last kept one process busy alone.
+HEAVY_FIRST = ("test_jobs.py", "test_web_e2e.py", "test_scripts_vs_endplay.py", "test_web.py", "test_script_deals.py",
+               "test_negation_partitions.py", "test_constraints_exact.py", "test_rnd_weighed.py", "test_cli.py")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: k for k, name in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(HEAVY_FIRST)))  # stable: the rest as collected
     for item in items:
         name = item.path.name
         if name in REDIS_MODULES:

@@ -12,8 +12,9 @@ fewer seats read or, asked ``by_shape``, as many but fewer of them read by
 their shape (each such seat multiplies the listing's pattern tuples: "N+S
 8+ spades, North 12+, East 5+ hearts and 8+" has three patterned seats as
 written, 11 million tuples, and two read on East and West, with North read
-by points alone), and reads no more features (moved onto seats read by coin cards alone, a
-sum would make them points seats); the deals are the same either way.
+by points alone), and reads no more features (moved onto seats read by
+coin cards alone, a sum would make them points seats); the deals are the
+same either way.
 """
 
 from __future__ import annotations

@@ -53,6 +53,7 @@ HEAVY_FIRST = ("test_jobs.py", "test_web_e2e.py", "test_scripts_vs_endplay.py", 
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _own_node_ids(items)
     rank = {name: k for k, name in enumerate(HEAVY_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(HEAVY_FIRST)))  # stable: the rest as collected
     for item in items:
@@ -63,6 +64,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.browser)
         if name in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+
+
+def _own_node_ids(items: list[pytest.Item]) -> None:
+    """Give each API operation's fuzz test its own node id.  Under pytest 9,
+    schemathesis names its items ``test[POST /api/count]`` but ids them all
+    as ``test``; pytest-xdist keeps one item per id, so ``-n 2`` ran 1 of the
+    14 operations."""
+    for item in items:
+        last = item.nodeid.rpartition("::")[2]
+        if hasattr(item, "_id") and item.name.startswith(last + "[") and item.name.endswith("]") and "[" not in last:
+            item._id = item.id.with_params(item.name[len(last) + 1:-1])  # pytest 9's structured node id
 
 
 # ---------------------------------------------------------------- memory bound
@@ -97,14 +109,27 @@ def _status_mb(field: str) -> float:
 #: process holds more -- pytest, and every test module's imports, which a
 #: test does not need -- so its own size is not charged to each test.)
 _IMPORTS = "import numpy, scipy.stats, endplay.dds, truedeal.cli, truedeal.engine"
+# VmHWM, not ru_maxrss: a forked child's ru_maxrss counts this process's pages from before its exec
+_PROBE = f"{_IMPORTS}; print(next(ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('VmHWM')))"
+_probe: list[subprocess.Popen] = []
 _base: list[float] = []
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Start the probe of :func:`_base_mb` while the tests are collected
+    (seconds of imports, which the first test waited for); not in xdist's
+    controller, which runs no test."""
+    if getattr(session.config.option, "numprocesses", None) and not hasattr(session.config, "workerinput"):
+        return
+    _probe.append(subprocess.Popen([sys.executable, "-c", _PROBE], stdout=subprocess.PIPE, text=True))
 
 
 def _base_mb() -> float:
     if not _base:
-        # VmHWM, not ru_maxrss: a forked child's ru_maxrss counts this process's pages from before its exec
-        probe = f"{_IMPORTS}; print(next(ln.split()[1] for ln in open('/proc/self/status') if ln.startswith('VmHWM')))"
-        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+        probe = _probe.pop() if _probe else subprocess.Popen([sys.executable, "-c", _PROBE], stdout=subprocess.PIPE, text=True)
+        out, _ = probe.communicate()
+        if probe.returncode:
+            raise subprocess.CalledProcessError(probe.returncode, probe.args)
         _base.append(int(out) / 1024)
     return _base[0]
 

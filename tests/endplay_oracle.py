@@ -68,8 +68,9 @@ class _Interpreter(ConstraintInterpreter):
     def _remembered(self, deal, key, compute):
         if self._memo is None:
             return compute()
-        # the deal is held with its values, so its id is not reused while the memo lives
-        _, values = self._memo.setdefault(id(deal), (deal, {}))
+        # keyed by the cards the deal holds (its 4 x 4 masks), not by the object: a value is read
+        # again on the same deal wherever it comes from (another script's deals, dealt alike)
+        values = self._memo.setdefault(bytes(deal._data.remainCards), {})
         if key not in values:
             values[key] = compute()
         return values[key]

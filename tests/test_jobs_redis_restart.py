@@ -7,8 +7,8 @@ always`` in a temporary directory, runs two real Celery worker processes
 against it, submits a job that takes several seconds, and takes Redis down
 mid-draw -- a clean shutdown (SIGTERM, the same path as ``SHUTDOWN``) or a
 crash (SIGKILL) -- then starts it again on the same directory and port.  The
-job is first run undisturbed on the same server for the reference bytes.
-Every wait is bounded.
+reference bytes are every chunk of ``Plan.chunk`` for the seed, made in this
+process while Redis is down.  Every wait is bounded.
 
 What recovers the job (seen in the worker logs): the Celery consumers
 reconnect on their own (2, 4, 6 ... s apart); queued tasks survive in the
@@ -25,6 +25,7 @@ that the retry and the outage re-queue alone recover the job.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import socket
@@ -41,12 +42,16 @@ from truedeal.dealnumber import encode_batch, limbs_to_bytes  # noqa: E402
 from truedeal.engine import Plan  # noqa: E402
 from truedeal.randomness import CHUNK_DEALS  # noqa: E402
 from truedeal.spec import load_spec  # noqa: E402
-from worker_harness import Worker  # noqa: E402
+from worker_harness import Worker, running  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 NINE_SPADES = (ROOT / "examples" / "nine-spades.json").read_text()
 N, SEED = 1_200_000, "redis restart"  # 293 chunks: several seconds on two workers
 FINAL_TIMEOUT = 180.0  # the bound on "never hangs"
+# Long enough that every task in flight fails to reach Redis (each writes its chunks a tenth of a second
+# apart) and retries; shorter than the consumers' first reconnection delay (2 s), so that they reconnect at
+# their first try: with 2 s down they missed it by milliseconds and waited 4 s more each time.
+DOWN_SECONDS = 1.0
 
 
 def _redis_binary() -> str:
@@ -120,14 +125,10 @@ def cluster(tmp_path_factory):
     server.start()
     env = dict(os.environ, TRUEDEAL_REDIS_URL=server.url, TRUEDEAL_WATCHDOG_INTERVAL="1",
                TRUEDEAL_WATCHDOG_STALE="3", PYTHONUNBUFFERED="1")
-    workers = [Worker(f"w{i}", env, tmp_path) for i in range(2)]
     try:
-        for w in workers:
-            w.wait_ready()
-        yield server, workers, env
+        with running([Worker(f"w{i}", env, tmp_path) for i in range(2)]) as workers:  # stopped together
+            yield server, workers, env
     finally:
-        for w in workers:
-            w.stop()
         server.stop()
 
 
@@ -161,24 +162,28 @@ def client_side(cluster):
     return store, CeleryDispatcher(create_app(WorkerConfig.from_env(env)))
 
 
-@pytest.fixture(scope="module")
-def reference(client_side):
-    """The undisturbed run: (its deal bytes, seconds it took)."""
-    store, dispatcher = client_side
-    ref = jobs.submit(store, dispatcher, NINE_SPADES, N, seed=SEED)
-    t0 = time.monotonic()
-    assert _wait_final(store, ref.id, 120)["state"] == "done"
-    took = time.monotonic() - t0
-    data = b"".join(store.iter_chunk_bytes(ref.id))
-    store.delete(ref.id)
-    return data, took
+@functools.cache
+def _reference() -> bytes:
+    """The bytes every run of the job must store: each of its chunks as
+    ``Plan.chunk`` deals it for the seed (the engine in this process, no
+    job system), the last one cut short.  Made once, while Redis is down."""
+    plan = Plan.build(load_spec(NINE_SPADES))
+    sizes = [min(CHUNK_DEALS, N - lo) for lo in range(0, N, CHUNK_DEALS)]
+    return b"".join(limbs_to_bytes(encode_batch(plan.chunk(i, SEED)[:size])) for i, size in enumerate(sizes))
+
+
+def _down_for(seconds: float) -> bytes:
+    """Keep Redis down ``seconds`` (tasks in flight fail to reach it), making the reference bytes meanwhile."""
+    until = time.monotonic() + seconds
+    ref_bytes = _reference()
+    time.sleep(max(0.0, until - time.monotonic()))
+    return ref_bytes
 
 
 @pytest.mark.parametrize("how", ["sigterm", "sigkill"])
-def test_redis_restart_mid_job(cluster, client_side, reference, how):
+def test_redis_restart_mid_job(cluster, client_side, how):
     server, _, _ = cluster
     store, dispatcher = client_side
-    ref_bytes, undisturbed = reference
 
     job = jobs.submit(store, dispatcher, NINE_SPADES, N, seed=SEED)
     deadline = time.monotonic() + 60
@@ -189,7 +194,7 @@ def test_redis_restart_mid_job(cluster, client_side, reference, how):
     assert before["state"] == "drawing" and before["progress"]["drawing"]["done"] < before["progress"]["drawing"]["total"]
 
     server.shutdown() if how == "sigterm" else server.crash()
-    time.sleep(2.0)  # down for a while: tasks in flight fail to reach it
+    ref_bytes = _down_for(DOWN_SECONDS)
     t_restart = time.monotonic()
     server.start()
 
@@ -200,7 +205,7 @@ def test_redis_restart_mid_job(cluster, client_side, reference, how):
 
     final = _wait_final(store, job.id, FINAL_TIMEOUT)
     took = time.monotonic() - t_restart
-    print(f"{how}: undisturbed {undisturbed:.1f} s; after the restart the job ended {final['state']} in {took:.1f} s; "
+    print(f"{how}: after the restart the job ended {final['state']} in {took:.1f} s; "
           f"watchdog rounds {final['requeues']}; error {final['error']!r}")
     if final["state"] == "failed":  # allowed, but only with a reason a user can read
         assert final["error"] and len(final["error"]) > 20, final
@@ -208,13 +213,7 @@ def test_redis_restart_mid_job(cluster, client_side, reference, how):
     assert final["state"] == "done", final
     got = b"".join(store.iter_chunk_bytes(job.id))
     assert len(got) == 12 * N
-    assert got == ref_bytes  # identical to the undisturbed run: nothing missing, duplicated or changed
-    plan = Plan.build(load_spec(NINE_SPADES))
-    last = final["progress"]["drawing"]["total"] - 1
-    for i in (0, last):
-        size = min(CHUNK_DEALS, N - i * CHUNK_DEALS)
-        want = limbs_to_bytes(encode_batch(plan.chunk(i, SEED)[:size]))
-        assert got[12 * CHUNK_DEALS * i: 12 * CHUNK_DEALS * i + len(want)] == want
+    assert got == ref_bytes  # every chunk Plan.chunk's: nothing missing, duplicated or changed
     # the workers are still usable after the restart
     small = jobs.submit(store, dispatcher, NINE_SPADES, 100, seed="after restart")
     assert _wait_final(store, small.id, 60)["state"] == "done"
@@ -232,18 +231,14 @@ def cluster_without_watchdog(tmp_path_factory):
     server.start()
     env = dict(os.environ, TRUEDEAL_REDIS_URL=server.url, TRUEDEAL_WATCHDOG_INTERVAL="3600",
                TRUEDEAL_WATCHDOG_STALE="3600", PYTHONUNBUFFERED="1")
-    workers = [Worker(f"r{i}", env, tmp_path) for i in range(2)]
     try:
-        for w in workers:
-            w.wait_ready()
-        yield server, workers, env
+        with running([Worker(f"r{i}", env, tmp_path) for i in range(2)]) as workers:  # stopped together
+            yield server, workers, env
     finally:
-        for w in workers:
-            w.stop()
         server.stop()
 
 
-def test_tasks_retry_with_backoff_while_redis_is_down(cluster_without_watchdog, reference):
+def test_tasks_retry_with_backoff_while_redis_is_down(cluster_without_watchdog):
     """A task that finds Redis gone waits and tries again (1, 2, 4 ... s), and
     what was lost while Redis was down (a delivered message, an ack, a retry
     to publish) is re-queued as soon as the workers see Redis back -- not
@@ -252,7 +247,6 @@ def test_tasks_retry_with_backoff_while_redis_is_down(cluster_without_watchdog, 
     from truedeal_worker.app import CeleryDispatcher, WorkerConfig, create_app
 
     server, workers, env = cluster_without_watchdog
-    ref_bytes, _ = reference
     store = jobs.JobStore(jobs.connect(server.url), jobs.JobSettings(stale_after=3600))
     dispatcher = CeleryDispatcher(create_app(WorkerConfig.from_env(env)))
     job = jobs.submit(store, dispatcher, NINE_SPADES, N, seed=SEED)
@@ -261,7 +255,7 @@ def test_tasks_retry_with_backoff_while_redis_is_down(cluster_without_watchdog, 
         assert time.monotonic() < deadline, store.status(job.id)
         time.sleep(0.02)
     server.crash()
-    time.sleep(2.0)
+    ref_bytes = _down_for(DOWN_SECONDS)
     server.start()
     final = _wait_final(store, job.id, 120)
     assert final["state"] == "done", (final, [w.log.read_text()[-1500:] for w in workers])

@@ -258,9 +258,16 @@ def test_a_plan_that_rejects_the_leveled_seat_gives_way_to_one_that_weighs_it(mo
 
 
 @pytest.mark.parametrize("script", ["rnd(10) > 20", "rnd(1) > 0", "rnd(10) > 20 && hcp(north) > 10"])
-def test_a_script_whose_rnd_keeps_nothing_counts_zero_and_deals_none(script):
+def test_a_script_whose_rnd_keeps_nothing_counts_zero_and_deals_none(script, monkeypatch):
     """Every class of ``rnd``'s numbers folds to false: 0 deals expected, and
     ``generate`` says no deal satisfies (an IndexError until 2026-11-28)."""
+    from truedeal import engine
+
+    # The pilot keeps none of its deals, so it ran on to LONG_PILOT_DRAWS (2,000,000
+    # deals, a second a command) before the plan weighed rnd's classes: a pilot of a
+    # hundredth keeps none either, and takes the same path to the same plan and output.
+    monkeypatch.setattr(engine, "PILOT_DRAWS", 2_000)
+    monkeypatch.setattr(engine, "LONG_PILOT_DRAWS", 20_000)
     counted = json.loads(run("count", script, "--json").out)
     assert counted["probability_exact"] == "0/1" and counted["possible"] is False
     dealt = run("generate", script, "-n", "2")

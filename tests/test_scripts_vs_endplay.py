@@ -9,7 +9,10 @@ controls, losers, points or HCP in a suit, partnership sums and a fit, an
 either/or across seats, and predealt cards.  That each of our
 deals satisfies its script under endplay is ``test_script_deals.py``: its
 check is made here on these scripts' deals, so that their plans (07 and 71
-take seconds) are built once.
+take seconds) are built once.  endplay's hand values are remembered by
+deal across the module (``endplay_oracle``'s memo): its dealer,
+seeded alike, shuffles the same deals for every script without predealt
+cards, and its hand evaluators took a third of this module's time.
 """
 
 from __future__ import annotations
@@ -36,6 +39,17 @@ MEMORY_MB = {"07_": 900}
 #: Deals a side, for endplay's rejection dealer (the suite's slowest oracle: 1,500 took 60 s of a slow machine).
 N_DEALS = 1000
 RANKS = "AKQJT98765432"
+
+
+#: endplay's hand values on the deals its dealer shuffled (and on ours), for every test of
+#: the module: a value endplay computed on a deal for one script is read again for the next.
+_ENDPLAY_VALUES: dict = {}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _endplay_values_go_with_the_module():
+    yield
+    _ENDPLAY_VALUES.clear()
 
 
 def _ours(program, n: int, seed: str) -> np.ndarray:
@@ -105,7 +119,7 @@ def _merged_table(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def test_feature_laws_agree_with_endplays_rejection_dealer(prefix):
     path = next(p for p in SCRIPTS if p.name.startswith(prefix))
     program = load_program(path)
-    interp, cond, _ = endplay_interpreter(path.read_text())
+    interp, cond, _ = endplay_interpreter(path.read_text(), _ENDPLAY_VALUES)
     ours = _ours(program, N_DEALS, seed="two-sample")
     assert len(ours) == N_DEALS
     assert_each_deal_satisfies(interp, cond, program.predeal, ours[:200])  # test_script_deals' check, on as many deals

@@ -222,8 +222,9 @@ def test_serve_runs_a_job_and_stops_cleanly(tmp_path):
         assert url2 == url
         store = jobs.JobStore(jobs.connect(url2), jobs.JobSettings())
         assert store.status(job_id)["state"] == "done"
-        again = _cli("fetch", job_id, "--format", "numbers", url=url2)
-        assert again.returncode == 0 and again.stdout == generated.out
+        # in this process (the first fetch ran the real command): one interpreter start fewer
+        again = run("fetch", job_id, "--format", "numbers", env={"TRUEDEAL_REDIS_URL": url2})
+        assert again.returncode == 0 and again.out == generated.out, again.err
         kids = serve.descendants(at_least=3)
         assert len(kids) >= 3
         assert serve.stop(signal.SIGTERM) == 0, serve.stderr()
@@ -306,9 +307,11 @@ def test_serve_exit_codes_shadowing_folder_and_quiet_log(tmp_path):
         serve.wait_for(r"ready; press Ctrl-C")
         info = json.loads((data / "serve.json").read_text())
         assert info["web_app"] == "truedeal_web"
-        res = _cli("submit", str(SPEC), "-n", "100", "--seed", "shadow", url=url)
-        assert res.returncode == 0, res.stderr
-        job_id = res.stdout.strip()
+        # in this process, from the tests' folder as before (the shadowing folder is serve's, and
+        # test_serve_runs_a_job_and_stops_cleanly submits through a real process)
+        res = run("submit", SPEC, "-n", 100, "--seed", "shadow", env={"TRUEDEAL_REDIS_URL": url})
+        assert res.returncode == 0, res.err
+        job_id = res.out.strip()
         store = jobs.JobStore(jobs.connect(url), jobs.JobSettings())
         assert _wait_done(store, job_id)["state"] == "done", serve.stderr()
         for _ in range(20):  # what the page does while a job runs

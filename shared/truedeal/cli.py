@@ -237,6 +237,8 @@ def _echo_estimate(summary: CountSummary, rej: Rejection, odds: str) -> None:
     if summary.possible:
         click.echo(f"probability:  {odds}")
     click.echo(f"method:       {summary.method}")
+    if rej.why_not_exact:
+        click.echo(f"not exact:    the whole is too wide to list: {rej.why_not_exact}")
     click.echo(f"acceptance:   {percent_text(rej.acceptance_rate)} of listed deals "
                f"(+/- {percent_text(rej.acceptance_stderr)}, {rej.pilot_draws:,} pilot draws)")
     cases = "" if rej.listed_cases is None else f" in {rej.listed_cases:,} cases"

@@ -156,6 +156,9 @@ class Plan:
     program: ir.Program | None = None  # specs beyond the first language, and scripts
     listed: Compiled | None = None  # what the listing holds, when ``program`` is set
     relaxed: tuple[str, ...] = ()  # what rejection checks, when ``program`` is set
+    #: why the whole is not listed exactly, where rejection checks what a listing could read:
+    #: the limit the exact listing would pass (``count`` and ``explain`` say it)
+    why_not_exact: str | None = None
     union: Union | ClassSplit | Weighted | None = None  # an either/or across seats, a split, or rnd's classes, listed one by one
     check_seconds: float = 0.0  # per listed deal, measured by the pilot: what rejection costs besides drawing
     draw_seconds: float = 0.0  # per listed deal, measured by the pilot (its first draws: high rather than low)
@@ -198,7 +201,7 @@ class Plan:
                 listing = build_listing(kept, progress)
             except TooWide:
                 continue
-            plan = cls(spec, listing, 0.0, dropped)
+            plan = cls(spec, listing, 0.0, dropped, why_not_exact=str(wide))
             plan._measure_acceptance(f"{wide}; rejection on {_names(dropped)}")
             plan.build_seconds = time.perf_counter() - t0
             return plan
@@ -358,6 +361,8 @@ class Plan:
                 continue
             plan = cls(spec if isinstance(spec, Spec) else None, listing, 0.0, program=program, listed=comp)
             plan.relaxed = _relaxed_parts(comp, relaxation)
+            if not relaxation.none and wide:  # (with none relaxed, rejection checks only what no listing reads)
+                plan.why_not_exact = str(wide[0])
             weigh = None if exact_only else (
                 functools.partial(cls._build_weighted, spec, program, None, progress, t0, split, out_of_pack, max_parts)
                 if relaxation.none else functools.partial(cls._build_weighted_relaxed, spec, program, relaxation, progress, wide, t0))
@@ -894,7 +899,7 @@ class Plan:
         """What rejection checks and keeps; ``stderr`` 0 where the acceptance is exact (:attr:`counted`)."""
         return Rejection([SEAT_NAMES[c.seat] for c in self.rejected], list(self.relaxed), self.acceptance or 0.0,
                          stderr, self.pilot_draws, self.listed_deals, self._listed_cases(),
-                         acceptance_exact=self.counted is not None)
+                         acceptance_exact=self.counted is not None, why_not_exact=self.why_not_exact)
 
     def _method(self) -> str:
         if self.program is not None:

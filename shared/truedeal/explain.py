@@ -56,6 +56,8 @@ def explanation(plan: Plan) -> dict[str, Any]:
         out["listed by pattern"] = out["listed by card"] = [SEAT_NAMES[listed.listing.seat]]
         out["tracked ranks"] = [f"{SUIT_NAMES[k]}: {''.join(_RANKS[r] for r in listed.listing.tracked[k]) or '-'}" for k in range(4)]
         out["forms"] = [f"none: the condition is evaluated once per row of {SEAT_NAMES[listed.listing.seat]}'s hand"]
+    if plan.why_not_exact:
+        out["not exact"] = plan.why_not_exact
     if plan.acceptance is not None:  # rejection, or rnd() weighed over classes listed with seats relaxed
         out["acceptance"] = plan.acceptance
     if info.rejection is not None:  # as count's "listed": the cases of the listing rejection draws from

@@ -53,6 +53,9 @@ class Rejection:
     listed_cases: int | None  # None for a split listed one class at a time (see CountSummary.cases)
     #: the acceptance is the exact count over the listed deals (``stderr`` 0), not the pilot's share
     acceptance_exact: bool = False
+    #: why the whole is not listed exactly: the limit its exact listing would pass (None where
+    #: rejection checks only what no listing reads, such as ``tricks`` or ``rnd``)
+    why_not_exact: str | None = None
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,9 @@ class Rejection(BaseModel):
     listed_cases: int | None
     acceptance_exact: bool = Field(False, description="True when the acceptance is exact: the count over the listed "
                                    "deals (the count is then exact too, `deals` set), not a pilot's share.")
+    why_not_exact: str | None = Field(None, description="Why the whole spec is not listed exactly: the limit its exact "
+                                      "listing would pass. Null where rejection checks only what no listing reads "
+                                      "(`tricks`, `rnd`).")
 
 
 class CountResult(BaseModel):

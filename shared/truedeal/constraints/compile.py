@@ -702,13 +702,16 @@ def _flatten(kind: str, items: list[Tree], absorbing: bool) -> Tree:
 # ------------------------------------------------------------------ assembling
 
 
-def compile_program(program: ir.Program, out_of_pack: bool = False) -> Compiled:
+def compile_program(program: ir.Program, out_of_pack: bool = False, pool_by_pattern: bool = False) -> Compiled:
     """The listing's view of ``program`` (see the module doc).  With
     ``out_of_pack``, predealt cards that nothing reads, held by seats that
     nothing reads, are out of the pack (:attr:`Compiled.dead`) instead of
     making their seat's holdings a coordinate: narrower, but other draws, so
     plans take it only where the plain listing is too wide (a seed's deals
-    stay those of the plain listing wherever it lists)."""
+    stay those of the plain listing wherever it lists).  With
+    ``pool_by_pattern``, seats that read honours but no length are listed by
+    pattern too (every pattern allowed), as plans try where the pooled
+    listing is too wide."""
     comp = _Compiler()
     tree = _shared(comp.cond(program.condition), {}, {})
     owners = [c for _, cards in program.predeal for c in cards]
@@ -723,6 +726,8 @@ def compile_program(program: ir.Program, out_of_pack: bool = False) -> Compiled:
     dead = _dead_cards(held, forms, set(patterned)) if out_of_pack else {}
     forced = {(c % 4, c // 4): seat for seat, cards in program.predeal for c in cards if c not in dead}
     rank_seats = sorted({t.seat for f in forms for t in f.terms} | set(forced.values()))
+    if pool_by_pattern:
+        patterned = sorted(set(patterned) | set(rank_seats))
     tracked = _tracked(forms, forced)
     out = Compiled(tuple(patterned), {}, tuple(rank_seats), tracked, forced, forms, atoms, shapes, tree,
                    program.condition if comp.inexact and _reads_unknown(tree, set()) else None, dead=dead)

@@ -405,20 +405,24 @@ class Plan:
         patterns of a seat that branches reading other seats too allow it
         disjointly, else broad shapes left to rejection and counted by their
         complements; None when neither is made."""
-        if max_parts > 1 and compile_program(program).exact and (
+        plain = compile_program(program)
+        if max_parts > 1 and plain.exact and (
                 split := cls._build_by_patterns(spec, program, progress, t0, max_parts, across_seats=True)):
             return split
-        return cls._build_shape_complements(spec, program, progress, t0) or cls._build_pool_by_pattern(spec, program, progress, t0)
+        return (cls._build_shape_complements(spec, program, progress, t0)
+                or cls._build_pool_by_pattern(spec, program, progress, t0, plain))
 
     @classmethod
-    def _build_pool_by_pattern(cls, spec, program: ir.Program, progress, t0: float) -> Plan | None:
+    def _build_pool_by_pattern(cls, spec, program: ir.Program, progress, t0: float,
+                               plain: Compiled | None = None) -> Plan | None:
         """The exact plan of ``program`` with its one pooled seat listed by
         pattern, where the three other seats are: that seat's pattern is then
         the rest of each suit (no more cells), and the pool's coordinates of
         honour counts go.  North 15-17 balanced, East weak with a six-card suit,
         South 3+ controls, West at most 8 losers: 1.7M feature states a suit
-        column pooled, 7,128 so.  None when it does not apply or list."""
-        plain = compile_program(program)
+        column pooled, 7,128 so.  None when it does not apply or list.
+        ``plain``: ``program`` compiled as written, when the caller has it."""
+        plain = compile_program(program) if plain is None else plain
         if not (plain.exact and len(plain.pooled) == 1 and len(plain.patterned) == 3 and not plain.free):
             return None
         comp = compile_program(program, pool_by_pattern=True)

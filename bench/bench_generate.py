@@ -87,6 +87,8 @@ SPECS = {
     "1NT, E weak with six, S 3+ controls, W at most 8 losers (South by pattern; was 26% by rejection)": {
         "condition": f"shape(north, {BAL}) && hcp(north) >= 15 && hcp(north) <= 17 && shape(east, any 6xxx)"
                      " && hcp(east) <= 10 && controls(south) >= 3 && losers(west) <= 8"},
+    "N at most 7 losers, S at most 8, E 10+ (a pool past the int64 bound; was 25.5% by rejection)": {
+        "condition": "losers(north) <= 7 && losers(south) <= 8 && hcp(east) >= 10"},
     "four.json with West on HCP alone (three seats and a pool)": {
         "north": {"hcp": [15, 17], "shape": BAL}, "east": {"hcp": [8, 16], "shape": "x5xx + xx5x + xxx5"},
         "south": {"hcp": [6, 9], "spades": [4, 13]}, "west": {"hcp": [0, 10]}},

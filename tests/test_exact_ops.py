@@ -69,6 +69,36 @@ def test_sparse_right_refuses_what_might_overflow():
     check_product_bound((1 << 59) - 1, 15)  # 59 + 4 bits: fits
 
 
+def test_sparse_right_past_its_bound_goes_in_limbs_and_stays_exact():
+    """A 59-bit entry times a 12-bit reach passes the bound, but the heavy
+    rows of the right factor meet narrow entries: every output fits int64,
+    and the product is exact (a rank pool's paired listing, whose Y stays
+    below 2**61 where the bound allowed only 2**51)."""
+    rng = np.random.default_rng(3)
+    small = np.zeros((40, 4), np.int64)
+    small[0, 0], small[1:, 0] = 1, 100  # reach 3,901: 12 bits
+    small[1:, 1:] = _sparse(rng, (39, 3), 1 << 8, 0.3)  # the wide entries of big meet row 0 alone
+    big = rng.integers(0, 1 << 45, size=(6, 40), dtype=np.int64)
+    big[:, 0] = (1 << 59) - rng.integers(1, 1000, 6)
+    right = SparseRight.dense(small)
+    with pytest.raises(TooWide):
+        check_product_bound(int(big.max()), right.reach)
+    got = right.times(big)
+    want = _python_product(big, small)
+    assert got.dtype == np.int64 and got.tolist() == want
+    assert max(map(max, want)) > 1 << 59
+
+
+def test_sparse_right_in_limbs_refuses_a_product_past_int64():
+    """Limbs that fit alone, whose sum does not: the carry is checked."""
+    small = np.zeros((3, 1), np.int64)
+    small[:, 0] = [1, 1, 1 << 10]
+    big = np.array([[(1 << 62) - 1, (1 << 62) - 1, 1], [(1 << 62) - 1, (1 << 62) - 1, 0]], np.int64)
+    with pytest.raises(TooWide):
+        SparseRight.dense(small).times(big)  # row 0: 2**63 - 2 + 2**10
+    assert SparseRight.dense(small).times(big[1:]).tolist() == [[(1 << 63) - 2]]
+
+
 def test_sparse_right_reach_may_be_given():
     """A bool matrix's bound is its size, as the dense product took it (the same listings fit)."""
     a = np.eye(5, dtype=bool)
@@ -92,6 +122,16 @@ def test_row_dots_in_passes_agrees_with_python_ints():
     b = rng.integers(0, 1 << 50, size=(300, 70), dtype=np.int64)
     a[-1], b[-1] = (1 << 60) - 1, (1 << 60) - 1  # the widest that two digits carry
     assert row_dots(a, b) == [sum(int(x) * int(y) for x, y in zip(a[i], b[i])) for i in range(300)]
+
+
+def test_row_dots_of_entries_past_two_digits_agrees_with_python_ints():
+    """Entries of 61 to 63 bits (a rank pool's Y): one factor in halves."""
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 1 << 31, size=(5, 300), dtype=np.int64)
+    b = rng.integers(0, 1 << 63, size=(5, 300), dtype=np.int64)
+    b[0, 0] = np.iinfo(np.int64).max
+    want = [sum(int(x) * int(y) for x, y in zip(a[i], b[i])) for i in range(5)]
+    assert row_dots(a, b) == row_dots(b, a) == want
 
 
 def test_digit_products_of_uint32_factors_are_exact():

@@ -96,12 +96,37 @@ class SparseRight:
 
     def times(self, big: np.ndarray) -> np.ndarray:
         """``big @ S`` (int64, a transposed view), exact for non-negative
-        integer ``big``: TooWide unless :func:`check_product_bound` holds,
-        which keeps every partial sum of the int64 products below 2**63."""
-        check_product_bound(int(big.max(initial=0)), self.reach)
+        integer ``big``; TooWide when an entry of it is past int64.  Where
+        :func:`check_product_bound` holds, one int64 product; where it does
+        not (a bound, often loose: a rank pool's ways held a paired listing's
+        Y below 2**61 where it allowed 2**67), ``big`` goes in limbs that
+        each pass it, and their products are added up with the carries checked."""
         if not self.t.nnz or not big.size:
             return np.zeros((big.shape[0], self.t.shape[0]), np.int64)
+        top = int(big.max(initial=0))
+        try:
+            check_product_bound(top, self.reach)
+        except TooWide:
+            return self._in_limbs(big, top)
+        return self._product(big)
+
+    def _product(self, big: np.ndarray) -> np.ndarray:
         return np.asarray(self.t @ np.ascontiguousarray(big.T, dtype=np.int64)).T
+
+    def _in_limbs(self, big: np.ndarray, top: int) -> np.ndarray:
+        """:meth:`times` by limbs of ``big`` narrow enough for
+        :func:`check_product_bound`; TooWide when the product is past int64."""
+        bits = 63 - self.reach.bit_length()
+        check_product_bound((1 << bits) - 1, self.reach)  # the reach itself too wide: TooWide
+        out = np.zeros((big.shape[0], self.t.shape[0]), np.uint64)
+        for shift in range(0, top.bit_length(), bits):
+            part = self._product((big >> shift) & ((1 << bits) - 1))
+            if int(part.max(initial=0)).bit_length() + shift > 63:
+                raise TooWide("a table of ways is too large for int64")
+            out += part.astype(np.uint64) << np.uint64(shift)  # both terms below 2**63: no wrap
+            if int(out.max(initial=0)) >> 63:
+                raise TooWide("a table of ways is too large for int64")
+        return out.astype(np.int64)
 
 
 def digit_bits(n: int) -> int:
@@ -134,6 +159,11 @@ def row_dots(a: np.ndarray, b: np.ndarray) -> list[int]:
     if len(a) > _DOT_ROWS:
         return [x for r in range(0, len(a), _DOT_ROWS) for x in row_dots(a[r : r + _DOT_ROWS], b[r : r + _DOT_ROWS])]
     wide = max(int(a.max(initial=0)).bit_length(), int(b.max(initial=0)).bit_length())
+    if wide > 2 * digit_bits(1):  # past two digits even one column at a time: b (or a) in two halves
+        if int(b.max(initial=0)).bit_length() < wide:
+            return row_dots(b, a)
+        half = wide // 2
+        return [(x << half) + y for x, y in zip(row_dots(a, b >> half), row_dots(a, b & ((1 << half) - 1)))]
     run = max(a.shape[1], 1)
     while run > 1 and 2 * digit_bits(run) < wide:
         run = (run + 1) // 2

@@ -89,6 +89,11 @@ SPECS = {
                      " && hcp(east) <= 10 && controls(south) >= 3 && losers(west) <= 8"},
     "N at most 7 losers, S at most 8, E 10+ (a pool past the int64 bound; was 25.5% by rejection)": {
         "condition": "losers(north) <= 7 && losers(south) <= 8 && hcp(east) >= 10"},
+    "N at most 7 losers, E and W at most 8 (cells never listed; was 41.7% by rejection)": {
+        "condition": "losers(north) <= 7 && losers(east) <= 8 && losers(west) <= 8"},
+    "N a five-card major and at most 7 losers, S and E at most 8 (split by N's patterns; was 64.9%)": {
+        "condition": "(spades(north) >= 5 || hearts(north) >= 5) && losers(north) <= 7 && losers(south) <= 8"
+                     " && losers(east) <= 8"},
     "four.json with West on HCP alone (three seats and a pool)": {
         "north": {"hcp": [15, 17], "shape": BAL}, "east": {"hcp": [8, 16], "shape": "x5xx + xx5x + xxx5"},
         "south": {"hcp": [6, 9], "spades": [4, 13]}, "west": {"hcp": [0, 10]}},

@@ -358,12 +358,13 @@ def test_explain_says_what_goes_to_rejection(tmp_path, no_weighing):
     assert "not exact" not in info and counted["rejection"]["why_not_exact"] is None
 
 
-#: Three seats read by their losers (North at most 7, East and West at most 8): three seats listed by
-#: pattern beside a free one would make 134,032,640 pattern tuples, so East's and West's go to rejection.
-THREE_SEATS_PAST_THE_LIMITS = "condition losers(north) <= 7 && losers(east) <= 8 && losers(west) <= 8\n"
+#: Four seats read by their points in one suit (North 5+ HCP in spades, East 3+, South 5+ in hearts,
+#: West 3+): the four seats' per-suit points make 22,127,616 feature states, so West's go to rejection.
+FOUR_SEATS_PAST_THE_LIMITS = ("condition hcp(north, spades) >= 5 && hcp(east, spades) >= 3 && hcp(south, hearts) >= 5"
+                              " && hcp(west, hearts) >= 3\n")
 
 
-@pytest.mark.memory_mb(700)  # 520 MB here (2026-11-29): the refused listings of three patterned seats, then the plan
+@pytest.mark.memory_mb(700)  # 473 MB here (2026-11-29): the refused listings, then the plan
 def test_count_and_explain_say_why_a_spec_is_not_exact(tmp_path):
     """Where rejection checks what a listing could read, count, explain and
     the API name the limit that the exact listing of the whole would pass."""
@@ -373,15 +374,15 @@ def test_count_and_explain_say_why_a_spec_is_not_exact(tmp_path):
     from truedeal.spec import load_spec
     from truedeal_web.api import count_result
 
-    script = tmp_path / "losers.dlr"
-    script.write_text(THREE_SEATS_PAST_THE_LIMITS)
+    script = tmp_path / "suit_points.dlr"
+    script.write_text(FOUR_SEATS_PAST_THE_LIMITS)
     lines = dict(line.split(":", 1) for line in ok("count", str(script)).splitlines())
-    assert "rejection for the honour conditions of east, west" in lines["method"]
+    assert "rejection for the honour conditions of west" in lines["method"]
     why = lines["not exact"].strip().removeprefix("the whole is too wide to list: ")
-    assert why == "too many pattern combinations (134,032,640) to list exactly"
+    assert why == "feature tables too large (at least 1 suit column x 22,127,616 feature states)"
     plan = Plan.build(load_constraints(str(script)))
     assert explanation(plan)["not exact"] == why == plan.summary().rejection.why_not_exact
-    api = count_result(load_spec({"condition": THREE_SEATS_PAST_THE_LIMITS.removeprefix("condition ").strip()}),
+    api = count_result(load_spec({"condition": FOUR_SEATS_PAST_THE_LIMITS.removeprefix("condition ").strip()}),
                        plan.summary())
     assert api["rejection"]["why_not_exact"] == why and not api["exact"]
 

@@ -346,12 +346,14 @@ def test_compiled_splits_and_options_fill_refuse_indices_out_of_range():
         kernel.paired().splits(chunk_rng("x", 0).bits, q, past, zero, zero, L.group_table, L.cell_table, L.cell_cols,
                                L.tables, sampler._split_arrays(), np.empty((n, 4), np.int64))
     roles = _roles(L.layout)
+    cols, lengths, _ = sampler._cell_rows(q, zero)  # the drawn cells' rows, as the fill reads them
+    whole = (cols, *sampler.option_arrays, lengths)
     far = np.full((n, 4), L.g.w.shape[1], np.int64)  # places past the last
     with pytest.raises(ValueError, match="out of range"):
         kernel.sampler().options_fill(chunk_rng("x", 0).bits, roles, len(L.layout.patterned), np.empty((n, 52), np.uint8),
-                                      zero, far, L.g.w.shape[1], sampler.option_arrays)
+                                      zero, far, L.g.w.shape[1], whole)
     with pytest.raises(ValueError, match="malformed"):  # start one short
-        arrays = sampler.option_arrays[:4] + (sampler.option_arrays[4][:-1],) + sampler.option_arrays[5:]
+        arrays = whole[:4] + (whole[4][:-1],) + whole[5:]
         kernel.sampler().options_fill(chunk_rng("x", 0).bits, roles, len(L.layout.patterned), np.empty((n, 52), np.uint8),
                                       zero, np.zeros((n, 4), np.int64), L.g.w.shape[1], arrays)
 
@@ -470,7 +472,7 @@ def _full_split_list(s):
 
 def _every_cell_sum(s):
     blocks = -(-np.diff(s.listing.group_start) // kernel.paired().CELL_BLOCK)
-    s.cell_at, s.cell_sums = s._heavy(np.where(blocks > 1, 1 + blocks * len(s.listing.z_flat), 0), 1 << 40)
+    s.cell_at, s.cell_sums = s._heavy(np.where(blocks > 1, 1 + blocks * len(s.listing.z_flat), 0), 1 << 40, s.run_weights)
 
 
 def _no_cell_sum(s):

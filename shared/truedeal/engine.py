@@ -410,7 +410,35 @@ class Plan:
                 split := cls._build_by_patterns(spec, program, progress, t0, max_parts, across_seats=True)):
             return split
         return (cls._build_shape_complements(spec, program, progress, t0)
-                or cls._build_pool_by_pattern(spec, program, progress, t0, plain))
+                or cls._build_pool_by_pattern(spec, program, progress, t0, plain)
+                or cls._build_classed_split(spec, program, progress, t0, plain))
+
+    @classmethod
+    def _build_classed_split(cls, spec, program: ir.Program, progress, t0: float, plain: Compiled) -> Plan | None:
+        """The exact plan of ``program`` listed once per class of one seat's
+        patterns that its cells' signatures tell apart (a five-card major beside
+        seats read by losers: :func:`~.listing.paired_classes.signature_split`),
+        each part with one signature, so that a classed listing takes it; None
+        when it does not apply or a part does not list exactly."""
+        from .listing import paired_classes
+        from .patterns import PATTERNS
+
+        found = paired_classes.signature_split(plain, MAX_PATTERN_PARTS)
+        if found is None:
+            return None
+        seat, classes = found
+        plans: list[Plan] = []
+        left = paired_classes.MAX_PAIRED_BYTES  # every part's tables are kept: together, one paired listing's bound
+        for patterns in classes:
+            shape = ir.ShapeIn(seat, frozenset(tuple(int(x) for x in p) for p in PATTERNS[patterns]))
+            part = ir.Program(condition=ir.And((program.condition, shape)), predeal=program.predeal)
+            with paired_classes.budget(left):
+                plan = cls._exact_part(part, progress, out_of_pack=False)
+            if plan is None:
+                return None
+            left -= paired_classes.table_bytes(plan.listing)
+            plans.append(plan)
+        return cls._of_disjoint(spec, program, plans, t0, patterns_of=seat)
 
     @classmethod
     def _build_pool_by_pattern(cls, spec, program: ir.Program, progress, t0: float,
@@ -883,7 +911,7 @@ class Plan:
     def summary(self) -> CountSummary:
         """The result of ``truedeal count``: exact, or a labelled estimate."""
         listing = self.listing
-        sizes = ListingSizes(listing.total, listing.layout.free_ways(), len(listing.cells), len(listing.e_weight),
+        sizes = ListingSizes(listing.total, listing.layout.free_ways(), _cell_count(listing), len(listing.e_weight),
                              round(self.build_seconds, 4))
         if self.union is not None and self.keeps_all:
             return self.union.summary(sizes)
@@ -1282,8 +1310,28 @@ def _other_listing(comp: Compiled):
         try:
             return build_paired(listed)
         except TooWide:
-            return None
+            return _classed(listed)
     return None
+
+
+def _cell_count(listing) -> int:
+    """The cells a listing stands for (a classed listing lists none of them)."""
+    return listing.n_cells if hasattr(listing, "n_cells") else len(listing.cells)
+
+
+def _classed(comp: Compiled):
+    """The paired listing of ``comp`` with its cells never listed
+    (:mod:`truedeal.listing.paired_classes`), tried where the paired one is
+    too wide, so that the plans that list keep their deals; None when it
+    does not apply or is too wide too."""
+    from .listing import paired_classes
+
+    if not paired_classes.applicable(comp):
+        return None
+    try:
+        return paired_classes.build_classed(comp)
+    except TooWide:
+        return None
 
 
 def other_listing_kind(comp: Compiled) -> str | None:

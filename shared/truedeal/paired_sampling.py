@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 from types import ModuleType
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -35,6 +36,9 @@ from .listing.paired import PairedListing
 from .patterns import PATTERNS
 from .randomness import Rng
 from .sampling import OptionDraws, WideCategorical
+
+if TYPE_CHECKING:
+    from .listing.paired_classes import ClassedListing
 
 #: Rows per block of the per-deal table scans (bounds their temporaries).
 _BLOCK = 1024
@@ -69,11 +73,10 @@ class PairedSampler:
         lay = listing.layout
         self.groups = WideCategorical(listing.e_weight)
         self.options = OptionDraws(listing.options, lay.zsize)
-        self.cell_lengths = PATTERNS[listing.cells]
         # with a rank pool, the fill deals the patterned seats alone (the pool then deals the rest)
         self.listed = replace(lay, free=(), fill_roles=None)
         self.zvec = lay.vectors(listing.z_flat)
-        self.run = int(np.diff(listing.group_start).max())
+        self._init_runs()
         # each column's feature vectors, padded with -1
         support = [listing.g.support(k) for k in range(len(listing.g.w))]
         self.support = np.full((len(support), max(len(x) for x in support)), -1, np.int64)
@@ -101,7 +104,6 @@ class PairedSampler:
         self.accept_idx = np.ascontiguousarray(cols, np.int64)
         self.accept_w = np.ascontiguousarray(accept[rows, cols], np.int64)  # 1s, or a rank pool's ways
         self.accept_ptr = np.searchsorted(rows, np.arange(len(listing.accept) * len(listing.z_flat) + 1)).astype(np.int64)
-        self.run_table = listing.cell_table[listing.cell_order].astype(np.int32)  # each group's run of D+C tables
         # the accepted rows as runs of consecutive z2 (z0 | length << 32) for the compiled z2, where every weight is 1
         new_run = np.ones(len(self.accept_idx), bool)
         new_run[1:] = self.accept_idx[1:] != self.accept_idx[:-1] + 1
@@ -119,6 +121,29 @@ class PairedSampler:
         self.cell_at: np.ndarray | None = None
         self.cell_sums: np.ndarray | None = None
         self.option_arrays = self._option_arrays()
+
+    def _init_runs(self) -> None:
+        """What the cell step reads: each group's run of cells, their D+C
+        tables side by side (``run_table``), the longest run, the cells'
+        lengths.  A draw's cell is a cell of the listing."""
+        L = self.listing
+        self.cell_lengths = PATTERNS[L.cells]
+        self.run_start, self.run_order = L.group_start, L.cell_order
+        self.run_table = L.cell_table[L.cell_order].astype(np.int32)
+        self.run_v_of = L.v_of  # the row of V that sums a run's tables at each z2
+        self.run_weights = L.e_weight  # (the heaviest runs keep block sums)
+        self.run = int(np.diff(self.run_start).max())
+
+    def _run_of(self, q: np.ndarray) -> np.ndarray:
+        """The run that the cell of a draw in group ``q`` is drawn from."""
+        return q
+
+    def _cell_rows(self, q: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The drawn cells' columns ``(n, 4)``, lengths ``(n, seats, 4)``
+        (int8) and D+C tables ``(n,)``, each row one draw's."""
+        L = self.listing
+        return (np.ascontiguousarray(L.cell_cols[cell], np.int64), np.ascontiguousarray(self.cell_lengths[cell], np.int8),
+                np.ascontiguousarray(L.cell_table[cell], np.int64))
 
     def _block_z1(self) -> list[np.ndarray]:
         """The numpy z1 is drawn in two steps, a block of about sqrt(n_z)
@@ -139,11 +164,12 @@ class PairedSampler:
         return sums
 
     def _option_arrays(self) -> tuple | None:
-        """What the compiled level 3 and fill (``_sampler.options_fill``) read:
-        the options keyed by column * n_used + their vector's place in g, a
-        key space small enough for a table of where each key's run starts
-        (flat vectors span millions: the numpy path bisects all the keys).
-        None when some option's vector has no place in g."""
+        """What the compiled level 3 and fill (``_sampler.options_fill``) read
+        besides the drawn cells' columns and lengths: the options keyed by
+        column * n_used + their vector's place in g, a key space small enough
+        for a table of where each key's run starts (flat vectors span
+        millions: the numpy path bisects all the keys).  None when some
+        option's vector has no place in g."""
         L, o = self.listing, self.options
         col, flat = np.divmod(o.key, L.layout.zsize)
         place = L.g.pos[flat]
@@ -151,9 +177,8 @@ class PairedSampler:
         if (place < 0).any() or (np.diff(key) < 0).any():
             return None
         start = np.searchsorted(key, np.arange(L.g.w.size + 1)).astype(np.int64)
-        return (np.ascontiguousarray(L.cell_cols, np.int64), np.ascontiguousarray(L.g.w, np.int64), key, o.cum, start,
-                np.ascontiguousarray(o.free, np.int64), np.ascontiguousarray(o.masks, np.uint16),
-                np.ascontiguousarray(self.cell_lengths, np.int8))
+        return (np.ascontiguousarray(L.g.w, np.int64), key, o.cum, start, np.ascontiguousarray(o.free, np.int64),
+                np.ascontiguousarray(o.masks, np.uint16))
 
     def draw(self, n: int, rng: Rng) -> np.ndarray:
         """``n`` uniform deals as an ``(n, 52)`` uint8 owners array."""
@@ -194,11 +219,11 @@ class PairedSampler:
         layout = self._fill_layout
         owners = out if filled and out is not None else self._compiled_fill(q, z1, z2, cell, rng.bits, out)
         if owners is None:
-            cols = L.cell_cols[cell]
+            cols, lengths, dc_table = self._cell_rows(q, cell)
             v = np.empty((n, 4), dtype=np.int64)
             v[:, 0], v[:, 1] = self._split(cols[:, 0], cols[:, 1], z1, L.tables[L.group_table[q], z1], rng)
-            v[:, 2], v[:, 3] = self._split(cols[:, 2], cols[:, 3], z2, L.tables[L.cell_table[cell], z2], rng)
-            owners = self.options.fill(layout, self.cell_lengths[cell], cols, v, L.g, rng)
+            v[:, 2], v[:, 3] = self._split(cols[:, 2], cols[:, 3], z2, L.tables[dc_table, z2], rng)
+            owners = self.options.fill(layout, lengths, cols, v, L.g, rng)
             if out is not None:
                 out[:] = owners
                 owners = out
@@ -224,11 +249,12 @@ class PairedSampler:
             return None
         L, layout = self.listing, self._fill_layout
         places = np.empty((len(q), 4), np.int64)
-        paired.splits(bits, q, cell, z1, z2, L.group_table, L.cell_table, L.cell_cols, L.tables, self._split_arrays(),
-                      places)
+        cols, lengths, dc_table = self._cell_rows(q, cell)
+        rows = np.arange(len(q), dtype=np.int64)  # the steps below read the drawn cells' rows in order
+        paired.splits(bits, q, rows, z1, z2, L.group_table, dc_table, cols, L.tables, self._split_arrays(), places)
         owners = np.empty((len(q), 52), np.uint8) if out is None else out
-        sampler.options_fill(bits, _roles(layout), len(layout.patterned), owners, cell, places, L.g.w.shape[1],
-                             self.option_arrays)
+        sampler.options_fill(bits, _roles(layout), len(layout.patterned), owners, rows, places, L.g.w.shape[1],
+                             (cols, *self.option_arrays, lengths))
         return owners
 
     def _z1(self, q: np.ndarray, rng: Rng) -> np.ndarray:
@@ -286,36 +312,38 @@ class PairedSampler:
         L = self.listing
         if (k := _compiled()) is not None:
             return self._cell_compiled(k, q, z2, rng.bits)
-        r = rng.below(L.v[L.v_of[q], z2])
-        first, size = L.group_start[q], L.group_start[q + 1] - L.group_start[q]
+        run = self._run_of(q)
+        r = rng.below(L.v[self.run_v_of[run], z2])
+        first, size = self.run_start[run], self.run_start[run + 1] - self.run_start[run]
         out = np.empty(len(q), np.int64)
         step = max(1, (1 << 22) // self.run)
         for b in range(0, len(q), step):
-            at = first[b : b + step, None] + np.arange(self.run)[None, :]
-            inside = np.arange(self.run)[None, :] < size[b : b + step, None]
-            cells = L.cell_order[np.where(inside, at, 0)]
-            w = np.where(inside, L.tables[L.cell_table[cells], z2[b : b + step, None]], 0)
+            at = np.where(np.arange(self.run)[None, :] < size[b : b + step, None],
+                          first[b : b + step, None] + np.arange(self.run)[None, :], -1)
+            w = np.where(at >= 0, L.tables[self.run_table[np.maximum(at, 0)], z2[b : b + step, None]], 0)
             k = (np.cumsum(w, axis=1, dtype=np.int64) <= r[b : b + step, None]).sum(axis=1)  # tables may be uint32
-            out[b : b + step] = cells[np.arange(len(k)), k]
+            out[b : b + step] = self.run_order[at[np.arange(len(k)), k]]
         return out
 
     def _cell_compiled(self, k: ModuleType, q: np.ndarray, z2: np.ndarray, bits: object) -> np.ndarray:
         L = self.listing
         if self.cell_at is None:
-            blocks = -(-np.diff(L.group_start) // k.CELL_BLOCK)
-            self.cell_at, self.cell_sums = self._heavy(np.where(blocks > 1, 1 + blocks * len(L.z_flat), 0), _CELL_BYTES)
+            blocks = -(-np.diff(self.run_start) // k.CELL_BLOCK)
+            self.cell_at, self.cell_sums = self._heavy(np.where(blocks > 1, 1 + blocks * len(L.z_flat), 0), _CELL_BYTES,
+                                                       self.run_weights)
         out = np.empty(len(q), np.int64)
-        k.cell(bits, q, z2, L.v, L.v_of, len(L.z_flat), L.group_start, L.cell_order, self.run_table, L.tables,
-               self.cell_at, self.cell_sums, out)
+        k.cell(bits, self._run_of(q), z2, L.v, self.run_v_of, len(L.z_flat), self.run_start, self.run_order,
+               self.run_table, L.tables, self.cell_at, self.cell_sums, out)
         return out
 
-    def _heavy(self, words: np.ndarray, budget: int) -> tuple[np.ndarray, np.ndarray]:
+    def _heavy(self, words: np.ndarray, budget: int, weights: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Block sums for the compiled steps: a segment of ``words[q]`` words
-        (0: none) for each group, heaviest first, while they fit in ``budget``
-        bytes.  Returns each group's offset (-1: none) and the zeroed segments."""
+        (0: none) for each run, heaviest by ``weights`` first, while they fit
+        in ``budget`` bytes.  Returns each run's offset (-1: none) and the
+        zeroed segments."""
         at = np.full(len(words), -1, np.int64)
         used = 0
-        for q in sorted(range(len(words)), key=lambda q: -self.listing.e_weight[q]):
+        for q in sorted(range(len(words)), key=lambda q: -weights[q]):
             if words[q] and (used + int(words[q])) * 8 <= budget:
                 at[q] = used
                 used += int(words[q])
@@ -352,6 +380,38 @@ class PairedSampler:
         k = (cum <= rng.below(cum[:, -1])[:, None]).sum(axis=1)
         rows = np.arange(len(z))
         return va[rows, k], vb_flat[rows, k]
+
+
+class ClassedSampler(PairedSampler):
+    """Draws from a :class:`~truedeal.listing.paired_classes.ClassedListing`:
+    a draw's cell is its group's spades+hearts column pair and a
+    diamonds+clubs pair of its key's run, drawn by ``T2[pair][z2]``."""
+
+    @property
+    def classed(self) -> ClassedListing:
+        """The listing, as what it is (the steps it shares read it as a paired one)."""
+        return cast("ClassedListing", self.listing)
+
+    def _init_runs(self) -> None:
+        L = self.classed
+        n_keys = len(L.run_start) - 1
+        self.run_start, self.run_order = L.run_start, np.arange(len(L.run_cols), dtype=np.int64)
+        self.run_table = L.run_table.astype(np.int32)
+        self.run_v_of = np.arange(n_keys, dtype=np.int64)  # a key's row of V
+        weights = [0] * n_keys
+        for q, key in enumerate(L.group_key.tolist()):
+            weights[key] += L.e_weight[q]
+        self.run_weights = weights
+        self.run = int(np.diff(self.run_start).max())
+
+    def _run_of(self, q: np.ndarray) -> np.ndarray:
+        return self.classed.group_key[q]
+
+    def _cell_rows(self, q: np.ndarray, cell: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        L = self.classed
+        cols = np.ascontiguousarray(np.concatenate([L.group_cols[q], L.run_cols[cell]], axis=1), np.int64)
+        lengths = np.ascontiguousarray(L.col_lengths[cols].transpose(0, 2, 1), np.int8)
+        return cols, lengths, np.ascontiguousarray(L.run_table[cell], np.int64)
 
 
 def _running_sums(v: np.ndarray) -> np.ndarray:

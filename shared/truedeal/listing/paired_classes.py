@@ -2,10 +2,11 @@
 
 North at most 7 losers, South and East at most 8: losers read each suit's
 length, so the three seats are listed by pattern, and every pattern is
-allowed.  Their pattern tuples (cells) number 134,032,640, and the paired
-listing (:mod:`truedeal.listing.paired`) keeps a row for each.  But where
-the condition reads no shape and no length atom, one cell signature holds
-for every cell, and whether a cell fits is each seat's own pattern mask.
+allowed.  Their cells (pattern tuples that fit in 13 cards a suit) number
+37,478,624, and the paired listing (:mod:`truedeal.listing.paired`) keeps a
+row for each.  But where no shape and no length atom tells cells apart
+(:func:`seat_classes`), one cell signature holds for every cell, and
+whether a cell fits is each seat's own pattern mask.
 A seat's pattern is its spades+hearts lengths and its diamonds+clubs
 lengths.  So the cells of one spades+hearts column pair ``p1`` (a **group**)
 are every diamonds+clubs column pair ``p2`` whose lengths complete each
@@ -220,8 +221,8 @@ def build_classed(comp: Compiled) -> ClassedListing:
 
 def _columns(comp: Compiled, layout: Layout) -> tuple[list[tuple[int, ...]], dict[int, list[int]]]:
     """Every column ``(profile suit, lengths...)`` the seats' masks allow in
-    some suit of its profile (as :func:`~.cells.suit_columns` names them), and
-    for each suit the columns it may take."""
+    some suit of its profile (named as :func:`~.cells.suit_columns` names
+    them), and for each suit the columns it may take."""
     profiles = [suit_profile(layout, k) for k in range(4)]
     first = [profiles.index(p) for p in profiles]
     allowed = [PATTERNS[np.nonzero(comp.pattern_masks[seat])[0]] for seat in layout.patterned]
@@ -231,10 +232,10 @@ def _columns(comp: Compiled, layout: Layout) -> tuple[list[tuple[int, ...]], dic
     for f in sorted(set(first)):
         suits = [k for k in range(4) if first[k] == f]
         for ls in itertools.product(*[sorted(set(a[:, suits].reshape(-1).tolist())) for a in allowed]):
-            if sum(ls) == 13 if full else sum(ls) <= 13:
-                for k in suits:
-                    if all(np.any(a[:, k] == n) for a, n in zip(allowed, ls)):
-                        of_suit[k].append(len(columns))
+            takers = [k for k in suits if all(np.any(a[:, k] == n) for a, n in zip(allowed, ls))]
+            if takers and (sum(ls) == 13 if full else sum(ls) <= 13):
+                for k in takers:
+                    of_suit[k].append(len(columns))
                 columns.append((f, *ls))
     return columns, of_suit
 
@@ -263,21 +264,8 @@ class _Frame:
         live = (ids >= 0).all(axis=1)
         p1, ids = p1[live], ids[live]
         _, group_key = unique_inverse(_key_codes(ids, sets))
-        group_key = group_key.reshape(-1)
         first = np.unique(group_key, return_index=True)[1]
-        rows = ids[first]
-        # a key's list lies in one class: each seat's diamonds+clubs lengths add up to 13 less its spades+hearts
-        need = _class_codes(13 - col_lengths[p1[first, 0]] - col_lengths[p1[first, 1]])
-        have = _class_codes(col_lengths[p2[:, 0]] + col_lengths[p2[:, 1]])
-        order = np.argsort(have, kind="stable")
-        lo, hi = np.searchsorted(have[order], need), np.searchsorted(have[order], need, side="right")
-        entries = []
-        for row, a, b in zip(rows, lo, hi):
-            at = order[a:b]
-            fits = np.ones(len(at), bool)
-            for i, s in enumerate(sets):
-                fits &= s.member[row[i], col_lengths[p2[at, 0], i], col_lengths[p2[at, 1], i]]
-            entries.append(at[fits])
+        entries = _key_lists(ids[first], p1[first], p2, col_lengths, sets)
         # keys whose list is empty have no cell: their groups go
         sizes = np.array([len(e) for e in entries], np.int64)
         kept = np.nonzero(sizes)[0]
@@ -325,6 +313,27 @@ class _SeatSets:
             for d, c in lengths:
                 member[k, d, c] = True
         return cls(ids, member)
+
+
+def _key_lists(rows: np.ndarray, p1: np.ndarray, p2: np.ndarray, col_lengths: np.ndarray,
+               sets: list[_SeatSets]) -> list[np.ndarray]:
+    """Each key's list: the diamonds+clubs pairs ``p2`` (their indices) that
+    complete, seat by seat, the spades+hearts lengths of ``p1`` (one group of
+    the key, row by row) to a pattern of the key's sets ``rows``.  A key's
+    list lies in one class of ``p2``: each seat's diamonds+clubs lengths add
+    up to 13 less its spades+hearts, so each key tests its class alone."""
+    need = _class_codes(13 - col_lengths[p1[:, 0]] - col_lengths[p1[:, 1]])
+    have = _class_codes(col_lengths[p2[:, 0]] + col_lengths[p2[:, 1]])
+    order = np.argsort(have, kind="stable")
+    lo, hi = np.searchsorted(have[order], need), np.searchsorted(have[order], need, side="right")
+    lists = []
+    for row, a, b in zip(rows, lo, hi):
+        at = order[a:b]
+        fits = np.ones(len(at), bool)
+        for i, s in enumerate(sets):
+            fits &= s.member[row[i], col_lengths[p2[at, 0], i], col_lengths[p2[at, 1], i]]
+        lists.append(at[fits])
+    return lists
 
 
 def _ordered_pairs(first: list[int], second: list[int], col_lengths: np.ndarray) -> np.ndarray:

@@ -173,3 +173,18 @@ def test_cli_stats_json_and_html(tmp_path):
     assert {"name", "statistic", "dof", "p_value"} <= set(out["tests"][0])
     page = html.read_text()
     assert "data:image/png;base64," in page and "pavlicek1999" in page
+
+
+def test_the_seats_a_condition_reads_are_not_free():
+    """A JSON spec's condition reads its seats as seat fields do: the card
+    tests run among the seats it does not read.  They ran among all four
+    against 1/4 each, and flagged every deal of this spec (p < 1e-100)."""
+    from truedeal.analysis.stats import free_seats
+
+    spec = load_spec({"condition": "losers(north) <= 7 && losers(south) <= 8"})
+    assert free_seats(spec) == [1, 3]
+    report = run_stats(spec, 4000, seed="condition")
+    assert any(t.name == "card SA among EW" for t in report.tests) and report.min_p_value > 1e-4
+    assert free_seats(load_spec({"condition": "tricks(north, notrump) >= 9"})) == []  # double dummy reads every hand
+    assert free_seats(load_spec({"condition": "hcp(north) >= 10 && rnd(2) == 0"})) == [1, 2, 3]  # rnd reads none
+    assert free_seats(load_spec({"north": {"hcp": [15, 17]}, "condition": "spades(south) >= 5"})) == [1, 3]

@@ -31,12 +31,14 @@ from fractions import Fraction
 import numpy as np
 
 from ..cards import RANKS, SEAT_NAMES, SEATS, SUITS
+from ..constraints import ir
 from ..engine import Plan
 from ..evaluate import hcp, lengths, pattern_index
+from ..relaxation import SeatsRead
 from ..spec import Spec
 from .case_law import HONOURS, NO_PATTERN, case_weights, observed_cases, one_seat
 from .chisquare import ChiSquare, chi_square
-from .conditioning import Counter, count_with
+from .conditioning import Counter, NotExact, count_with
 from .distribution import Feature, exact_distribution, exact_joint
 from .pavlicek1999 import Pavlicek1999
 from .shapeclasses import class_index_of_pattern, shape_classes
@@ -158,10 +160,22 @@ def _hcp_by_class(seat: int, joint: dict, cls: np.ndarray, pts: np.ndarray, top:
     return HcpByClass(seat, hcps, exact, observed)
 
 
+def free_seats(spec: Spec) -> list[int]:
+    """The seats that nothing in ``spec`` reads: its seats' fields, its
+    condition (a JSON spec's ``condition``, a dealer script's) and its
+    predealt cards.  None where the condition reads a number that no seat
+    names (``tricks``, ``score``, ``imps``: any hand may count), but ``rnd``,
+    which reads no hand."""
+    program = spec.program()
+    if ir.opaque_names(program.condition) - {"rnd"}:
+        return []
+    read = SeatsRead()(program.condition)[1] | {seat for seat, _ in program.predeal} | {s for s, _ in spec.seats()}
+    return [s for s in range(4) if s not in read]
+
+
 def card_tests(spec: Spec, owners: np.ndarray) -> list[ChiSquare]:
     """For each card: which unconstrained seat holds it, against 1/f each (see module doc)."""
-    constrained = {s for s, _ in spec.seats()}
-    free = [s for s in range(4) if s not in constrained]
+    free = free_seats(spec)
     if len(free) < 2:
         return []
     names = "".join(SEATS[s] for s in free)
@@ -198,13 +212,19 @@ def case_test(spec: Spec, owners: np.ndarray) -> ChiSquare | None:
 def free_hcp_tests(spec: Spec, owners: np.ndarray) -> list[ChiSquare]:
     """Each unconstrained seat's HCP against its exact law given the constrained
     cases.  Exchanging two free seats' hands maps the spec's deals onto
-    themselves, so every free seat has the same law: it is computed once."""
+    themselves, so every free seat has the same law: it is computed once.
+    Only for specs of seat fields alone: under a condition, a script or an
+    either/or the law may take a listing per HCP value (95 s for North and
+    South read by losers)."""
     from .laws import distribution_of
 
-    free = [s for s in range(4) if s not in {seat for seat, _ in spec.seats()}]
-    if not free or len(free) == 4:
+    free = free_seats(spec)
+    if not free or len(free) == 4 or any(x is not None for x in (spec.condition, spec.script, spec.any_of)):
         return []
-    law = distribution_of(spec, f"hcp({SEAT_NAMES[free[0]]})", sample=False)
+    try:
+        law = distribution_of(spec, f"hcp({SEAT_NAMES[free[0]]})", sample=False)
+    except NotExact:  # no exact law to test against (a free seat's points make the listing too wide)
+        return []
     values = list(law.counts)
     out = []
     for seat in free:

@@ -188,3 +188,13 @@ def test_the_seats_a_condition_reads_are_not_free():
     assert free_seats(load_spec({"condition": "tricks(north, notrump) >= 9"})) == []  # double dummy reads every hand
     assert free_seats(load_spec({"condition": "hcp(north) >= 10 && rnd(2) == 0"})) == [1, 2, 3]  # rnd reads none
     assert free_seats(load_spec({"north": {"hcp": [15, 17]}, "condition": "spades(south) >= 5"})) == [1, 3]
+
+
+def test_a_spec_with_no_law_to_test_says_so():
+    """Three seats read in a condition, one free: no test applies, and the
+    report says so instead of "ok" over no test at all."""
+    spec = {"condition": "hcp(north) >= 10 && spades(east) >= 5 && hearts(south) >= 5"}
+    report = run_stats(load_spec(spec), 500, seed="none")
+    assert not report.tests and report.notes[0].startswith("no test applies")
+    out = run("stats", "-n", "500", "--seed", "none", json.dumps(spec))
+    assert out.returncode == 0 and "no test: nothing to compare the deals with" in out.out and "ok:" not in out.out

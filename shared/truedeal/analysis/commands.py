@@ -327,6 +327,9 @@ def stats_command(spec: str, n: int, seed: str | None, method: str, as_json: boo
         return
     for note in report.notes:
         click.echo(f"note: {note}")
+    if not report.tests:
+        click.echo("no test: nothing to compare the deals with (see the note above)")
+        return
     click.echo(f"{'test':<36} {'chi-square':>11} {'dof':>4} {'p-value':>10}")
     for t in report.tests:
         click.echo(f"{t.name:<36} {t.statistic:>11.2f} {t.dof:>4} {t.p_value:>10.4g}")

@@ -258,6 +258,10 @@ def run_stats(spec: Spec, n: int, seed: str | None, method: str = "exact", count
         report.tests.append(cases)
     report.tests.extend(free_hcp_tests(spec, owners))
     report.tests.extend(card_tests(spec, owners))
+    if not report.tests:
+        report.notes.append("no test applies: the laws tested are those of seat fields (HCP, lengths, shape class), "
+                            "of one constrained seat's cases, and of two or more seats that nothing reads; "
+                            "this spec reads its seats in a condition and leaves fewer than two free")
     if method == "pavlicek1999":
         report.notes.append(
             "pavlicek1999 is Pavlicek's own obsolete, biased 1999 method, run here as a baseline "

@@ -9,6 +9,7 @@ exact law that its own counts give.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -78,6 +79,25 @@ def test_three_seats_read_by_losers_are_exact_and_rejection_agrees():
     share = satisfies(owners, program).mean()
     stderr = math.sqrt(share * (1 - share) / len(owners))
     assert abs(exact / support.deals_total - share) < 4 * stderr, (exact / support.deals_total, share, stderr)
+
+
+def test_three_seats_without_a_loser_count_what_a_count_by_hand_counts():
+    """No loser in North, East or West: in each suit, at most one of them holds
+    cards, and those are the ace, the ace-king, or the ace-king-queen and
+    spot cards; South takes the rest.  Counted suit by suit here."""
+    ways_of = [(None, 0, 1)] + [(seat, n, 1 if n <= 2 else math.comb(10, n - 3)) for seat in range(3) for n in range(1, 14)]
+    count = 0
+    for suits in itertools.product(ways_of, repeat=4):
+        lengths, ways = [0, 0, 0], 1
+        for seat, n, w in suits:
+            if seat is not None:
+                lengths[seat] += n
+                ways *= w
+        count += ways if lengths == [13, 13, 13] else 0
+    listing = _classed("losers(north) <= 0 && losers(east) <= 0 && losers(west) <= 0")
+    assert listing.deals == count == 2_794_704
+    assert satisfies(listing.make_sampler().draw(500, chunk_rng("no loser", 0)),
+                     _program("losers(north) == 0 && losers(east) == 0 && losers(west) == 0")).all()
 
 
 def test_its_draws_follow_the_law_of_north_s_four_card_suit():

@@ -421,6 +421,7 @@ class Plan:
         each part with one signature, so that a classed listing takes it; None
         when it does not apply or a part does not list exactly."""
         from .listing import paired_classes
+        from .listing.paired import MAX_PAIRED_BYTES
         from .patterns import PATTERNS
 
         found = paired_classes.signature_split(plain, MAX_PATTERN_PARTS)
@@ -428,7 +429,7 @@ class Plan:
             return None
         seat, classes = found
         plans: list[Plan] = []
-        left = paired_classes.MAX_PAIRED_BYTES  # every part's tables are kept: together, one paired listing's bound
+        left = MAX_PAIRED_BYTES  # every part's tables are kept: together, one paired listing's bound
         for patterns in classes:
             shape = ir.ShapeIn(seat, frozenset(tuple(int(x) for x in p) for p in PATTERNS[patterns]))
             part = ir.Program(condition=ir.And((program.condition, shape)), predeal=program.predeal)

@@ -396,11 +396,7 @@ class _Frame:
         return v, y
 
     def _group_weights(self, tables: np.ndarray, y: np.ndarray, rows: _SharedRows) -> list[int]:
-        """W_q = T1 . Y_q of every group, exactly."""
-        weights: list[int] = []
-        for b in range(0, len(self.group_table), _BLOCK):
-            weights += row_dots(tables[self.group_table[b : b + _BLOCK]], y[rows.y_of[b : b + _BLOCK]])
-        return weights
+        return group_weights(tables, y, self.group_table, rows.y_of)
 
     def restricted(self, groups: np.ndarray) -> _Frame:
         """The frame of ``groups`` (sorted indices) alone, with only the pair
@@ -511,13 +507,23 @@ def _reachable(g: VectorWeights, layout: Layout) -> np.ndarray:
     return np.unique(z[fits])
 
 
-def _check_size(n_z: int, n_tables: int, n_rows: int, dtype: np.dtype) -> None:
+def group_weights(tables: np.ndarray, y: np.ndarray, group_table: np.ndarray, y_of: np.ndarray) -> list[int]:
+    """W_q = T1 . Y_q of every group q (its table ``group_table[q]``, its row
+    ``y_of[q]`` of Y), exactly, a block of groups at a time (the rows gathered
+    whole would be as large as the tables, many times over)."""
+    weights: list[int] = []
+    for b in range(0, len(group_table), _BLOCK):
+        weights += row_dots(tables[group_table[b : b + _BLOCK]], y[y_of[b : b + _BLOCK]])
+    return weights
+
+
+def _check_size(n_z: int, n_tables: int, n_rows: int, dtype: np.dtype, limit: int | None = None) -> None:
     """TooWide past :data:`MAX_PAIR_STATES`, or when ``n_tables`` pair tables
     of ``dtype`` and ``n_rows`` rows of V and Y (int64), all ``n_z`` wide,
-    would pass :data:`MAX_PAIRED_BYTES`."""
+    would pass ``limit`` bytes (default :data:`MAX_PAIRED_BYTES`)."""
     if n_z > MAX_PAIR_STATES:
         raise TooWide(f"a pair of suits reaches {n_z:,} feature vectors (at most {MAX_PAIR_STATES:,} listed)")
-    if n_z * (n_tables * dtype.itemsize + n_rows * 8) > MAX_PAIRED_BYTES:
+    if n_z * (n_tables * dtype.itemsize + n_rows * 8) > (MAX_PAIRED_BYTES if limit is None else limit):
         raise TooWide(f"paired tables too large ({n_tables:,} {dtype} pair tables and {n_rows:,} rows "
                       f"x {n_z:,} feature vectors)")
 

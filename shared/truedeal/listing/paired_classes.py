@@ -38,12 +38,9 @@ import numpy as np
 from ..arrays import unique_inverse
 from ..constraints.compile import Compiled, unclamped
 from ..patterns import PATTERN_BY_SHD, PATTERNS
-from .exact_ops import row_dots
 from .layout import Layout, TooWide, make_layout
 from .options import SuitOptions, suit_options, suit_profile
 from .paired import (
-    _BLOCK,
-    MAX_PAIRED_BYTES,
     VectorWeights,
     _check_size,
     _distinct_accepts,
@@ -55,11 +52,12 @@ from .paired import (
     _tables_dtype,
     _unordered,
     case_indicators,
+    group_weights,
 )
 
 #: Bytes of tables that the classed listings being built may still take
-#: (:func:`budget`): a split's parts share the one bound.
-_BUDGET: ContextVar[int] = ContextVar("classed_budget", default=MAX_PAIRED_BYTES)
+#: (:func:`budget`; None: one paired listing's bound): a split's parts share the one bound.
+_BUDGET: ContextVar[int | None] = ContextVar("classed_budget", default=None)
 
 
 @contextmanager
@@ -205,15 +203,14 @@ def build_classed(comp: Compiled) -> ClassedListing:
     frame = _Frame.of(comp, layout, col_lengths, col_suits)
     pairs, group_table, run_table = frame.tables(len(columns))
     cases_g = case_indicators(options, layout)
-    _check_size(len(z_flat), len(pairs), 2 * frame.n_keys, np.dtype(np.uint32))
+    limit = _BUDGET.get()
+    _check_size(len(z_flat), len(pairs), 2 * frame.n_keys, np.dtype(np.uint32), limit)
     dtype = np.result_type(*[_tables_dtype(x, pairs, len(columns), z_flat, layout) for x in (g, cases_g)])
-    _check_size(len(z_flat), len(pairs), 2 * frame.n_keys, dtype)
-    if (size := len(z_flat) * (len(pairs) * dtype.itemsize + 2 * frame.n_keys * 8)) > _BUDGET.get():
-        raise TooWide(f"classed tables too large ({size:,} bytes, {_BUDGET.get():,} left of the split's)")
+    _check_size(len(z_flat), len(pairs), 2 * frame.n_keys, dtype, limit)
     accept = _one_accept(comp, layout, z_flat, frame.representative(col_lengths))
     tables = _pair_tables(g, pairs, len(columns), z_flat, layout, dtype)
     v, y = _v_and_y(tables, frame.run_start, run_table, accept)
-    weights = _group_weights(tables, y, group_table, frame.group_key)
+    weights = group_weights(tables, y, group_table, frame.group_key)
     return ClassedListing(layout, col_lengths, options, g, z_flat, tables, frame.group_cols, group_table, frame.group_key,
                           frame.run_cols, run_table, frame.run_start, accept, v, y, weights, sum(weights), frame.n_cells,
                           cases_g)
@@ -380,13 +377,4 @@ def _weights(listing: ClassedListing, g: VectorWeights, accept: list[np.ndarray]
     pairs = np.unique(np.concatenate([_unordered(listing.group_cols, n_cols), _unordered(listing.run_cols, n_cols)]))
     tables = _pair_tables(g, pairs, n_cols, listing.z_flat, lay, _tables_dtype(g, pairs, n_cols, listing.z_flat, lay))
     _, y = _v_and_y(tables, listing.run_start, listing.run_table, accept)
-    return _group_weights(tables, y, listing.group_table, listing.group_key)
-
-
-def _group_weights(tables: np.ndarray, y: np.ndarray, group_table: np.ndarray, group_key: np.ndarray) -> list[int]:
-    """W_q = T1 . Y_K of every group, exactly, a block of groups at a time
-    (the rows gathered whole would be as large as the tables, many times over)."""
-    weights: list[int] = []
-    for b in range(0, len(group_table), _BLOCK):
-        weights += row_dots(tables[group_table[b : b + _BLOCK]], y[group_key[b : b + _BLOCK]])
-    return weights
+    return group_weights(tables, y, listing.group_table, listing.group_key)

@@ -147,6 +147,17 @@ def test_a_five_card_major_beside_losers_is_split_by_north_s_patterns():
     assert satisfies(next(plan.deals(2000, seed="major")), program).all()
 
 
+def test_a_classed_listing_too_wide_names_its_own_limit():
+    """Four seats read by losers: the classed listing's 2.2 GB of pair tables,
+    not the factored listing's pattern tuples, is the limit `count` names."""
+    from truedeal import engine
+
+    wide: list = []
+    comp = compile_program(_program(f"{THREE} && losers(south) <= 8"))
+    assert applicable(comp) and engine._one_listing(comp, None, wide) is None
+    assert str(wide[-1]).startswith("paired tables too large (119,784 int64 pair tables")
+
+
 @pytest.mark.parametrize("condition", [
     "losers(north) <= 7 && hcp(east) >= 10",  # East's points: a pool
     "(spades(north) >= 5 && hcp(north) >= 12 || hearts(north) >= 5 && hcp(north) >= 10) && losers(south) <= 8",  # boxes by shape

@@ -163,9 +163,9 @@ def _hcp_by_class(seat: int, joint: dict, cls: np.ndarray, pts: np.ndarray, top:
 def free_seats(spec: Spec) -> list[int]:
     """The seats that nothing in ``spec`` reads: its seats' fields, its
     condition (a JSON spec's ``condition``, a dealer script's) and its
-    predealt cards.  None where the condition reads a number that no seat
-    names (``tricks``, ``score``, ``imps``: any hand may count), but ``rnd``,
-    which reads no hand."""
+    predealt cards.  No seat is free where the condition reads a number
+    that no seat names (``tricks``, ``score``, ``imps``: any hand may
+    count); ``rnd`` reads no hand."""
     program = spec.program()
     if ir.opaque_names(program.condition) - {"rnd"}:
         return []

@@ -349,6 +349,7 @@ class Plan:
             if listing is None and relaxation.none and (by_suit := _honours_by_suit((comp, plain), wide)):
                 comp, listing = by_suit
             if listing is None and not relaxation.none and (hand := cls._build_hand_relaxed(spec, program, relaxation, rows, t0)):
+                hand.why_not_exact = str(wide[0]) if wide else None  # (as below: what the whole would pass)
                 return hand
             if listing is None:
                 listing = _pool_filtered(comp, progress, wide, POOL_FILTERED_WIDTH if relaxation.none else MAX_FEATURE_CELLS)

@@ -138,7 +138,8 @@ class ClassedListing:
     options: list[SuitOptions]  # per column
     g: VectorWeights
     z_flat: np.ndarray
-    tables: np.ndarray  # (n_tables, n_z): one per unordered column pair
+    pairs: np.ndarray  # (n_tables,) the unordered column pair of each table (low * n_cols + high)
+    tables: np.ndarray  # (n_tables, n_z): one per unordered column pair; its dtype holds the cases' tables too
     group_cols: np.ndarray  # (n_q, 2) the spades and hearts columns of each group
     group_table: np.ndarray  # (n_q,) the table of each group's pair
     group_key: np.ndarray  # (n_q,) each group's key: its row of v and y
@@ -211,7 +212,7 @@ def build_classed(comp: Compiled) -> ClassedListing:
     tables = _pair_tables(g, pairs, len(columns), z_flat, layout, dtype)
     v, y = _v_and_y(tables, frame.run_start, run_table, accept)
     weights = group_weights(tables, y, group_table, frame.group_key)
-    return ClassedListing(layout, col_lengths, options, g, z_flat, tables, frame.group_cols, group_table, frame.group_key,
+    return ClassedListing(layout, col_lengths, options, g, z_flat, pairs, tables, frame.group_cols, group_table, frame.group_key,
                           frame.run_cols, run_table, frame.run_start, accept, v, y, weights, sum(weights), frame.n_cells,
                           cases_g)
 
@@ -373,8 +374,6 @@ def _v_and_y(tables: np.ndarray, run_start: np.ndarray, run_table: np.ndarray,
 
 def _weights(listing: ClassedListing, g: VectorWeights, accept: list[np.ndarray]) -> list[int]:
     """W per group for the per-column tables ``g`` (the case indicators': Pavlicek's cases)."""
-    n_cols, lay = len(listing.col_lengths), listing.layout
-    pairs = np.unique(np.concatenate([_unordered(listing.group_cols, n_cols), _unordered(listing.run_cols, n_cols)]))
-    tables = _pair_tables(g, pairs, n_cols, listing.z_flat, lay, _tables_dtype(g, pairs, n_cols, listing.z_flat, lay))
+    tables = _pair_tables(g, listing.pairs, len(listing.col_lengths), listing.z_flat, listing.layout, listing.tables.dtype)
     _, y = _v_and_y(tables, listing.run_start, listing.run_table, accept)
     return group_weights(tables, y, listing.group_table, listing.group_key)
